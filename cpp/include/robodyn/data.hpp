@@ -1,0 +1,85 @@
+// The per-call workspace of the algorithms, sized once from a Model.
+//
+// Data also caches the per-configuration quantities (sin/cos of the joint angles, the
+// parent-to-body transforms, the base-to-body poses) so that a second algorithm called at the
+// same q reuses them. The cache key is the last q seen; any other q invalidates everything.
+#pragma once
+
+#include <Eigen/Core>
+#include <Eigen/StdVector>
+#include <vector>
+
+#include "robodyn/model.hpp"
+
+namespace robodyn {
+
+template <class S>
+using AVec = std::vector<S, Eigen::aligned_allocator<S>>;
+
+template <class S>
+struct DataTpl {
+  using V3 = Eigen::Matrix<S, 3, 1>;
+  using M3 = Eigen::Matrix<S, 3, 3>;
+  using V6 = Eigen::Matrix<S, 6, 1>;
+  using M6 = Eigen::Matrix<S, 6, 6>;
+  using MatX = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+  using VecX = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+
+  explicit DataTpl(const Model& m);
+
+  int n;
+
+  // configuration cache (levels: 1 = sin/cos and translations, 2 = rotations, 3 = poses)
+  VecX q_key;            // the q the cache holds, (n,)
+  int level = 0;         // highest level valid for q_key (0: nothing cached)
+  long cache_hits = 0;   // calls that found q_key == q
+  long cache_misses = 0;  // calls that recomputed
+  AVec<S> s, c;          // sin q_i, cos q_i (revolute; prismatic: 0, 1)
+  AVec<V3> r;            // parent-to-body translation, parent internal frame
+  AVec<M3> E;            // parent-to-body rotation Rc * Rz(q)               (level 2)
+  AVec<M3> oR;           // base-to-body rotation                            (level 3)
+  AVec<V3> op;           // base-to-body translation                         (level 3)
+
+  // velocities and accelerations in body coordinates, [angular; linear] split in two
+  AVec<V3> w, vl;        // spatial velocity of body i
+  AVec<V3> wd, al;       // spatial acceleration of body i
+  AVec<V3> fn, ff;       // spatial force on body i: moment about the origin, force
+
+  // composite and articulated inertias
+  AVec<S> Im;            // composite mass
+  AVec<V3> Ih;           // composite first moment
+  AVec<M3> II;           // composite rotational inertia about the origin
+  AVec<M6> IA;           // articulated inertia, 6x6 [angular; linear]
+  AVec<V6> pA;           // articulated bias force
+  AVec<V6> U;            // IA S
+  AVec<S> D, u;          // S' IA S (+ armature), joint force minus projected bias
+  AVec<V6> cbias;        // velocity-product acceleration v x S qd
+
+  // world-frame quantities for the Coriolis matrix
+  AVec<V6> sw, swd, vw;  // joint axes, their derivatives, body velocities (base frame)
+  AVec<M6> Iw, Bw;       // world inertias and the skew Coriolis operators, then composites
+
+  MatX M;                // mass matrix workspace (n, n)
+  VecX tmp;              // (n,) scratch
+};
+
+template <class S>
+DataTpl<S>::DataTpl(const Model& m)
+    : n(m.n),
+      q_key(VecX::Zero(m.n)),
+      s(m.n + 1, S(0)), c(m.n + 1, S(1)),
+      r(m.n + 1, V3::Zero()), E(m.n + 1, M3::Identity()),
+      oR(m.n + 1, M3::Identity()), op(m.n + 1, V3::Zero()),
+      w(m.n + 1, V3::Zero()), vl(m.n + 1, V3::Zero()),
+      wd(m.n + 1, V3::Zero()), al(m.n + 1, V3::Zero()),
+      fn(m.n + 1, V3::Zero()), ff(m.n + 1, V3::Zero()),
+      Im(m.n + 1, S(0)), Ih(m.n + 1, V3::Zero()), II(m.n + 1, M3::Zero()),
+      IA(m.n + 1, M6::Zero()), pA(m.n + 1, V6::Zero()), U(m.n + 1, V6::Zero()),
+      D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()),
+      sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
+      Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
+      M(MatX::Zero(m.n, m.n)), tmp(VecX::Zero(m.n)) {}
+
+using Data = DataTpl<double>;
+
+}  // namespace robodyn

@@ -1,0 +1,159 @@
+// Per-configuration cache, forward kinematics, geometric Jacobian and energies.
+#pragma once
+
+#include <cmath>
+
+#include "robodyn/data.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/spatial.hpp"
+
+namespace robodyn {
+
+namespace detail {
+using std::cos;
+using std::sin;
+
+// true when the cache holds exactly this q (bitwise equal values)
+template <class S>
+inline bool same_q(const DataTpl<S>& d, const S* q) {
+  for (int i = 0; i < d.n; ++i)
+    if (!(d.q_key[i] == q[i])) return false;
+  return true;
+}
+}  // namespace detail
+
+// Makes sin/cos and translations (level 1), rotations (level 2) or base-to-body poses (level 3)
+// valid for q, reusing what Data already holds for the same q.
+template <class S>
+void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
+  if (d.level > 0 && detail::same_q(d, q)) {
+    if (d.level >= level) {
+      ++d.cache_hits;
+      return;
+    }
+  } else {
+    ++d.cache_misses;
+    for (int i = 0; i < m.n; ++i) d.q_key[i] = q[i];
+    // level 1: sin/cos of revolute angles, translations of prismatic joints (3 mul each)
+    for (int i = 1; i <= m.n; ++i) {
+      if (m.type[i] == JointType::Revolute) {
+        using detail::cos;
+        using detail::sin;
+        d.s[i] = sin(q[i - 1]);
+        d.c[i] = cos(q[i - 1]);
+      } else {
+        V3T<S> z(S(0), S(0), q[i - 1]);
+        d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);
+      }
+    }
+    d.level = 1;
+  }
+  if (level >= 2 && d.level < 2) {
+    // level 2: E_i = Rc Rz(q)
+    for (int i = 1; i <= m.n; ++i) {
+      const M3T<S> Rc = m.Rc[i].R.template cast<S>();
+      if (m.type[i] == JointType::Revolute) {
+        d.E[i].col(0) = Rc.col(0) * d.c[i] + Rc.col(1) * d.s[i];
+        d.E[i].col(1) = Rc.col(1) * d.c[i] - Rc.col(0) * d.s[i];
+        d.E[i].col(2) = Rc.col(2);
+        d.r[i] = m.pc[i].template cast<S>();
+      } else {
+        d.E[i] = Rc;
+      }
+    }
+    d.level = 2;
+  }
+  if (level >= 3 && d.level < 3) {
+    // level 3: base-to-body poses
+    for (int i = 1; i <= m.n; ++i) {
+      const int p = m.parent[i];
+      d.oR[i] = d.oR[p] * d.E[i];
+      d.op[i] = d.op[p] + d.oR[p] * d.r[i];
+    }
+    d.level = 3;
+  }
+}
+
+// Poses of the user frames (bodies, then extra frames) in the base frame.
+// out: (n_frames, 4, 4) row-major homogeneous transforms.
+template <class S>
+void forward_kinematics(const Model& m, DataTpl<S>& d, const S* q, S* out) {
+  update_kinematics(m, d, q, 3);
+  const int nf = static_cast<int>(m.frame_body.size());
+  for (int f = 0; f < nf; ++f) {
+    const int b = m.frame_body[f];
+    const M3T<S> R = d.oR[b] * m.frame_R[f].template cast<S>();
+    const V3T<S> p = d.op[b] + d.oR[b] * m.frame_p[f].template cast<S>();
+    S* T = out + 16 * f;
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) T[4 * i + j] = R(i, j);
+      T[4 * i + 3] = p[i];
+    }
+    T[12] = S(0);
+    T[13] = S(0);
+    T[14] = S(0);
+    T[15] = S(1);
+  }
+}
+
+// Geometric Jacobian of the origin of user frame f, [angular; linear] in base-frame axes.
+// out: (6, n) row-major.
+template <class S>
+void jacobian(const Model& m, DataTpl<S>& d, const S* q, int f, S* out) {
+  update_kinematics(m, d, q, 3);
+  for (int k = 0; k < 6 * m.n; ++k) out[k] = S(0);
+  const int b = m.frame_body[f];
+  const V3T<S> p = d.op[b] + d.oR[b] * m.frame_p[f].template cast<S>();
+  for (int j = b; j > 0; j = m.parent[j]) {
+    const V3T<S> z = d.oR[j].col(2);
+    if (m.type[j] == JointType::Revolute) {
+      const V3T<S> lin = cross<S>(z, p - d.op[j]);
+      for (int k = 0; k < 3; ++k) {
+        out[k * m.n + j - 1] = z[k];
+        out[(k + 3) * m.n + j - 1] = lin[k];
+      }
+    } else {
+      for (int k = 0; k < 3; ++k) out[(k + 3) * m.n + j - 1] = z[k];
+    }
+  }
+}
+
+// Kinetic energy 0.5 qd' M(q) qd, rotor inertia (armature) included.
+template <class S>
+S kinetic_energy(const Model& m, DataTpl<S>& d, const S* q, const S* qd) {
+  update_kinematics(m, d, q, 1);
+  S T(0);
+  for (int i = 1; i <= m.n; ++i) {
+    const int p = m.parent[i];
+    // body velocity from the parent's
+    V3T<S> w = applyET(m, d, i, d.w[p]);
+    V3T<S> v = applyET(m, d, i, V3T<S>(d.vl[p] + cross_r(m, d, i, d.w[p])));
+    if (m.type[i] == JointType::Revolute)
+      w[2] += qd[i - 1];
+    else
+      v[2] += qd[i - 1];
+    d.w[i] = w;
+    d.vl[i] = v;
+    // 0.5 v' I v with I = (m, h, Ibar)
+    const V3T<S> hv = m.h[i].template cast<S>();
+    T += S(0.5) * (w.dot(sym_mul<S>(m.Ibar[i], w)) + S(m.mass[i]) * v.dot(v)) +
+         w.dot(cross<S>(hv, v));
+    if (m.armature[i] != 0) T += S(0.5 * m.armature[i]) * qd[i - 1] * qd[i - 1];
+  }
+  return T;
+}
+
+// Gravity potential energy -sum_i m_i g . c_i (zero at the base origin).
+template <class S>
+S potential_energy(const Model& m, DataTpl<S>& d, const S* q) {
+  update_kinematics(m, d, q, 3);
+  const V3T<S> g = m.gravity.template cast<S>();
+  S V(0);
+  for (int i = 1; i <= m.n; ++i) {
+    const V3T<S> mc = S(m.mass[i]) * d.op[i] + d.oR[i] * m.h[i].template cast<S>();
+    V -= g.dot(mc);
+  }
+  return V;
+}
+
+}  // namespace robodyn

@@ -1,0 +1,92 @@
+// The immutable robot model: a kinematic tree of rigid bodies joined by 1-DOF joints.
+//
+// Body 0 is the fixed base; bodies 1..n each carry one joint, and parent[i] < i. Every body has
+// an internal frame whose z axis is its joint axis (the user's link frame is re-expressed at
+// build time), so the joint-dependent part of each parent-to-body transform is a rotation
+// about z (revolute) or a translation along z (prismatic):
+//
+//   pose of body i in its parent = (Rc[i], pc[i]) * Rz(q_i)     (revolute)
+//                                = (Rc[i], pc[i]) * Tz(q_i)     (prismatic)
+//
+// Inertias are stored about the internal body origin as (mass, h = mass * com, Ibar).
+#pragma once
+
+#include <Eigen/Core>
+#include <array>
+#include <string>
+#include <vector>
+
+namespace robodyn {
+
+using Vec3 = Eigen::Vector3d;
+using Mat3 = Eigen::Matrix3d;
+
+enum class JointType : unsigned char { Revolute = 0, Prismatic = 1 };
+
+// One body as given by a front end (URDF, DH): user frames, any unit axis.
+struct BodySpec {
+  int parent = -1;               // index of the parent body in the spec list, -1 = base
+  JointType type = JointType::Revolute;
+  Vec3 axis = Vec3::UnitZ();     // joint axis in the body's user frame (normalised at build)
+  Mat3 origin_R = Mat3::Identity();  // pose of the body frame in the parent frame at q = 0
+  Vec3 origin_p = Vec3::Zero();
+  double mass = 0;
+  Vec3 com = Vec3::Zero();       // centre of mass in the body frame (m)
+  Mat3 inertia = Mat3::Zero();   // rotational inertia about the COM, body frame (kg m^2)
+  double armature = 0, damping = 0, friction = 0;
+  double lower = -1e300, upper = 1e300, velocity = 1e300, effort = 1e300;
+  std::string name, joint_name;
+};
+
+// A frame fixed to a body (parent index into the spec list, -1 = base).
+struct FrameSpec {
+  int parent = -1;
+  Mat3 R = Mat3::Identity();
+  Vec3 p = Vec3::Zero();
+  std::string name;
+};
+
+// A constant rotation, classified once at build so hot loops can skip its zeros and ones.
+struct ConstRotation {
+  Mat3 R = Mat3::Identity();
+  bool is_permutation = true;        // R is a signed permutation matrix
+  std::array<int, 3> perm{{0, 1, 2}};  // (R^T x)_k = sign[k] * x[perm[k]]
+  std::array<int, 3> iperm{{0, 1, 2}};  // (R x)_k = isign[k] * x[iperm[k]]
+  std::array<bool, 3> neg{{false, false, false}};
+  std::array<bool, 3> ineg{{false, false, false}};
+};
+
+struct Model {
+  int n = 0;                          // degrees of freedom = number of moving bodies
+  std::vector<int> parent;            // size n+1, parent[0] = -1, parent[i] < i
+  std::vector<JointType> type;        // size n+1 (entry 0 unused)
+  std::vector<ConstRotation> Rc;      // constant part of parent-to-body rotation
+  std::vector<Vec3> pc;               // parent-to-body translation, parent internal frame
+  std::vector<std::array<bool, 3>> pc_nz;  // which components of pc are non-zero
+  std::vector<double> mass;           // kg
+  std::vector<Vec3> h;                // mass * com, internal frame (kg m)
+  std::vector<Mat3> Ibar;             // rotational inertia about the internal origin
+  std::vector<double> armature, damping, friction;
+  std::vector<double> lower, upper, velocity, effort;
+  Vec3 gravity{0, 0, -9.81};          // in the base frame
+
+  // user-visible frames: first the n bodies' own frames, then the extra fixed frames
+  std::vector<int> frame_body;        // body the frame is fixed to (0 = base)
+  std::vector<Mat3> frame_R;          // pose in the body's internal frame
+  std::vector<Vec3> frame_p;
+
+  std::vector<std::string> joint_names, link_names;  // n joints; n + extra frames links
+
+  bool has_friction = false;          // any damping or Coulomb friction
+};
+
+// Validates the bodies and frames and builds the model. Throws std::invalid_argument with a
+// message naming the body and the reason (non-finite numbers, negative mass, non-physical
+// inertia, bad parent order, zero axis, non-orthonormal origin, singular mass matrix).
+Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
+                  const Vec3& gravity);
+
+// Checks a gravity vector (finite) and returns it; throws std::invalid_argument otherwise.
+Vec3 checked_gravity(const Vec3& g);
+
+}  // namespace robodyn

@@ -1,0 +1,474 @@
+// Python bindings: robodyn._core.
+//
+// The hot entry points read numpy buffers directly (no Eigen::Ref casters, no copies when the
+// input already is a C-contiguous float64 array), check shape and finiteness once, and
+// dispatch single states or (N, n) batches; batches run with the GIL released, optionally on
+// several threads, each with its own Data.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "robodyn/aba.hpp"
+#include "robodyn/coriolis.hpp"
+#include "robodyn/crba.hpp"
+#include "robodyn/kane.hpp"
+#include "robodyn/kinematics.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/rnea.hpp"
+
+namespace py = pybind11;
+using namespace robodyn;
+
+namespace {
+
+std::atomic<int> g_threads{1};
+
+// A float64 view of one input argument: a single state (rows = 1, batch = false) or a batch.
+struct Input {
+  const double* p = nullptr;
+  py::ssize_t rows = 1;
+  bool batch = false;
+  py::object keep;  // owns a converted copy when the caller's array could not be used as is
+};
+
+bool is_native_f64_c(PyObject* o) {
+  auto& api = py::detail::npy_api::get();
+  if (!api.PyArray_Check_(o)) return false;
+  auto* a = py::detail::array_proxy(o);
+  auto* d = py::detail::array_descriptor_proxy(a->descr);
+  return d->type_num == py::detail::npy_api::NPY_DOUBLE_ && d->byteorder != '>' &&
+         (a->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) &&
+         (a->flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
+}
+
+[[noreturn]] void bad(const char* name, const std::string& why) {
+  throw py::value_error(std::string(name) + ": " + why);
+}
+
+std::string shape_str(PyObject* o) {
+  auto* a = py::detail::array_proxy(o);
+  std::string s = "(";
+  for (int k = 0; k < a->nd; ++k) {
+    s += std::to_string(a->dimensions[k]);
+    if (a->nd == 1 || k + 1 < a->nd) s += k + 1 < a->nd ? ", " : ",";
+  }
+  return s + ")";
+}
+
+// q-like argument: shape (n,) or (N, n), finite float values
+Input get_input(py::handle h, const char* name, int n) {
+  Input in;
+  PyObject* o = h.ptr();
+  if (!is_native_f64_c(o)) {
+    if (h.is_none()) bad(name, "expected an array of shape (" + std::to_string(n) + ",), got None");
+    auto& api = py::detail::npy_api::get();
+    if (api.PyArray_Check_(o)) {
+      const char kind = py::detail::array_descriptor_proxy(py::detail::array_proxy(o)->descr)->kind;
+      if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
+        bad(name, std::string("expected a real numeric array, got dtype kind '") + kind + "'");
+    }
+    in.keep = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(h);
+    if (!in.keep) {
+      bad(name, "expected a float array of shape (" + std::to_string(n) + ",) or (N, " +
+                    std::to_string(n) + ")");
+    }
+    o = in.keep.ptr();
+  }
+  auto* a = py::detail::array_proxy(o);
+  const auto* dims = a->dimensions;
+  if (a->nd == 1 && dims[0] == n) {
+    in.rows = 1;
+  } else if (a->nd == 2 && dims[1] == n) {
+    in.rows = dims[0];
+    in.batch = true;
+  } else {
+    bad(name, "expected shape (" + std::to_string(n) + ",) or (N, " + std::to_string(n) +
+                  "), got " + shape_str(o));
+  }
+  in.p = reinterpret_cast<const double*>(a->data);
+  const py::ssize_t total = in.rows * n;
+  for (py::ssize_t k = 0; k < total; ++k)
+    if (!std::isfinite(in.p[k])) bad(name, "contains NaN or inf");
+  return in;
+}
+
+// a new C-contiguous float64 array
+py::object new_array(const std::vector<py::ssize_t>& shape) {
+  auto& api = py::detail::npy_api::get();
+  PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_DOUBLE_);
+  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(shape.size()),
+                                            const_cast<Py_intptr_t*>(shape.data()), nullptr,
+                                            nullptr, 0, nullptr);
+  if (!arr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(arr);
+}
+
+// the output array: `out` checked against shape, or a new one
+py::object get_output(py::handle out, const std::vector<py::ssize_t>& shape, double** p) {
+  if (out.is_none()) {
+    py::object a = new_array(shape);
+    *p = reinterpret_cast<double*>(py::detail::array_proxy(a.ptr())->data);
+    return a;
+  }
+  PyObject* o = out.ptr();
+  if (!is_native_f64_c(o)) bad("out", "must be a C-contiguous float64 numpy array");
+  auto* a = py::detail::array_proxy(o);
+  if (!(a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_)) bad("out", "is not writeable");
+  bool ok = a->nd == static_cast<int>(shape.size());
+  for (int k = 0; ok && k < a->nd; ++k) ok = a->dimensions[k] == shape[k];
+  if (!ok) {
+    std::string s = "(";
+    for (size_t k = 0; k < shape.size(); ++k)
+      s += std::to_string(shape[k]) + (k + 1 < shape.size() ? ", " : shape.size() == 1 ? "," : "");
+    bad("out", "expected shape " + s + "), got " + shape_str(o));
+  }
+  *p = reinterpret_cast<double*>(a->data);
+  return py::reinterpret_borrow<py::object>(out);
+}
+
+bool str_is(py::handle h, const char* s) {
+  return PyUnicode_Check(h.ptr()) && PyUnicode_CompareWithASCIIString(h.ptr(), s) == 0;
+}
+
+class RobotCore {
+ public:
+  RobotCore(Model m) : model_(std::move(m)), data_(model_) {}
+
+  Model model_;
+  Data data_;
+
+  int n() const { return model_.n; }
+
+  // Runs kernel(data, inputs..., out) on a single state or on every row of a batch.
+  // row_out: the per-state output shape; kernel returns false on a numerical failure.
+  template <size_t K, class Kernel>
+  py::object run(const std::array<py::handle, K>& args, const std::array<const char*, K>& names,
+                 py::handle out, const std::vector<py::ssize_t>& row_out, const char* what,
+                 Kernel kernel) {
+    std::array<Input, K> in;
+    for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_.n);
+    const bool batch = in[0].batch;
+    const py::ssize_t rows = in[0].rows;
+    for (size_t k = 1; k < K; ++k)
+      if (in[k].batch != batch || in[k].rows != rows)
+        bad(names[k], std::string("must have the same shape as ") + names[0]);
+    py::ssize_t row_size = 1;
+    for (auto s : row_out) row_size *= s;
+    std::vector<py::ssize_t> shape;
+    if (batch) shape.push_back(rows);
+    shape.insert(shape.end(), row_out.begin(), row_out.end());
+    double* po = nullptr;
+    py::object result = get_output(out, shape, &po);
+    const int n = model_.n;
+    std::array<const double*, K> ptr;
+    if (!batch) {
+      for (size_t k = 0; k < K; ++k) ptr[k] = in[k].p;
+      if (!kernel(model_, data_, ptr, po)) throw py::value_error(what);
+      return result;
+    }
+    // batch: GIL released, rows split over threads, each thread with its own Data
+    bool ok = true;
+    {
+      py::gil_scoped_release release;
+      const int threads = static_cast<int>(std::max<py::ssize_t>(
+          1, std::min<py::ssize_t>(g_threads.load(), rows / 64)));
+      auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
+        std::array<const double*, K> pk;
+        for (py::ssize_t r = r0; r < r1; ++r) {
+          for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * n;
+          if (!kernel(model_, d, pk, po + r * row_size)) flag = false;
+        }
+      };
+      if (threads == 1) {
+        work(data_, 0, rows, ok);
+      } else {
+        std::vector<std::unique_ptr<Data>> datas;
+        std::vector<std::thread> pool;
+        std::vector<char> flags(threads, 1);
+        for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model_));
+        for (int t = 0; t < threads; ++t) {
+          const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+          pool.emplace_back([&, t, r0, r1] {
+            bool f = true;
+            work(*datas[t], r0, r1, f);
+            flags[t] = f;
+          });
+        }
+        for (auto& th : pool) th.join();
+        for (char f : flags) ok = ok && f;
+      }
+    }
+    if (!ok) throw py::value_error(what);
+    return result;
+  }
+
+  int frame_index(py::handle link) const {
+    const int nf = static_cast<int>(model_.frame_body.size());
+    if (PyUnicode_Check(link.ptr())) {
+      const std::string name = link.cast<std::string>();
+      for (int f = 0; f < nf; ++f)
+        if (model_.link_names[f] == name) return f;
+      bad("link", "no link named '" + name + "'");
+    }
+    if (PyLong_Check(link.ptr())) {
+      long f = link.cast<long>();
+      if (f < 0) f += nf;
+      if (f < 0 || f >= nf) bad("link", "index out of range [0, " + std::to_string(nf) + ")");
+      return static_cast<int>(f);
+    }
+    bad("link", "expected a link name or index");
+  }
+};
+
+using Ptrs1 = std::array<const double*, 1>;
+using Ptrs2 = std::array<const double*, 2>;
+using Ptrs3 = std::array<const double*, 3>;
+
+const char* kFDFail =
+    "forward dynamics failed: the mass matrix is not positive definite at this state";
+
+BodySpec body_from_dict(const py::dict& b) {
+  BodySpec s;
+  s.parent = b["parent"].cast<int>();
+  const std::string t = b["joint_type"].cast<std::string>();
+  if (t == "revolute")
+    s.type = JointType::Revolute;
+  else if (t == "prismatic")
+    s.type = JointType::Prismatic;
+  else
+    throw py::value_error("joint '" + b["joint_name"].cast<std::string>() +
+                          "': unknown joint type '" + t + "' (revolute or prismatic)");
+  s.axis = b["axis"].cast<Vec3>();
+  const Eigen::Matrix4d T = b["origin"].cast<Eigen::Matrix4d>();
+  s.origin_R = T.topLeftCorner<3, 3>();
+  s.origin_p = T.topRightCorner<3, 1>();
+  s.mass = b["mass"].cast<double>();
+  s.com = b["com"].cast<Vec3>();
+  s.inertia = b["inertia"].cast<Mat3>();
+  s.armature = b["armature"].cast<double>();
+  s.damping = b["damping"].cast<double>();
+  s.friction = b["friction"].cast<double>();
+  s.lower = b["lower"].cast<double>();
+  s.upper = b["upper"].cast<double>();
+  s.velocity = b["velocity"].cast<double>();
+  s.effort = b["effort"].cast<double>();
+  s.name = b["name"].cast<std::string>();
+  s.joint_name = b["joint_name"].cast<std::string>();
+  return s;
+}
+
+}  // namespace
+
+#include <pybind11/eigen.h>
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "robodyn C++ core (private; use the robodyn package)";
+
+  m.def("set_num_threads", [](int k) {
+    if (k < 1) throw py::value_error("threads: must be >= 1");
+    g_threads = k;
+  }, "Threads used by batch calls (each thread has its own workspace).");
+  m.def("get_num_threads", [] { return g_threads.load(); });
+
+  py::class_<RobotCore>(m, "RobotCore")
+      .def(py::init([](const py::list& bodies, const py::list& frames, const Vec3& gravity) {
+             std::vector<BodySpec> bs;
+             for (auto b : bodies) bs.push_back(body_from_dict(b.cast<py::dict>()));
+             std::vector<FrameSpec> fs;
+             for (auto f : frames) {
+               auto d = f.cast<py::dict>();
+               FrameSpec s;
+               s.parent = d["parent"].cast<int>();
+               const Eigen::Matrix4d T = d["pose"].cast<Eigen::Matrix4d>();
+               s.R = T.topLeftCorner<3, 3>();
+               s.p = T.topRightCorner<3, 1>();
+               s.name = d["name"].cast<std::string>();
+               fs.push_back(s);
+             }
+             Model model;
+             try {
+               model = build_model(bs, fs, gravity);
+             } catch (const std::invalid_argument& e) {
+               throw py::value_error(e.what());
+             }
+             return new RobotCore(std::move(model));
+           }),
+           py::arg("bodies"), py::arg("frames"), py::arg("gravity"))
+      .def_property_readonly("n", &RobotCore::n)
+      .def_property_readonly("joint_names",
+                             [](const RobotCore& r) { return r.model_.joint_names; })
+      .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_.link_names; })
+      .def_property(
+          "gravity", [](const RobotCore& r) { return Vec3(r.model_.gravity); },
+          [](RobotCore& r, py::handle g) {
+            Input in = get_input(g, "gravity", 3);
+            if (in.batch) bad("gravity", "expected shape (3,)");
+            r.model_.gravity = Vec3(in.p[0], in.p[1], in.p[2]);
+          })
+      .def(
+          "inverse_dynamics",
+          [](RobotCore& r, py::handle q, py::handle qd, py::handle qdd, py::handle method,
+             py::handle out) {
+            const int n = r.n();
+            if (method.is_none() || str_is(method, "rnea"))
+              return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
+                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                                rnea(m, d, x[0], x[1], x[2], o);
+                                return true;
+                              });
+            if (str_is(method, "kane"))
+              return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
+                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                                kane(m, d, x[0], x[1], x[2], o);
+                                return true;
+                              });
+            bad("method", "expected 'rnea' or 'kane'");
+          },
+          py::arg("q"), py::arg("qd"), py::arg("qdd"), py::arg("method") = py::none(),
+          py::arg("out") = py::none())
+      .def(
+          "forward_dynamics",
+          [](RobotCore& r, py::handle q, py::handle qd, py::handle tau, py::handle method,
+             py::handle out) {
+            const int n = r.n();
+            if (method.is_none() || str_is(method, "aba"))
+              return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                                return aba(m, d, x[0], x[1], x[2], o);
+                              });
+            if (str_is(method, "crba"))
+              return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                                return forward_dynamics_crba(m, d, x[0], x[1], x[2], o);
+                              });
+            if (str_is(method, "kane"))
+              return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                                return kane_forward(m, d, x[0], x[1], x[2], o);
+                              });
+            bad("method", "expected 'aba', 'crba' or 'kane'");
+          },
+          py::arg("q"), py::arg("qd"), py::arg("tau"), py::arg("method") = py::none(),
+          py::arg("out") = py::none())
+      .def(
+          "mass_matrix",
+          [](RobotCore& r, py::handle q, py::handle out) {
+            const int n = r.n();
+            return r.run<1>({q}, {"q"}, out, {n, n}, "",
+                            [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                              crba(m, d, x[0]);
+                              Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(
+                                  o, m.n, m.n) = d.M;
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("out") = py::none())
+      .def(
+          "bias_torques",
+          [](RobotCore& r, py::handle q, py::handle qd, py::handle out) {
+            return r.run<2>({q, qd}, {"q", "qd"}, out, {r.n()}, "",
+                            [](const Model& m, Data& d, const Ptrs2& x, double* o) {
+                              bias_torques(m, d, x[0], x[1], o);
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("qd"), py::arg("out") = py::none())
+      .def(
+          "gravity_torques",
+          [](RobotCore& r, py::handle q, py::handle out) {
+            return r.run<1>({q}, {"q"}, out, {r.n()}, "",
+                            [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                              gravity_torques(m, d, x[0], o);
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("out") = py::none())
+      .def(
+          "coriolis_matrix",
+          [](RobotCore& r, py::handle q, py::handle qd, py::handle out) {
+            const int n = r.n();
+            return r.run<2>({q, qd}, {"q", "qd"}, out, {n, n}, "",
+                            [](const Model& m, Data& d, const Ptrs2& x, double* o) {
+                              coriolis_matrix(m, d, x[0], x[1], o);
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("qd"), py::arg("out") = py::none())
+      .def(
+          "kinetic_energy",
+          [](RobotCore& r, py::handle q, py::handle qd) -> py::object {
+            py::object res = r.run<2>({q, qd}, {"q", "qd"}, py::none(), {}, "",
+                                      [](const Model& m, Data& d, const Ptrs2& x, double* o) {
+                                        *o = kinetic_energy(m, d, x[0], x[1]);
+                                        return true;
+                                      });
+            if (py::detail::array_proxy(res.ptr())->nd == 0) return py::float_(res);
+            return res;
+          },
+          py::arg("q"), py::arg("qd"))
+      .def(
+          "potential_energy",
+          [](RobotCore& r, py::handle q) -> py::object {
+            py::object res = r.run<1>({q}, {"q"}, py::none(), {}, "",
+                                      [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                                        *o = potential_energy(m, d, x[0]);
+                                        return true;
+                                      });
+            if (py::detail::array_proxy(res.ptr())->nd == 0) return py::float_(res);
+            return res;
+          },
+          py::arg("q"))
+      .def(
+          "forward_kinematics",
+          [](RobotCore& r, py::handle q, py::handle out) {
+            const py::ssize_t nf = static_cast<py::ssize_t>(r.model_.frame_body.size());
+            return r.run<1>({q}, {"q"}, out, {nf, 4, 4}, "",
+                            [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                              forward_kinematics(m, d, x[0], o);
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("out") = py::none())
+      .def(
+          "jacobian",
+          [](RobotCore& r, py::handle q, py::handle link, py::handle out) {
+            const int f = r.frame_index(link);
+            return r.run<1>({q}, {"q"}, out, {6, r.n()}, "",
+                            [f](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                              jacobian(m, d, x[0], f, o);
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("link"), py::arg("out") = py::none())
+      .def("_cache_stats",
+           [](const RobotCore& r) {
+             return py::make_tuple(r.data_.cache_hits, r.data_.cache_misses);
+           })
+      .def("_model_arrays", [](const RobotCore& r) {
+        const Model& m = r.model_;
+        py::dict d;
+        auto tail = [&](const std::vector<double>& v) {
+          return std::vector<double>(v.begin() + 1, v.end());
+        };
+        d["lower"] = tail(m.lower);
+        d["upper"] = tail(m.upper);
+        d["velocity"] = tail(m.velocity);
+        d["effort"] = tail(m.effort);
+        d["armature"] = tail(m.armature);
+        d["damping"] = tail(m.damping);
+        d["friction"] = tail(m.friction);
+        d["mass"] = tail(m.mass);
+        std::vector<int> parent(m.parent.begin() + 1, m.parent.end());
+        for (auto& p : parent) p -= 1;
+        d["parent"] = parent;
+        return d;
+      });
+}

@@ -1,0 +1,243 @@
+// Model building and validation.
+#include "robodyn/model.hpp"
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "robodyn/crba.hpp"
+#include "robodyn/data.hpp"
+
+namespace robodyn {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& who, const std::string& why) {
+  throw std::invalid_argument(who + ": " + why);
+}
+
+std::string body_label(const BodySpec& b, int i) {
+  std::ostringstream s;
+  s << "body " << i;
+  if (!b.name.empty()) s << " ('" << b.name << "'";
+  if (!b.joint_name.empty()) s << (b.name.empty() ? " (" : ", ") << "joint '" << b.joint_name << "'";
+  if (!b.name.empty() || !b.joint_name.empty()) s << ")";
+  return s.str();
+}
+
+bool finite(const Eigen::MatrixXd& x) { return x.allFinite(); }
+
+// rounds entries within 1e-13 of 0 or +-1 (cos(pi/2) and friends) to exact values
+Mat3 snap(const Mat3& R) {
+  Mat3 S = R;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const double x = S(i, j);
+      if (std::abs(x) < 1e-13) S(i, j) = 0;
+      if (std::abs(x - 1) < 1e-13) S(i, j) = 1;
+      if (std::abs(x + 1) < 1e-13) S(i, j) = -1;
+    }
+  return S;
+}
+
+ConstRotation classify(const Mat3& R) {
+  ConstRotation c;
+  c.R = snap(R);
+  c.is_permutation = true;
+  for (int k = 0; k < 3; ++k) {
+    int found = -1;
+    for (int j = 0; j < 3; ++j) {
+      const double x = c.R(j, k);
+      if (x == 0) continue;
+      if ((x == 1 || x == -1) && found < 0) {
+        found = j;
+      } else {
+        found = -2;
+        break;
+      }
+    }
+    if (found < 0) {
+      c.is_permutation = false;
+      break;
+    }
+    // column k of R is sign * e_found: (R^T x)_k = sign * x[found], (R x)_found = sign * x[k]
+    c.perm[k] = found;
+    c.neg[k] = c.R(found, k) < 0;
+    c.iperm[found] = k;
+    c.ineg[found] = c.neg[k];
+  }
+  return c;
+}
+
+// a rotation whose third column is the unit vector a (exact for the coordinate axes)
+Mat3 axis_frame(const Vec3& a) {
+  for (int k = 0; k < 3; ++k) {
+    if (a[k] == 1.0 || a[k] == -1.0) {
+      const double s = a[k];
+      Mat3 R = Mat3::Zero();
+      // columns: e_{k+1}, s e_{k+2}, s e_k  (a right-handed signed permutation)
+      R((k + 1) % 3, 0) = 1;
+      R((k + 2) % 3, 1) = s;
+      R(k, 2) = s;
+      return R;
+    }
+  }
+  // Rodrigues rotation taking z to a
+  const Vec3 z = Vec3::UnitZ();
+  const Vec3 v = z.cross(a);
+  const double c = z.dot(a);
+  const double s = v.norm();
+  if (s < 1e-15) return c > 0 ? Mat3::Identity() : Mat3(Eigen::Vector3d(1, -1, -1).asDiagonal());
+  const Vec3 k = v / s;
+  Mat3 K;
+  K << 0, -k[2], k[1], k[2], 0, -k[0], -k[1], k[0], 0;
+  return Mat3::Identity() + s * K + (1 - c) * K * K;
+}
+
+void check_inertia(const std::string& who, double mass, const Mat3& I) {
+  if (!(mass >= 0)) fail(who, "mass must be >= 0 (got " + std::to_string(mass) + ")");
+  const double scale = std::max(1.0, I.cwiseAbs().maxCoeff());
+  if ((I - I.transpose()).cwiseAbs().maxCoeff() > 1e-9 * scale)
+    fail(who, "inertia tensor is not symmetric");
+  Eigen::SelfAdjointEigenSolver<Mat3> es(0.5 * (I + I.transpose()), Eigen::EigenvaluesOnly);
+  const Vec3 l = es.eigenvalues();
+  const double tol = 1e-9 * std::max(1e-12, l.cwiseAbs().maxCoeff());
+  if (l.minCoeff() < -tol) {
+    std::ostringstream s;
+    s << "inertia tensor is not positive semidefinite (principal moments " << l.transpose()
+      << ")";
+    fail(who, s.str());
+  }
+  if (l[0] + l[1] < l[2] - tol) {
+    std::ostringstream s;
+    s << "principal moments " << l.transpose() << " violate the triangle inequality";
+    fail(who, s.str());
+  }
+}
+
+}  // namespace
+
+Vec3 checked_gravity(const Vec3& g) {
+  if (!g.allFinite()) throw std::invalid_argument("gravity: must be 3 finite numbers");
+  return g;
+}
+
+Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
+                  const Vec3& gravity) {
+  const int n = static_cast<int>(bodies.size());
+  if (n < 1) throw std::invalid_argument("model: needs at least one moving joint");
+  Model m;
+  m.n = n;
+  m.gravity = checked_gravity(gravity);
+  m.parent.assign(n + 1, -1);
+  m.type.assign(n + 1, JointType::Revolute);
+  m.Rc.assign(n + 1, ConstRotation());
+  m.pc.assign(n + 1, Vec3::Zero());
+  m.pc_nz.assign(n + 1, {{false, false, false}});
+  m.mass.assign(n + 1, 0);
+  m.h.assign(n + 1, Vec3::Zero());
+  m.Ibar.assign(n + 1, Mat3::Zero());
+  m.armature.assign(n + 1, 0);
+  m.damping.assign(n + 1, 0);
+  m.friction.assign(n + 1, 0);
+  m.lower.assign(n + 1, 0);
+  m.upper.assign(n + 1, 0);
+  m.velocity.assign(n + 1, 0);
+  m.effort.assign(n + 1, 0);
+  std::vector<Mat3> Ra(n + 1, Mat3::Identity());  // user frame -> internal frame rotation
+
+  for (int k = 0; k < n; ++k) {
+    const BodySpec& b = bodies[k];
+    const int i = k + 1;
+    const std::string who = body_label(b, k);
+    if (b.parent < -1 || b.parent >= k)
+      fail(who, "parent index must be in [-1, " + std::to_string(k - 1) + "], got " +
+                    std::to_string(b.parent));
+    if (!b.axis.allFinite() || !b.origin_R.allFinite() || !b.origin_p.allFinite() ||
+        !b.com.allFinite() || !b.inertia.allFinite() || !std::isfinite(b.mass))
+      fail(who, "geometry and inertia must be finite numbers");
+    const double an = b.axis.norm();
+    if (an < 1e-12) fail(who, "joint axis is zero");
+    if ((b.origin_R.transpose() * b.origin_R - Mat3::Identity()).cwiseAbs().maxCoeff() > 1e-6 ||
+        b.origin_R.determinant() < 0)
+      fail(who, "origin rotation is not a proper rotation matrix");
+    check_inertia(who, b.mass, b.inertia);
+    for (double x : {b.armature, b.damping, b.friction})
+      if (!(std::isfinite(x) && x >= 0))
+        fail(who, "armature, damping and friction must be finite and >= 0");
+    if (std::isnan(b.lower) || std::isnan(b.upper) || !(b.lower <= b.upper))
+      fail(who, "joint limits need lower <= upper");
+    if (!(b.velocity > 0) || !(b.effort > 0))
+      fail(who, "velocity and effort limits must be > 0");
+
+    const int p = b.parent + 1;
+    m.parent[i] = p;
+    m.type[i] = b.type;
+    Vec3 a = b.axis / an;
+    for (int c = 0; c < 3; ++c) {
+      if (std::abs(a[c]) < 1e-15) a[c] = 0;
+      if (std::abs(std::abs(a[c]) - 1) < 1e-15) a[c] = a[c] > 0 ? 1 : -1;
+    }
+    Ra[i] = axis_frame(a);
+    // internal_i = internal_p * Ra_p^T * origin * Ra_i * joint(z, q)
+    const Mat3 Rc = Ra[p].transpose() * b.origin_R * Ra[i];
+    m.Rc[i] = classify(Rc);
+    Vec3 pc = Ra[p].transpose() * b.origin_p;
+    for (int c = 0; c < 3; ++c) {
+      if (std::abs(pc[c]) < 1e-15) pc[c] = 0;
+      m.pc_nz[i][c] = pc[c] != 0;
+    }
+    m.pc[i] = pc;
+    // inertia about the internal origin, internal axes
+    const Vec3 c = Ra[i].transpose() * b.com;
+    const Mat3 Ic = Ra[i].transpose() * b.inertia * Ra[i];
+    m.mass[i] = b.mass;
+    m.h[i] = b.mass * c;
+    m.Ibar[i] = 0.5 * (Ic + Ic.transpose()) + b.mass * (c.dot(c) * Mat3::Identity() - c * c.transpose());
+    m.armature[i] = b.armature;
+    m.damping[i] = b.damping;
+    m.friction[i] = b.friction;
+    m.has_friction = m.has_friction || b.damping != 0 || b.friction != 0;
+    m.lower[i] = b.lower;
+    m.upper[i] = b.upper;
+    m.velocity[i] = b.velocity;
+    m.effort[i] = b.effort;
+    m.joint_names.push_back(b.joint_name);
+    m.link_names.push_back(b.name);
+    // the body's own user frame
+    m.frame_body.push_back(i);
+    m.frame_R.push_back(Ra[i].transpose());
+    m.frame_p.push_back(Vec3::Zero());
+  }
+  for (size_t f = 0; f < frames.size(); ++f) {
+    const FrameSpec& fr = frames[f];
+    const std::string who = "frame " + std::to_string(f) + " ('" + fr.name + "')";
+    if (fr.parent < -1 || fr.parent >= n) fail(who, "parent index out of range");
+    if (!fr.R.allFinite() || !fr.p.allFinite()) fail(who, "pose must be finite");
+    if ((fr.R.transpose() * fr.R - Mat3::Identity()).cwiseAbs().maxCoeff() > 1e-6 ||
+        fr.R.determinant() < 0)
+      fail(who, "pose rotation is not a proper rotation matrix");
+    const int b = fr.parent + 1;
+    m.frame_body.push_back(b);
+    m.frame_R.push_back(Ra[b].transpose() * fr.R);
+    m.frame_p.push_back(Ra[b].transpose() * fr.p);
+    m.link_names.push_back(fr.name);
+  }
+  // a joint that moves no inertia makes M singular: test at a few configurations
+  Data d(m);
+  Eigen::VectorXd q(n);
+  for (int trial = 0; trial < 3; ++trial) {
+    for (int i = 0; i < n; ++i) q[i] = trial == 0 ? 0.0 : std::sin(1.3 * (i + 1) * trial + 0.4);
+    crba(m, d, q.data());
+    Eigen::LLT<Eigen::MatrixXd> llt(d.M);
+    if (llt.info() != Eigen::Success)
+      throw std::invalid_argument(
+          "model: the mass matrix is singular (a joint moves no mass or inertia; give the "
+          "links beyond it mass, inertia or armature)");
+  }
+  return m;
+}
+
+}  // namespace robodyn

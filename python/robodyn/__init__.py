@@ -1,0 +1,40 @@
+"""robodyn: dynamics of serial robot manipulators (Newton-Euler and Kane) with a C++ core."""
+
+from __future__ import annotations
+
+from ._core import get_num_threads, set_num_threads
+from ._spec import Body, Frame, ModelSpec
+from .robot import Robot
+
+__version__ = "0.1.0"
+
+
+def load_urdf(path_or_xml_string, gravity=None, armature=None) -> Robot:
+    """Load a URDF file (path) or URDF text into a Robot. See docs/urdf.md."""
+    from .urdf import parse_urdf
+
+    return Robot(parse_urdf(path_or_xml_string, gravity=gravity, armature=armature))
+
+
+def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot") -> Robot:
+    """Build a Robot from a Denavit-Hartenberg table (standard or modified convention)."""
+    from .dh import dh_to_spec
+
+    return Robot(dh_to_spec(rows, convention=convention, gravity=gravity, name=name))
+
+
+def __getattr__(name):
+    # submodules loaded on first use: robodyn.robots, robodyn.trajectories, ...
+    import importlib
+
+    if name in ("robots", "trajectories", "control", "urdf", "dh"):
+        return importlib.import_module(f".{name}", __name__)
+    if name == "simulate":
+        from .simulate import simulate
+
+        return simulate
+    raise AttributeError(f"module 'robodyn' has no attribute '{name}'")
+
+
+__all__ = ["Robot", "ModelSpec", "Body", "Frame", "load_urdf", "from_dh", "set_num_threads",
+           "get_num_threads", "robots", "trajectories", "control", "simulate"]

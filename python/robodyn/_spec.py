@@ -1,0 +1,63 @@
+"""The neutral description of a robot that every front end (URDF, DH) produces.
+
+A :class:`ModelSpec` is plain data: the URDF loader and ``from_dh`` build one, ``Robot`` turns
+it into the immutable C++ model, ``to_urdf`` writes one back out. Frames and units:
+
+- bodies are listed so that ``bodies[i].parent < i`` (``-1`` is the fixed base);
+- ``origin`` is the 4x4 pose of the body frame in its parent's body frame at q = 0 (the URDF
+  joint ``<origin>``); the pose at q is ``parent_pose @ origin @ motion(axis, q)``, where the
+  motion is a rotation about ``axis`` (revolute) or a translation along it (prismatic);
+- ``axis`` is a unit 3-vector in the body frame;
+- ``com`` (m) and ``inertia`` (kg m^2, about the centre of mass) are in the body frame;
+- ``frames`` are extra frames rigidly attached to a body (or to the base, parent ``-1``) by a
+  constant pose: links merged through fixed joints, DH frames, tool frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+
+__all__ = ["Body", "Frame", "ModelSpec"]
+
+
+@dataclass
+class Body:
+    """One moving link and the joint that connects it to its parent."""
+
+    name: str
+    joint_name: str
+    parent: int
+    joint_type: str  # "revolute" or "prismatic"
+    axis: np.ndarray  # (3,)
+    origin: np.ndarray  # (4, 4)
+    mass: float = 0.0
+    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    inertia: np.ndarray = field(default_factory=lambda: np.zeros((3, 3)))
+    armature: float = 0.0
+    damping: float = 0.0  # viscous friction, N m s / rad (or N s / m)
+    friction: float = 0.0  # Coulomb friction, N m (or N)
+    lower: float = -math.inf
+    upper: float = math.inf
+    velocity: float = math.inf
+    effort: float = math.inf
+
+
+@dataclass
+class Frame:
+    """A frame fixed to a body (``parent`` index) or to the base (``-1``)."""
+
+    name: str
+    parent: int
+    pose: np.ndarray  # (4, 4) in the parent body frame
+
+
+@dataclass
+class ModelSpec:
+    bodies: list[Body]
+    frames: list[Frame] = field(default_factory=list)
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    name: str = "robot"
+    base_name: str = "base"

@@ -1,0 +1,127 @@
+"""The Robot: an immutable model plus its workspace, with the dynamics as methods."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from . import _core
+from ._spec import ModelSpec
+
+__all__ = ["Robot"]
+
+
+def _body_dict(b):
+    return {
+        "parent": int(b.parent), "joint_type": str(b.joint_type), "axis": _vec(b.axis, 3),
+        "origin": _mat(b.origin, 4), "mass": float(b.mass), "com": _vec(b.com, 3),
+        "inertia": _mat(b.inertia, 3), "armature": float(b.armature),
+        "damping": float(b.damping), "friction": float(b.friction),
+        "lower": float(b.lower), "upper": float(b.upper), "velocity": float(b.velocity),
+        "effort": float(b.effort), "name": str(b.name), "joint_name": str(b.joint_name),
+    }
+
+
+def _vec(x, n):
+    a = np.asarray(x, dtype=float).reshape(-1)
+    if a.shape != (n,):
+        raise ValueError(f"expected {n} numbers, got shape {np.shape(x)}")
+    return a
+
+
+def _mat(x, n):
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n, n):
+        raise ValueError(f"expected a ({n}, {n}) matrix, got shape {a.shape}")
+    return a
+
+
+class Robot(_core.RobotCore):
+    """A rigid-body tree of revolute and prismatic joints, with a C++ dynamics core.
+
+    Joint-space equation of motion used throughout::
+
+        tau = (M(q) + diag(armature)) qdd + C(q, qd) qd + g(q)
+              + damping * qd + friction * sign(qd)
+
+    - ``inverse_dynamics`` returns all of these terms (``method="rnea"`` Newton-Euler, or
+      ``"kane"`` recursive Kane; both give the same numbers);
+    - ``mass_matrix`` includes the rotor inertia (``armature``) on its diagonal;
+    - ``bias_torques`` is ``C(q, qd) qd + g(q)`` only (no friction); ``gravity_torques`` is g(q);
+    - ``forward_dynamics`` solves the full equation (armature and friction included) for qdd by
+      the articulated-body algorithm (``"aba"``), mass matrix + Cholesky (``"crba"``) or Kane's
+      equations (``"kane"``).
+
+    Every state argument is a float array of shape (n,), or (N, n) for a batch computed in C++
+    with the GIL released. Single-state calls accept ``out=`` (a C-contiguous float64 array of
+    the result's shape) and then allocate nothing. Wrong shapes, NaN or inf raise ValueError.
+    """
+
+    def __init__(self, spec: ModelSpec):
+        if not isinstance(spec, ModelSpec):
+            raise TypeError("Robot(spec): expected a robodyn ModelSpec; use robodyn.load_urdf, "
+                            "robodyn.from_dh or robodyn.robots.load to build a robot")
+        bodies = []
+        for i, b in enumerate(spec.bodies):
+            try:
+                bodies.append(_body_dict(b))
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"body {i} ('{b.name}'): {e}") from None
+        frames = []
+        for i, f in enumerate(spec.frames):
+            try:
+                frames.append({"parent": int(f.parent), "pose": _mat(f.pose, 4), "name": str(f.name)})
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"frame {i} ('{f.name}'): {e}") from None
+        super().__init__(bodies, frames, _vec(spec.gravity, 3))
+        self._spec = copy.deepcopy(spec)
+        arrays = self._model_arrays()
+        self._limits = {k: np.array(v, dtype=float) for k, v in arrays.items() if k != "parent"}
+        self._parents = list(arrays["parent"])
+
+    @property
+    def spec(self) -> ModelSpec:
+        """A copy of the model description (edit it and build a new Robot to change a model)."""
+        s = copy.deepcopy(self._spec)
+        s.gravity = np.array(self.gravity)
+        return s
+
+    @property
+    def name(self) -> str:
+        return self._spec.name
+
+    @property
+    def parents(self) -> list[int]:
+        """Parent body of each joint's body (-1 for the base), in q order."""
+        return list(self._parents)
+
+    @property
+    def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._limits["lower"].copy(), self._limits["upper"].copy()
+
+    @property
+    def velocity_limits(self) -> np.ndarray:
+        return self._limits["velocity"].copy()
+
+    @property
+    def effort_limits(self) -> np.ndarray:
+        return self._limits["effort"].copy()
+
+    @property
+    def masses(self) -> np.ndarray:
+        return self._limits["mass"].copy()
+
+    def to_urdf(self) -> str:
+        """The model as URDF text; loading it gives identical dynamics."""
+        from .urdf import spec_to_urdf
+
+        return spec_to_urdf(self.spec)
+
+    def cache_stats(self) -> dict:
+        """How often the per-configuration cache was reused (hits) or recomputed (misses)."""
+        hits, misses = self._cache_stats()
+        return {"hits": hits, "misses": misses}
+
+    def __repr__(self) -> str:
+        return f"<robodyn.Robot '{self.name}' n={self.n}>"

@@ -22,6 +22,7 @@
 #include "robodyn/kane.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
+#include "robodyn/opcount.hpp"
 #include "robodyn/rnea.hpp"
 
 namespace py = pybind11;
@@ -100,19 +101,36 @@ Input get_input(py::handle h, const char* name, int n) {
   return in;
 }
 
+// an array shape of at most 4 dimensions, kept on the stack
+struct Shape {
+  int nd = 0;
+  Py_intptr_t dim[4] = {0, 0, 0, 0};
+  Shape() = default;
+  Shape(std::initializer_list<py::ssize_t> d) {
+    for (auto x : d) dim[nd++] = x;
+  }
+  size_t size() const { return static_cast<size_t>(nd); }
+  Py_intptr_t operator[](size_t k) const { return dim[k]; }
+  py::ssize_t prod() const {
+    py::ssize_t p = 1;
+    for (int k = 0; k < nd; ++k) p *= dim[k];
+    return p;
+  }
+};
+
 // a new C-contiguous float64 array
-py::object new_array(const std::vector<py::ssize_t>& shape) {
+py::object new_array(const Shape& shape) {
   auto& api = py::detail::npy_api::get();
   PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_DOUBLE_);
-  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, static_cast<int>(shape.size()),
-                                            const_cast<Py_intptr_t*>(shape.data()), nullptr,
+  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, shape.nd,
+                                            const_cast<Py_intptr_t*>(shape.dim), nullptr,
                                             nullptr, 0, nullptr);
   if (!arr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(arr);
 }
 
 // the output array: `out` checked against shape, or a new one
-py::object get_output(py::handle out, const std::vector<py::ssize_t>& shape, double** p) {
+py::object get_output(py::handle out, const Shape& shape, double** p) {
   if (out.is_none()) {
     py::object a = new_array(shape);
     *p = reinterpret_cast<double*>(py::detail::array_proxy(a.ptr())->data);
@@ -151,7 +169,7 @@ class RobotCore {
   // row_out: the per-state output shape; kernel returns false on a numerical failure.
   template <size_t K, class Kernel>
   py::object run(const std::array<py::handle, K>& args, const std::array<const char*, K>& names,
-                 py::handle out, const std::vector<py::ssize_t>& row_out, const char* what,
+                 py::handle out, const Shape& row_out, const char* what,
                  Kernel kernel) {
     std::array<Input, K> in;
     for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_.n);
@@ -160,11 +178,10 @@ class RobotCore {
     for (size_t k = 1; k < K; ++k)
       if (in[k].batch != batch || in[k].rows != rows)
         bad(names[k], std::string("must have the same shape as ") + names[0]);
-    py::ssize_t row_size = 1;
-    for (auto s : row_out) row_size *= s;
-    std::vector<py::ssize_t> shape;
-    if (batch) shape.push_back(rows);
-    shape.insert(shape.end(), row_out.begin(), row_out.end());
+    const py::ssize_t row_size = row_out.prod();
+    Shape shape;
+    if (batch) shape.dim[shape.nd++] = rows;
+    for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
     double* po = nullptr;
     py::object result = get_output(out, shape, &po);
     const int n = model_.n;
@@ -265,6 +282,177 @@ BodySpec body_from_dict(const py::dict& b) {
   return s;
 }
 
+
+// the hot methods, called through the fast-call entry points below
+py::object inverse_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::handle qdd,
+                                 py::handle method, py::handle out) {
+  const py::ssize_t n = r.n();
+  if (method.is_none() || str_is(method, "rnea"))
+    return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
+                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                      rnea(m, d, x[0], x[1], x[2], o);
+                      return true;
+                    });
+  if (str_is(method, "kane"))
+    return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
+                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                      kane(m, d, x[0], x[1], x[2], o);
+                      return true;
+                    });
+  bad("method", "expected 'rnea' or 'kane'");
+}
+
+py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::handle tau,
+                                 py::handle method, py::handle out) {
+  const py::ssize_t n = r.n();
+  if (method.is_none() || str_is(method, "aba"))
+    return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                      return aba(m, d, x[0], x[1], x[2], o);
+                    });
+  if (str_is(method, "crba"))
+    return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                      return forward_dynamics_crba(m, d, x[0], x[1], x[2], o);
+                    });
+  if (str_is(method, "kane"))
+    return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                      return kane_forward(m, d, x[0], x[1], x[2], o);
+                    });
+  bad("method", "expected 'aba', 'crba' or 'kane'");
+}
+
+py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
+  const py::ssize_t n = r.n();
+  return r.run<1>({q}, {"q"}, out, {n, n}, "",
+                  [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                    crba(m, d, x[0]);
+                    Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(o, m.n, m.n) = d.M;
+                    return true;
+                  });
+}
+
+py::object bias_torques_impl(RobotCore& r, py::handle q, py::handle qd, py::handle out) {
+  return r.run<2>({q, qd}, {"q", "qd"}, out, {r.n()}, "",
+                  [](const Model& m, Data& d, const Ptrs2& x, double* o) {
+                    bias_torques(m, d, x[0], x[1], o);
+                    return true;
+                  });
+}
+
+py::object gravity_torques_impl(RobotCore& r, py::handle q, py::handle out) {
+  return r.run<1>({q}, {"q"}, out, {r.n()}, "",
+                  [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                    gravity_torques(m, d, x[0], o);
+                    return true;
+                  });
+}
+
+// METH_FASTCALL | METH_KEYWORDS argument parsing: positional or keyword, defaults None
+template <size_t N>
+std::array<py::handle, N> parse_args(const char* fname, const std::array<const char*, N>& names,
+                                     size_t required, PyObject* const* args, Py_ssize_t nargs,
+                                     PyObject* kwnames) {
+  std::array<py::handle, N> v;
+  if (nargs > static_cast<Py_ssize_t>(N))
+    throw py::type_error(std::string(fname) + "() takes at most " + std::to_string(N) +
+                         " arguments");
+  for (Py_ssize_t k = 0; k < nargs; ++k) v[k] = args[k];
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t j = 0; j < nkw; ++j) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, j);
+    size_t k = 0;
+    while (k < N && PyUnicode_CompareWithASCIIString(key, names[k]) != 0) ++k;
+    if (k == N)
+      throw py::type_error(std::string(fname) + "() got an unexpected keyword argument '" +
+                           py::str(key).cast<std::string>() + "'");
+    if (v[k]) throw py::type_error(std::string(fname) + "() got multiple values for '" +
+                                   names[k] + "'");
+    v[k] = args[nargs + j];
+  }
+  for (size_t k = 0; k < N; ++k) {
+    if (v[k]) continue;
+    if (k < required)
+      throw py::type_error(std::string(fname) + "() missing required argument '" + names[k] +
+                           "'");
+    v[k] = Py_None;
+  }
+  return v;
+}
+
+template <class Fn>
+PyObject* guarded(Fn&& fn) {
+  try {
+    return fn().release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (py::builtin_exception& e) {
+    e.set_error();
+  } catch (std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+RobotCore& self_of(PyObject* self) { return py::handle(self).cast<RobotCore&>(); }
+
+PyObject* fast_inverse_dynamics(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                                PyObject* kw) {
+  return guarded([&] {
+    auto v = parse_args<5>("inverse_dynamics", {"q", "qd", "qdd", "method", "out"}, 3, args,
+                           nargs, kw);
+    return inverse_dynamics_impl(self_of(self), v[0], v[1], v[2], v[3], v[4]);
+  });
+}
+
+PyObject* fast_forward_dynamics(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                                PyObject* kw) {
+  return guarded([&] {
+    auto v = parse_args<5>("forward_dynamics", {"q", "qd", "tau", "method", "out"}, 3, args,
+                           nargs, kw);
+    return forward_dynamics_impl(self_of(self), v[0], v[1], v[2], v[3], v[4]);
+  });
+}
+
+PyObject* fast_mass_matrix(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                           PyObject* kw) {
+  return guarded([&] {
+    auto v = parse_args<2>("mass_matrix", {"q", "out"}, 1, args, nargs, kw);
+    return mass_matrix_impl(self_of(self), v[0], v[1]);
+  });
+}
+
+PyObject* fast_bias_torques(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                            PyObject* kw) {
+  return guarded([&] {
+    auto v = parse_args<3>("bias_torques", {"q", "qd", "out"}, 2, args, nargs, kw);
+    return bias_torques_impl(self_of(self), v[0], v[1], v[2]);
+  });
+}
+
+PyObject* fast_gravity_torques(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                               PyObject* kw) {
+  return guarded([&] {
+    auto v = parse_args<2>("gravity_torques", {"q", "out"}, 1, args, nargs, kw);
+    return gravity_torques_impl(self_of(self), v[0], v[1]);
+  });
+}
+
+#define ROBODYN_FAST(name, doc) \
+  {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(fast_##name)), \
+   METH_FASTCALL | METH_KEYWORDS, doc}
+
+PyMethodDef kFastMethods[] = {
+    ROBODYN_FAST(inverse_dynamics,
+                 "inverse_dynamics(q, qd, qdd, method='rnea', out=None) -> tau"),
+    ROBODYN_FAST(forward_dynamics,
+                 "forward_dynamics(q, qd, tau, method='aba', out=None) -> qdd"),
+    ROBODYN_FAST(mass_matrix, "mass_matrix(q, out=None) -> M (armature on the diagonal)"),
+    ROBODYN_FAST(bias_torques, "bias_torques(q, qd, out=None) -> C(q, qd) qd + g(q)"),
+    ROBODYN_FAST(gravity_torques, "gravity_torques(q, out=None) -> g(q)"),
+    {nullptr, nullptr, 0, nullptr}};
+
 }  // namespace
 
 #include <pybind11/eigen.h>
@@ -278,8 +466,10 @@ PYBIND11_MODULE(_core, m) {
   }, "Threads used by batch calls (each thread has its own workspace).");
   m.def("get_num_threads", [] { return g_threads.load(); });
 
-  py::class_<RobotCore>(m, "RobotCore")
-      .def(py::init([](const py::list& bodies, const py::list& frames, const Vec3& gravity) {
+  py::class_<RobotCore> cls(m, "RobotCore");
+  cls
+      .def(py::init([](const py::list& bodies, const py::list& frames, const Vec3& gravity,
+                       bool check_inertia) {
              std::vector<BodySpec> bs;
              for (auto b : bodies) bs.push_back(body_from_dict(b.cast<py::dict>()));
              std::vector<FrameSpec> fs;
@@ -295,13 +485,14 @@ PYBIND11_MODULE(_core, m) {
              }
              Model model;
              try {
-               model = build_model(bs, fs, gravity);
+               model = build_model(bs, fs, gravity, check_inertia);
              } catch (const std::invalid_argument& e) {
                throw py::value_error(e.what());
              }
              return new RobotCore(std::move(model));
            }),
-           py::arg("bodies"), py::arg("frames"), py::arg("gravity"))
+           py::arg("bodies"), py::arg("frames"), py::arg("gravity"),
+           py::arg("check_inertia") = true)
       .def_property_readonly("n", &RobotCore::n)
       .def_property_readonly("joint_names",
                              [](const RobotCore& r) { return r.model_.joint_names; })
@@ -313,84 +504,6 @@ PYBIND11_MODULE(_core, m) {
             if (in.batch) bad("gravity", "expected shape (3,)");
             r.model_.gravity = Vec3(in.p[0], in.p[1], in.p[2]);
           })
-      .def(
-          "inverse_dynamics",
-          [](RobotCore& r, py::handle q, py::handle qd, py::handle qdd, py::handle method,
-             py::handle out) {
-            const int n = r.n();
-            if (method.is_none() || str_is(method, "rnea"))
-              return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
-                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
-                                rnea(m, d, x[0], x[1], x[2], o);
-                                return true;
-                              });
-            if (str_is(method, "kane"))
-              return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
-                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
-                                kane(m, d, x[0], x[1], x[2], o);
-                                return true;
-                              });
-            bad("method", "expected 'rnea' or 'kane'");
-          },
-          py::arg("q"), py::arg("qd"), py::arg("qdd"), py::arg("method") = py::none(),
-          py::arg("out") = py::none())
-      .def(
-          "forward_dynamics",
-          [](RobotCore& r, py::handle q, py::handle qd, py::handle tau, py::handle method,
-             py::handle out) {
-            const int n = r.n();
-            if (method.is_none() || str_is(method, "aba"))
-              return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
-                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
-                                return aba(m, d, x[0], x[1], x[2], o);
-                              });
-            if (str_is(method, "crba"))
-              return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
-                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
-                                return forward_dynamics_crba(m, d, x[0], x[1], x[2], o);
-                              });
-            if (str_is(method, "kane"))
-              return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
-                              [](const Model& m, Data& d, const Ptrs3& x, double* o) {
-                                return kane_forward(m, d, x[0], x[1], x[2], o);
-                              });
-            bad("method", "expected 'aba', 'crba' or 'kane'");
-          },
-          py::arg("q"), py::arg("qd"), py::arg("tau"), py::arg("method") = py::none(),
-          py::arg("out") = py::none())
-      .def(
-          "mass_matrix",
-          [](RobotCore& r, py::handle q, py::handle out) {
-            const int n = r.n();
-            return r.run<1>({q}, {"q"}, out, {n, n}, "",
-                            [](const Model& m, Data& d, const Ptrs1& x, double* o) {
-                              crba(m, d, x[0]);
-                              Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(
-                                  o, m.n, m.n) = d.M;
-                              return true;
-                            });
-          },
-          py::arg("q"), py::arg("out") = py::none())
-      .def(
-          "bias_torques",
-          [](RobotCore& r, py::handle q, py::handle qd, py::handle out) {
-            return r.run<2>({q, qd}, {"q", "qd"}, out, {r.n()}, "",
-                            [](const Model& m, Data& d, const Ptrs2& x, double* o) {
-                              bias_torques(m, d, x[0], x[1], o);
-                              return true;
-                            });
-          },
-          py::arg("q"), py::arg("qd"), py::arg("out") = py::none())
-      .def(
-          "gravity_torques",
-          [](RobotCore& r, py::handle q, py::handle out) {
-            return r.run<1>({q}, {"q"}, out, {r.n()}, "",
-                            [](const Model& m, Data& d, const Ptrs1& x, double* o) {
-                              gravity_torques(m, d, x[0], o);
-                              return true;
-                            });
-          },
-          py::arg("q"), py::arg("out") = py::none())
       .def(
           "coriolis_matrix",
           [](RobotCore& r, py::handle q, py::handle qd, py::handle out) {
@@ -448,6 +561,20 @@ PYBIND11_MODULE(_core, m) {
                             });
           },
           py::arg("q"), py::arg("link"), py::arg("out") = py::none())
+      .def("_op_counts",
+           [](const RobotCore& r, const std::string& algorithm) {
+             std::array<long, 3> c;
+             try {
+               c = count_ops(r.model_, algorithm);
+             } catch (const std::invalid_argument& e) {
+               throw py::value_error(e.what());
+             }
+             py::dict d;
+             d["mul"] = c[0];
+             d["add"] = c[1];
+             d["trig"] = c[2];
+             return d;
+           })
       .def("_cache_stats",
            [](const RobotCore& r) {
              return py::make_tuple(r.data_.cache_hits, r.data_.cache_misses);
@@ -471,4 +598,12 @@ PYBIND11_MODULE(_core, m) {
         d["parent"] = parent;
         return d;
       });
+
+  // the hot methods bypass pybind11's dispatcher: METH_FASTCALL descriptors on the class
+  for (PyMethodDef* def = kFastMethods; def->ml_name; ++def) {
+    PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), def);
+    if (!descr || PyObject_SetAttrString(cls.ptr(), def->ml_name, descr) < 0)
+      throw py::error_already_set();
+    Py_DECREF(descr);
+  }
 }

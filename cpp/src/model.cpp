@@ -45,7 +45,7 @@ Mat3 snap(const Mat3& R) {
 ConstRotation classify(const Mat3& R) {
   ConstRotation c;
   c.R = snap(R);
-  c.is_permutation = true;
+  c.kind = ConstRotation::Permutation;
   for (int k = 0; k < 3; ++k) {
     int found = -1;
     for (int j = 0; j < 3; ++j) {
@@ -59,7 +59,7 @@ ConstRotation classify(const Mat3& R) {
       }
     }
     if (found < 0) {
-      c.is_permutation = false;
+      c.kind = ConstRotation::General;
       break;
     }
     // column k of R is sign * e_found: (R^T x)_k = sign * x[found], (R x)_found = sign * x[k]
@@ -67,6 +67,12 @@ ConstRotation classify(const Mat3& R) {
     c.neg[k] = c.R(found, k) < 0;
     c.iperm[found] = k;
     c.ineg[found] = c.neg[k];
+  }
+  if (c.kind == ConstRotation::General && c.R(0, 0) == 1 && c.R(0, 1) == 0 && c.R(0, 2) == 0 &&
+      c.R(1, 0) == 0 && c.R(2, 0) == 0) {
+    c.kind = ConstRotation::RotX;
+    c.cx = c.R(1, 1);
+    c.sx = c.R(2, 1);
   }
   return c;
 }
@@ -96,7 +102,7 @@ Mat3 axis_frame(const Vec3& a) {
   return Mat3::Identity() + s * K + (1 - c) * K * K;
 }
 
-void check_inertia(const std::string& who, double mass, const Mat3& I) {
+void check_inertia(const std::string& who, double mass, const Mat3& I, bool check_triangle) {
   if (!(mass >= 0)) fail(who, "mass must be >= 0 (got " + std::to_string(mass) + ")");
   const double scale = std::max(1.0, I.cwiseAbs().maxCoeff());
   if ((I - I.transpose()).cwiseAbs().maxCoeff() > 1e-9 * scale)
@@ -110,9 +116,11 @@ void check_inertia(const std::string& who, double mass, const Mat3& I) {
       << ")";
     fail(who, s.str());
   }
-  if (l[0] + l[1] < l[2] - tol) {
+  if (check_triangle && l[0] + l[1] < l[2] - tol) {
     std::ostringstream s;
-    s << "principal moments " << l.transpose() << " violate the triangle inequality";
+    s << "principal moments " << l.transpose()
+      << " violate the triangle inequality (non-physical; pass check_inertia=False to accept a "
+         "published model as it is)";
     fail(who, s.str());
   }
 }
@@ -125,7 +133,7 @@ Vec3 checked_gravity(const Vec3& g) {
 }
 
 Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
-                  const Vec3& gravity) {
+                  const Vec3& gravity, bool check_triangle) {
   const int n = static_cast<int>(bodies.size());
   if (n < 1) throw std::invalid_argument("model: needs at least one moving joint");
   Model m;
@@ -138,7 +146,9 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.pc_nz.assign(n + 1, {{false, false, false}});
   m.mass.assign(n + 1, 0);
   m.h.assign(n + 1, Vec3::Zero());
+  m.h_nz.assign(n + 1, {{false, false, false}});
   m.Ibar.assign(n + 1, Mat3::Zero());
+  m.I_nz.assign(n + 1, {{false, false, false, false, false, false}});
   m.armature.assign(n + 1, 0);
   m.damping.assign(n + 1, 0);
   m.friction.assign(n + 1, 0);
@@ -163,7 +173,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     if ((b.origin_R.transpose() * b.origin_R - Mat3::Identity()).cwiseAbs().maxCoeff() > 1e-6 ||
         b.origin_R.determinant() < 0)
       fail(who, "origin rotation is not a proper rotation matrix");
-    check_inertia(who, b.mass, b.inertia);
+    check_inertia(who, b.mass, b.inertia, check_triangle);
     for (double x : {b.armature, b.damping, b.friction})
       if (!(std::isfinite(x) && x >= 0))
         fail(who, "armature, damping and friction must be finite and >= 0");
@@ -196,6 +206,9 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.mass[i] = b.mass;
     m.h[i] = b.mass * c;
     m.Ibar[i] = 0.5 * (Ic + Ic.transpose()) + b.mass * (c.dot(c) * Mat3::Identity() - c * c.transpose());
+    for (int k = 0; k < 3; ++k) m.h_nz[i][k] = m.h[i][k] != 0;
+    const int rr[6] = {0, 1, 2, 0, 0, 1}, cc[6] = {0, 1, 2, 1, 2, 2};
+    for (int k = 0; k < 6; ++k) m.I_nz[i][k] = m.Ibar[i](rr[k], cc[k]) != 0;
     m.armature[i] = b.armature;
     m.damping[i] = b.damping;
     m.friction[i] = b.friction;

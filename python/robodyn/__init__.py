@@ -9,18 +9,31 @@ from .robot import Robot
 __version__ = "0.1.0"
 
 
-def load_urdf(path_or_xml_string, gravity=None, armature=None) -> Robot:
-    """Load a URDF file (path) or URDF text into a Robot. See docs/urdf.md."""
+def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True) -> Robot:
+    """Load a URDF file (path) or URDF text into a Robot. See docs/urdf.md.
+
+    ``armature``: rotor inertias, a dict joint name -> value or a sequence in joint order
+    (overrides the ``<robodyn armature=.../>`` extension element). ``check_inertia=False``
+    accepts inertias that break the triangle inequality (positive semidefinite is required).
+    """
     from .urdf import parse_urdf
 
-    return Robot(parse_urdf(path_or_xml_string, gravity=gravity, armature=armature))
+    return Robot(parse_urdf(path_or_xml_string, gravity=gravity, armature=armature,
+                            check_inertia=check_inertia))
 
 
-def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot") -> Robot:
-    """Build a Robot from a Denavit-Hartenberg table (standard or modified convention)."""
+def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,
+            check_inertia=True) -> Robot:
+    """Build a Robot from a Denavit-Hartenberg table (``convention`` "standard" or "modified").
+
+    Rows are dicts or tuples (theta, d, a, alpha, joint, mass, com, inertia[, armature]); see
+    robodyn.dh.dh_to_spec. ``check_inertia=False`` accepts inertias that break the triangle
+    inequality (the verbatim Stanford arm of the Robotics Toolbox has one).
+    """
     from .dh import dh_to_spec
 
-    return Robot(dh_to_spec(rows, convention=convention, gravity=gravity, name=name))
+    return Robot(dh_to_spec(rows, convention=convention, gravity=gravity, name=name,
+                            check_inertia=check_inertia))
 
 
 def __getattr__(name):

@@ -61,3 +61,6 @@ class ModelSpec:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     name: str = "robot"
     base_name: str = "base"
+    # False accepts inertias that are positive semidefinite but break the triangle inequality
+    # (published models such as the Stanford arm's link 5); PSD is always required.
+    check_inertia: bool = True

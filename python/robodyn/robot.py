@@ -74,7 +74,7 @@ class Robot(_core.RobotCore):
                 frames.append({"parent": int(f.parent), "pose": _mat(f.pose, 4), "name": str(f.name)})
             except (TypeError, ValueError) as e:
                 raise ValueError(f"frame {i} ('{f.name}'): {e}") from None
-        super().__init__(bodies, frames, _vec(spec.gravity, 3))
+        super().__init__(bodies, frames, _vec(spec.gravity, 3), bool(getattr(spec, "check_inertia", True)))
         self._spec = copy.deepcopy(spec)
         arrays = self._model_arrays()
         self._limits = {k: np.array(v, dtype=float) for k, v in arrays.items() if k != "parent"}
@@ -117,6 +117,13 @@ class Robot(_core.RobotCore):
         from .urdf import spec_to_urdf
 
         return spec_to_urdf(self.spec)
+
+    def op_counts(self, algorithm: str = "rnea") -> dict:
+        """Arithmetic operations of one call, counted by running the C++ code with a counting
+        scalar at a general state: {"mul": multiplications + divisions, "add": additions +
+        subtractions (negation free), "trig": sin/cos/sqrt}. Algorithms: "rnea", "kane",
+        "crba", "aba", "forward_dynamics" (crba + Cholesky), "kane_forward", "gravity"."""
+        return self._op_counts(str(algorithm))
 
     def cache_stats(self) -> dict:
         """How often the per-configuration cache was reused (hits) or recomputed (misses)."""

@@ -13,6 +13,14 @@ namespace detail {
 using std::cos;
 using std::sin;
 
+// sin and cos of one angle (one libm call for double)
+template <class S>
+inline void sin_cos(const S& x, S& s, S& c) {
+  s = sin(x);
+  c = cos(x);
+}
+inline void sin_cos(const double& x, double& s, double& c) { ::sincos(x, &s, &c); }
+
 // true when the cache holds exactly this q (bitwise equal values)
 template <class S>
 inline bool same_q(const DataTpl<S>& d, const S* q) {
@@ -37,10 +45,7 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
     // level 1: sin/cos of revolute angles, translations of prismatic joints (3 mul each)
     for (int i = 1; i <= m.n; ++i) {
       if (m.type[i] == JointType::Revolute) {
-        using detail::cos;
-        using detail::sin;
-        d.s[i] = sin(q[i - 1]);
-        d.c[i] = cos(q[i - 1]);
+        detail::sin_cos(q[i - 1], d.s[i], d.c[i]);
       } else {
         V3T<S> z(S(0), S(0), q[i - 1]);
         d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);

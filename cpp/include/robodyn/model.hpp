@@ -48,8 +48,10 @@ struct FrameSpec {
 
 // A constant rotation, classified once at build so hot loops can skip its zeros and ones.
 struct ConstRotation {
+  enum Kind : unsigned char { Permutation, RotX, General };
   Mat3 R = Mat3::Identity();
-  bool is_permutation = true;        // R is a signed permutation matrix
+  Kind kind = Permutation;           // signed permutation (free), rotation about x, general
+  double cx = 1, sx = 0;             // RotX: R = Rx(angle), cos and sin of the angle
   std::array<int, 3> perm{{0, 1, 2}};  // (R^T x)_k = sign[k] * x[perm[k]]
   std::array<int, 3> iperm{{0, 1, 2}};  // (R x)_k = isign[k] * x[iperm[k]]
   std::array<bool, 3> neg{{false, false, false}};
@@ -65,7 +67,9 @@ struct Model {
   std::vector<std::array<bool, 3>> pc_nz;  // which components of pc are non-zero
   std::vector<double> mass;           // kg
   std::vector<Vec3> h;                // mass * com, internal frame (kg m)
+  std::vector<std::array<bool, 3>> h_nz;   // which components of h are non-zero
   std::vector<Mat3> Ibar;             // rotational inertia about the internal origin
+  std::vector<std::array<bool, 6>> I_nz;   // non-zero entries of Ibar: xx yy zz xy xz yz
   std::vector<double> armature, damping, friction;
   std::vector<double> lower, upper, velocity, effort;
   Vec3 gravity{0, 0, -9.81};          // in the base frame
@@ -83,8 +87,10 @@ struct Model {
 // Validates the bodies and frames and builds the model. Throws std::invalid_argument with a
 // message naming the body and the reason (non-finite numbers, negative mass, non-physical
 // inertia, bad parent order, zero axis, non-orthonormal origin, singular mass matrix).
+// check_triangle = false accepts inertias that are positive semidefinite but break the triangle
+// inequality (published models such as the Stanford arm's link 5); PSD is always required.
 Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
-                  const Vec3& gravity);
+                  const Vec3& gravity, bool check_triangle = true);
 
 // Checks a gravity vector (finite) and returns it; throws std::invalid_argument otherwise.
 Vec3 checked_gravity(const Vec3& g);

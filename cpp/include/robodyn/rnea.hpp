@@ -29,9 +29,14 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
     const int p = m.parent[i];
     const bool rev = m.type[i] == JointType::Revolute;
     V3T<S> w, v, wd, a;
-    // a_i = X_i a_p + S qdd_i + v_i x S qd_i
-    wd = applyET(m, d, i, d.wd[p]);
-    a = applyET(m, d, i, V3T<S>(d.al[p] + cross_r(m, d, i, d.wd[p])));
+    // a_i = X_i a_p + S qdd_i + v_i x S qd_i        (base: angular part zero, skipped)
+    if (p > 0) {
+      wd = applyET(m, d, i, d.wd[p]);
+      a = applyET(m, d, i, V3T<S>(d.al[p] + cross_r(m, d, i, d.wd[p])));
+    } else {
+      wd.setZero();
+      a = applyET(m, d, i, d.al[0]);
+    }
     if (kAcc) {
       if (rev)
         wd[2] += qdd[i - 1];
@@ -39,31 +44,47 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
         a[2] += qdd[i - 1];
     }
     if (kVel) {
-      // v_i = X_i v_p + S qd_i
-      w = applyET(m, d, i, d.w[p]);
-      v = applyET(m, d, i, V3T<S>(d.vl[p] + cross_r(m, d, i, d.w[p])));
-      if (rev) {
-        // v x (z qd, 0) = (w x z qd, v x z qd); w_p part only, since z x z = 0
-        wd += cross_z<S>(w, qd[i - 1]);
-        a += cross_z<S>(v, qd[i - 1]);
-        w[2] += qd[i - 1];
+      // v_i = X_i v_p + S qd_i                       (base: zero, skipped)
+      const S u = qd[i - 1];
+      if (p > 0) {
+        w = applyET(m, d, i, d.w[p]);
+        v = applyET(m, d, i, V3T<S>(d.vl[p] + cross_r(m, d, i, d.w[p])));
       } else {
-        v[2] += qd[i - 1];
-        a += cross_z<S>(w, qd[i - 1]);
+        w.setZero();
+        v.setZero();
+      }
+      if (rev) {
+        // v x (z u, 0) = (w x z u, v x z u): 4 mul, 4 add (z x z = 0)
+        if (p > 0) {
+          wd[0] += w[1] * u;
+          wd[1] -= w[0] * u;
+          a[0] += v[1] * u;
+          a[1] -= v[0] * u;
+        }
+        w[2] += u;
+      } else {
+        // v x (0, z u) = (0, w x z u)
+        if (p > 0) {
+          a[0] += w[1] * u;
+          a[1] -= w[0] * u;
+        }
+        v[2] += u;
       }
       d.w[i] = w;
       d.vl[i] = v;
     }
     d.wd[i] = wd;
     d.al[i] = a;
-    // f_i = I a_i + v_i x* I v_i, with I = (mass, h, Ibar)
-    const V3T<S> h = m.h[i].template cast<S>();
+    // f_i = I a_i + v_i x* I v_i, with I = (mass, h, Ibar):
+    //   I (w, v) = (Ibar w + h x v, mass v - h x w)
+    const Vec3& h = m.h[i];
+    const auto& hz = m.h_nz[i];
     const S mass(m.mass[i]);
-    V3T<S> fn = sym_mul<S>(m.Ibar[i], wd) + cross<S>(h, a);
-    V3T<S> ff = mass * a - cross<S>(h, wd);
+    V3T<S> fn = sym_mul<S>(m.Ibar[i], m.I_nz[i], wd) + const_cross<S>(h, hz, a);
+    V3T<S> ff = mass * a - const_cross<S>(h, hz, wd);
     if (kVel) {
-      const V3T<S> Lw = sym_mul<S>(m.Ibar[i], w) + cross<S>(h, v);
-      const V3T<S> Lv = mass * v - cross<S>(h, w);
+      const V3T<S> Lw = sym_mul<S>(m.Ibar[i], m.I_nz[i], w) + const_cross<S>(h, hz, v);
+      const V3T<S> Lv = mass * v - const_cross<S>(h, hz, w);
       fn += cross<S>(w, Lw) + cross<S>(v, Lv);
       ff += cross<S>(w, Lv);
     }

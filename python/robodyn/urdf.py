@@ -1,0 +1,657 @@
+"""URDF front end: read a URDF into a :class:`ModelSpec` and write one back.
+
+Only what the dynamics need is read: links' ``<inertial>``, joints' ``<origin>``, ``<axis>``,
+``<limit>``, ``<dynamics>``, and robodyn's ``<robodyn armature=.../>`` extension. Geometry,
+meshes and ``package://`` URIs are ignored and never fetched. The root link is the fixed base.
+Fixed joints are merged into the moving body (or the base) they hang from; each merged link is
+kept as a :class:`Frame`. See docs/urdf.md for every rule and choice.
+
+Errors in the input raise :class:`URDFError` (a ``ValueError``) with the message
+``"<file or <string>>: <element>: <reason>"``; a missing file raises
+:class:`URDFFileNotFoundError`, which is both a ``URDFError`` and a ``FileNotFoundError``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import math
+import os
+import re
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from robodyn._spec import Body, Frame, ModelSpec
+
+__all__ = ["URDFError", "URDFFileNotFoundError", "parse_urdf", "spec_to_urdf"]
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+INERTIA_RTOL = 1e-9  # relative tolerance of the PSD and triangle-inequality checks
+INERTIA_ATOL = 1e-18  # kg m^2, absolute floor of that tolerance (rounding noise in files)
+
+_MOVING = ("revolute", "continuous", "prismatic")
+_UNSUPPORTED = ("floating", "planar")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INFINITY = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
+_DTD = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_DECLARED_ENCODING = re.compile(rb"\s*<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._-]+)[\"']")
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+class URDFError(ValueError):
+    """A URDF that cannot be loaded; the message names the file, the element and the reason."""
+
+
+class URDFFileNotFoundError(URDFError, FileNotFoundError):
+    """The URDF path does not exist (catchable as ValueError or FileNotFoundError)."""
+
+
+# ---------------------------------------------------------------- reading the document
+
+def _read_source(source):
+    """(text, label) of a path, an XML string or XML bytes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return _decode(bytes(source), "<string>"), "<string>"
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        return source, "<string>"
+    if isinstance(source, str) and not source.strip():
+        raise URDFError("<string>: empty input")
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(f"parse_urdf expects a path or an XML string, not {type(source).__name__}")
+    path = os.fspath(source)
+    label = os.fsdecode(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise URDFFileNotFoundError(
+            f"{label}: file not found (a str is read as XML text only if it starts with '<')"
+        ) from None
+    except (OSError, ValueError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise URDFError(f"{label}: cannot read the file: {reason}") from None
+    return _decode(data, label), label
+
+
+def _decode(data, label):
+    """Bytes to text: a BOM, else the XML declaration's encoding, else UTF-8."""
+    encoding = "utf-8"
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            encoding = name
+            break
+    else:
+        declared = _DECLARED_ENCODING.match(data)
+        if declared:
+            encoding = declared.group(1).decode("ascii")
+    try:
+        return data.decode(encoding)
+    except LookupError:
+        raise URDFError(f"{label}: unknown encoding {encoding!r}") from None
+    except UnicodeError as e:
+        where = f" (byte {e.start})" if isinstance(e, UnicodeDecodeError) else ""
+        raise URDFError(f"{label}: not valid {encoding} text{where}") from None
+
+
+def _parse_xml(text, label):
+    """The root element, refusing DTDs and entities before expat sees the text."""
+    if not text.strip():
+        raise URDFError(f"{label}: empty input")
+    if _DTD.search(text):
+        raise URDFError(f"{label}: DTD/entities are not allowed (<!DOCTYPE or <!ENTITY found)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise URDFError(f"{label}: invalid character at position {e.start}") from None
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        raise URDFError(f"{label}: not well-formed XML: {e}") from None
+    if root.tag != "robot":
+        raise URDFError(f"{label}: the root element is <{root.tag}>, expected <robot>")
+    return root
+
+
+# ---------------------------------------------------------------- attributes and numbers
+
+class _Reader:
+    """Attribute access that reports errors as '<label>: <where>: <reason>'."""
+
+    def __init__(self, label):
+        self.label = label
+
+    def error(self, where, reason):
+        return URDFError(f"{self.label}: {where}: {reason}")
+
+    def attr(self, el, name, where):
+        """A required attribute's text."""
+        value = el.get(name)
+        if value is None:
+            raise self.error(where, f"missing required attribute {name!r}")
+        return value
+
+    def name(self, el, where):
+        value = self.attr(el, "name", where)
+        if not value.strip():
+            raise self.error(where, "attribute 'name' is empty")
+        return value
+
+    def number(self, el, name, where, default=None, allow_inf=False):
+        """A float attribute, required unless a default is given; finite unless allow_inf."""
+        text = el.get(name)
+        if text is None:
+            if default is None:
+                raise self.error(where, f"missing required attribute {name!r}")
+            return float(default)
+        return self._to_float(text.strip(), name, where, allow_inf)
+
+    def vector(self, el, name, where, default):
+        """Three finite floats separated by whitespace."""
+        text = el.get(name)
+        if text is None:
+            return np.array(default, dtype=float)
+        tokens = text.split()
+        if len(tokens) != 3:
+            raise self.error(where, f"attribute {name!r} must hold 3 numbers, got {text!r}")
+        return np.array([self._to_float(t, name, where, False) for t in tokens])
+
+    def _to_float(self, token, name, where, allow_inf):
+        if allow_inf and token.lower() in _INFINITY:
+            return _INFINITY[token.lower()]
+        if _NUMBER.fullmatch(token) is None:
+            if token.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+                raise self.error(where, f"attribute {name!r}: {token!r} is not finite")
+            raise self.error(where, f"attribute {name!r}: {token!r} is not a number")
+        value = float(token)
+        if not math.isfinite(value):
+            raise self.error(where, f"attribute {name!r}: {token!r} is not finite")
+        return value
+
+
+def _rpy_to_matrix(roll, pitch, yaw):
+    """URDF fixed-axis rpy: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def _matrix_to_rpy(R):
+    """Inverse of _rpy_to_matrix; accurate near gimbal lock (pitch = +-pi/2)."""
+    roll = math.atan2(R[2, 1], R[2, 2])
+    M = R @ _rpy_to_matrix(roll, 0.0, 0.0).T  # = Rz(yaw) Ry(pitch)
+    yaw = math.atan2(-M[0, 1], M[1, 1])
+    pitch = math.atan2(-M[2, 0], M[2, 2])
+    return roll, pitch, yaw
+
+
+def _pose(reader, el, where):
+    """4x4 pose of an <origin> element (identity when absent)."""
+    T = np.eye(4)
+    if el is None:
+        return T
+    where = f"{where} <origin>"
+    T[:3, 3] = reader.vector(el, "xyz", where, (0.0, 0.0, 0.0))
+    T[:3, :3] = _rpy_to_matrix(*reader.vector(el, "rpy", where, (0.0, 0.0, 0.0)))
+    return T
+
+
+# ---------------------------------------------------------------- links and joints
+
+def _inertial(reader, link_el, name, check_inertia):
+    """(mass, com, inertia about the COM in the link frame) or None without <inertial>."""
+    el = link_el.find("inertial")
+    if el is None:
+        return None
+    where = f"link {name!r} <inertial>"
+    T = _pose(reader, el.find("origin"), where)
+    mass_el = el.find("mass")
+    if mass_el is None:
+        raise reader.error(where, "missing <mass>")
+    mass = reader.number(mass_el, "value", f"{where} <mass>")
+    if mass < 0.0:
+        raise reader.error(f"{where} <mass>", f"negative mass {mass!r}")
+    inertia_el = el.find("inertia")
+    if inertia_el is None:
+        raise reader.error(where, "missing <inertia>")
+    w = f"{where} <inertia>"
+    ixx, ixy, ixz, iyy, iyz, izz = (
+        reader.number(inertia_el, k, w) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    if check_inertia:
+        _check_inertia(reader, inertia, w)
+    R = T[:3, :3]
+    with np.errstate(all="ignore"):
+        inertia = R @ inertia @ R.T
+    return mass, T[:3, 3].copy(), inertia
+
+
+def _check_inertia(reader, inertia, where):
+    """Symmetric positive semi-definite, principal moments obeying the triangle inequality."""
+    with np.errstate(all="ignore"):
+        try:
+            moments = np.linalg.eigvalsh(inertia)
+        except np.linalg.LinAlgError:
+            moments = np.full(3, math.nan)
+    if not np.all(np.isfinite(moments)):
+        raise reader.error(where, "inertia is too large to analyse")
+    tol = max(INERTIA_RTOL * float(np.max(np.abs(moments))), INERTIA_ATOL)
+    if moments[0] < -tol:
+        raise reader.error(
+            where, f"inertia is not positive semi-definite (principal moments {_fmt(moments)})")
+    if moments[0] + moments[1] < moments[2] - tol:
+        raise reader.error(
+            where, "principal moments violate the triangle inequality "
+            f"I1 + I2 >= I3 ({_fmt(moments)})")
+
+
+def _fmt(values):
+    return "(" + ", ".join(f"{v:.6g}" for v in values) + ")"
+
+
+class _Joint:
+    __slots__ = ("index", "name", "type", "parent", "child", "origin", "axis", "lower", "upper",
+                 "velocity", "effort", "damping", "friction", "armature")
+
+
+def _joint(reader, el, index):
+    """Parse one <joint>; moving-joint details are read only for moving joints."""
+    j = _Joint()
+    j.index = index
+    j.name = reader.name(el, f"joint #{index + 1}")
+    where = f"joint {j.name!r}"
+    j.type = reader.attr(el, "type", where)
+    if j.type in _UNSUPPORTED:
+        raise reader.error(where, f"{j.type} joints are not supported "
+                           "(robodyn models fixed-base robots with 1-dof joints)")
+    if j.type not in _MOVING and j.type != "fixed":
+        raise reader.error(where, f"unknown joint type {j.type!r} "
+                           "(expected revolute, continuous, prismatic or fixed)")
+    for role in ("parent", "child"):
+        role_el = el.find(role)
+        if role_el is None:
+            raise reader.error(where, f"missing <{role}>")
+        link = reader.attr(role_el, "link", f"{where} <{role}>")
+        setattr(j, role, link)
+    j.origin = _pose(reader, el.find("origin"), where)
+    if j.type == "fixed":
+        return j
+
+    axis_el = el.find("axis")
+    axis = np.array([1.0, 0.0, 0.0])  # the URDF default
+    if axis_el is not None:
+        if axis_el.get("xyz") is None:
+            raise reader.error(f"{where} <axis>", "missing required attribute 'xyz'")
+        axis = reader.vector(axis_el, "xyz", f"{where} <axis>", None)
+    scale = float(np.max(np.abs(axis)))
+    if scale == 0.0:
+        raise reader.error(f"{where} <axis>", "the axis is zero")
+    axis = axis / scale
+    j.axis = axis / math.sqrt(float(axis @ axis))
+
+    limit_el = el.find("limit")
+    j.lower, j.upper, j.velocity, j.effort = -math.inf, math.inf, math.inf, math.inf
+    if limit_el is None and j.type != "continuous":
+        raise reader.error(where, f"missing <limit> (required for {j.type} joints)")
+    if limit_el is not None:
+        w = f"{where} <limit>"
+        j.effort = reader.number(limit_el, "effort", w, allow_inf=True)
+        j.velocity = reader.number(limit_el, "velocity", w, allow_inf=True)
+        for key in ("effort", "velocity"):
+            if getattr(j, key) < 0.0:
+                raise reader.error(w, f"attribute {key!r} is negative")
+        if j.type != "continuous":
+            j.lower = reader.number(limit_el, "lower", w, default=0.0, allow_inf=True)
+            j.upper = reader.number(limit_el, "upper", w, default=0.0, allow_inf=True)
+            if j.lower > j.upper:
+                raise reader.error(w, f"lower {j.lower!r} > upper {j.upper!r}")
+
+    dyn_el = el.find("dynamics")
+    j.damping = j.friction = 0.0
+    if dyn_el is not None:
+        w = f"{where} <dynamics>"
+        j.damping = reader.number(dyn_el, "damping", w, default=0.0)
+        j.friction = reader.number(dyn_el, "friction", w, default=0.0)
+        for key in ("damping", "friction"):
+            if getattr(j, key) < 0.0:
+                raise reader.error(w, f"attribute {key!r} is negative")
+
+    ext_el = el.find("robodyn")
+    j.armature = 0.0
+    if ext_el is not None:
+        j.armature = reader.number(ext_el, "armature", f"{where} <robodyn>", default=0.0)
+        if j.armature < 0.0:
+            raise reader.error(f"{where} <robodyn>", "attribute 'armature' is negative")
+
+    mimic_el = el.find("mimic")
+    if mimic_el is not None:
+        warnings.warn(
+            f"{reader.label}: {where} mimics joint {mimic_el.get('joint')!r}: "
+            "loaded as an independent joint", stacklevel=4)
+    return j
+
+
+# ---------------------------------------------------------------- the kinematic tree
+
+def _tree(reader, links, joints):
+    """Root link and, per link, its child joints in document order; checks the topology."""
+    by_child, children = {}, {name: [] for name in links}
+    for j in joints:
+        where = f"joint {j.name!r}"
+        for role in ("parent", "child"):
+            link = getattr(j, role)
+            if link not in links:
+                raise reader.error(where, f"{role} link {link!r} is not defined (unknown link)")
+        if j.parent == j.child:
+            raise reader.error(where, f"parent and child are the same link {j.child!r} "
+                               "(closed loop / cycle)")
+        if j.child in by_child:
+            raise reader.error(where, f"link {j.child!r} has two parents: joints "
+                               f"{by_child[j.child].name!r} and {j.name!r}")
+        by_child[j.child] = j
+        children[j.parent].append(j)
+    roots = [name for name in links if name not in by_child]
+    if not roots:
+        raise reader.error("robot", "no root link: the joints form a closed loop (cycle)")
+    if len(roots) > 1:
+        shown = ", ".join(repr(r) for r in roots[:5]) + (", ..." if len(roots) > 5 else "")
+        raise reader.error("robot", f"several root links ({shown}): "
+                           "every link but one must be the child of a joint")
+    # with one parent per link and one root, links not reached from the root lie on a loop
+    reached, stack = {roots[0]}, [roots[0]]
+    while stack:
+        for j in children[stack.pop()]:
+            reached.add(j.child)
+            stack.append(j.child)
+    if len(reached) < len(links):
+        link = next(name for name in links if name not in reached)
+        loop = []
+        while link not in loop:
+            loop.append(link)
+            link = by_child[link].parent
+        loop = loop[loop.index(link):]
+        raise reader.error("robot", "closed loop (cycle) through links "
+                           + " -> ".join(repr(x) for x in loop))
+    return roots[0], children
+
+
+def _combine(parts):
+    """(mass, com, inertia about the COM) of rigidly joined parts given in one frame."""
+    if len(parts) == 1:
+        return parts[0]
+    mass = sum(m for m, _, _ in parts)
+    com = sum(m * c for m, c, _ in parts) / mass if mass > 0.0 else np.zeros(3)
+    inertia = np.zeros((3, 3))
+    for m, c, Ic in parts:
+        d = c - com
+        inertia += Ic + m * (float(d @ d) * np.eye(3) - np.outer(d, d))
+    return mass, com, inertia
+
+
+def _build(reader, root_el, check_inertia):
+    """Parse the document into a ModelSpec (gravity and armature applied by the caller)."""
+    robot_name = reader.name(root_el, "robot")
+
+    links = {}  # name -> inertial tuple or None, in document order
+    for i, el in enumerate(root_el.findall("link")):
+        name = reader.name(el, f"link #{i + 1}")
+        if name in links:
+            raise reader.error(f"link {name!r}", "duplicate link name")
+        links[name] = _inertial(reader, el, name, check_inertia)
+    if not links:
+        raise reader.error("robot", "no <link> elements")
+
+    joints, names = [], set()
+    for i, el in enumerate(root_el.findall("joint")):
+        j = _joint(reader, el, i)
+        if j.name in names:
+            raise reader.error(f"joint {j.name!r}", "duplicate joint name")
+        names.add(j.name)
+        joints.append(j)
+
+    root, children = _tree(reader, links, joints)
+
+    # depth-first from the root, children in document order: parent index < child index
+    bodies, frames, parts = [], {}, []
+    place = {root: (-1, np.eye(4))}  # link -> (body index or -1, pose in that body)
+    stack = list(reversed(children[root]))
+    with np.errstate(all="ignore"):
+        while stack:
+            j = stack.pop()
+            parent_body, T_parent = place[j.parent]
+            T = T_parent @ j.origin
+            if j.type == "fixed":
+                place[j.child] = (parent_body, T)
+                frames[j.index] = Frame(name=j.child, parent=parent_body, pose=T)
+                inertial = links[j.child]
+                if parent_body >= 0 and inertial is not None:
+                    m, c, Ic = inertial
+                    R = T[:3, :3]
+                    parts[parent_body].append((m, R @ c + T[:3, 3], R @ Ic @ R.T))
+            else:
+                index = len(bodies)
+                place[j.child] = (index, np.eye(4))
+                bodies.append(Body(
+                    name=j.child, joint_name=j.name, parent=parent_body,
+                    joint_type="prismatic" if j.type == "prismatic" else "revolute",
+                    axis=j.axis, origin=T, armature=j.armature, damping=j.damping,
+                    friction=j.friction, lower=j.lower, upper=j.upper,
+                    velocity=j.velocity, effort=j.effort))
+                parts.append([] if links[j.child] is None else [links[j.child]])
+            stack.extend(reversed(children[j.child]))
+        for body, body_parts in zip(bodies, parts):
+            if body_parts:
+                mass, com, inertia = _combine(body_parts)
+                body.mass, body.com, body.inertia = float(mass), com, inertia
+
+    for body in bodies:
+        values = (body.origin, body.com, body.inertia, body.mass)
+        if not all(np.all(np.isfinite(v)) for v in values):
+            raise reader.error(f"link {body.name!r}", "non-finite pose or inertia after "
+                               "combining (numbers too large)")
+    frames = [frames[k] for k in sorted(frames)]  # in document order of the fixed joints
+    for frame in frames:
+        if not np.all(np.isfinite(frame.pose)):
+            raise reader.error(f"link {frame.name!r}", "non-finite pose (numbers too large)")
+
+    gravity = None
+    ext_el = root_el.find("robodyn")
+    if ext_el is not None and ext_el.get("gravity") is not None:
+        gravity = reader.vector(ext_el, "gravity", "robot <robodyn>", None)
+    return ModelSpec(bodies=bodies, frames=frames, name=robot_name, base_name=root,
+                     gravity=gravity)
+
+
+def _apply_armature(spec, armature):
+    """Override armatures from a dict joint name -> value or a sequence in joint order."""
+    if armature is None:
+        return
+    n = len(spec.bodies)
+    if isinstance(armature, dict):
+        index = {b.joint_name: i for i, b in enumerate(spec.bodies)}
+        items = []
+        for name, value in armature.items():
+            if name not in index:
+                raise ValueError(f"armature: {name!r} is not a moving joint of the model")
+            items.append((index[name], value))
+    else:
+        try:
+            values = np.asarray(armature, dtype=float)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.shape != (n,):
+            raise ValueError(f"armature: expected a dict or a sequence of {n} values, "
+                             f"got {armature!r}")
+        items = list(enumerate(values))
+    for i, given in items:
+        try:
+            value = float(given)
+        except (TypeError, ValueError):
+            value = math.nan
+        if not (math.isfinite(value) and value >= 0.0):
+            raise ValueError(f"armature: joint {spec.bodies[i].joint_name!r}: "
+                             f"{given!r} is not a finite value >= 0")
+        spec.bodies[i].armature = value
+
+
+def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True) -> ModelSpec:
+    """Read a URDF into a :class:`ModelSpec`.
+
+    source: XML text (a ``str`` starting with ``<`` after whitespace, or ``bytes``), or a path
+        (``pathlib.Path``, any other ``str``).
+    gravity: (3,) in the base frame; default the file's ``<robodyn gravity>`` if present,
+        else (0, 0, -9.81).
+    armature: rotor inertia per joint, a dict joint name -> value or a sequence in joint
+        order; overrides the ``<robodyn armature>`` elements.
+    check_inertia: reject rotational inertias that are not positive semi-definite or whose
+        principal moments violate the triangle inequality (relative tolerance 1e-9). Pass
+        False to load files with slightly non-physical inertias as they are.
+
+    Raises URDFError (a ValueError) naming the file, the element and the reason;
+    URDFFileNotFoundError (also a FileNotFoundError) for a missing file.
+    """
+    text, label = _read_source(source)
+    reader = _Reader(label)
+    spec = _build(reader, _parse_xml(text, label), check_inertia)
+    spec.check_inertia = bool(check_inertia)
+    if gravity is not None:
+        spec.gravity = _vector3(gravity, "gravity")
+    elif spec.gravity is None:
+        spec.gravity = np.array(DEFAULT_GRAVITY)
+    _apply_armature(spec, armature)
+    return spec
+
+
+def _vector3(value, what):
+    try:
+        v = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: expected 3 finite numbers, got {value!r}") from None
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{what}: expected 3 finite numbers, got {value!r}")
+    return v.copy()
+
+
+# ---------------------------------------------------------------- writing
+
+def _num(x):
+    """Shortest text that parses back to the same double."""
+    return repr(float(x))
+
+
+def _vec(v):
+    return " ".join(_num(x) for x in v)
+
+
+def _origin(parent, T):
+    ET.SubElement(parent, "origin", xyz=_vec(T[:3, 3]), rpy=_vec(_matrix_to_rpy(T[:3, :3])))
+
+
+def spec_to_urdf(spec) -> str:
+    """URDF text whose parse_urdf gives the same dynamics and frames as ``spec``.
+
+    Bodies become moving joints (revolute with infinite limits as ``continuous``); frames
+    become massless links on fixed joints named ``<frame>_joint``; non-zero armatures are
+    written as ``<robodyn armature=.../>``, a non-default gravity as a ``<robodyn gravity>``
+    child of ``<robot>``. Unlimited limits are written as ``inf`` (read back by parse_urdf).
+    """
+    _check_spec(spec)
+    robot = ET.Element("robot", name=str(spec.name))
+    gravity = np.asarray(spec.gravity, dtype=float)
+    if not np.array_equal(gravity, DEFAULT_GRAVITY):
+        ET.SubElement(robot, "robodyn", gravity=_vec(gravity))
+    ET.SubElement(robot, "link", name=spec.base_name)
+    link_of = [b.name for b in spec.bodies]
+
+    for body in spec.bodies:
+        link = ET.SubElement(robot, "link", name=body.name)
+        inertia = np.asarray(body.inertia, dtype=float)
+        if body.mass != 0.0 or np.any(inertia != 0.0):
+            inertial = ET.SubElement(link, "inertial")
+            ET.SubElement(inertial, "origin", xyz=_vec(body.com), rpy="0 0 0")
+            ET.SubElement(inertial, "mass", value=_num(body.mass))
+            ET.SubElement(inertial, "inertia", ixx=_num(inertia[0, 0]), ixy=_num(inertia[0, 1]),
+                          ixz=_num(inertia[0, 2]), iyy=_num(inertia[1, 1]),
+                          iyz=_num(inertia[1, 2]), izz=_num(inertia[2, 2]))
+        continuous = (body.joint_type == "revolute" and body.lower == -math.inf
+                      and body.upper == math.inf)
+        jtype = "continuous" if continuous else body.joint_type
+        joint = ET.SubElement(robot, "joint", name=body.joint_name, type=jtype)
+        ET.SubElement(joint, "parent",
+                      link=spec.base_name if body.parent < 0 else link_of[body.parent])
+        ET.SubElement(joint, "child", link=body.name)
+        _origin(joint, np.asarray(body.origin, dtype=float))
+        ET.SubElement(joint, "axis", xyz=_vec(body.axis))
+        if not continuous or body.effort != math.inf or body.velocity != math.inf:
+            limit = ET.SubElement(joint, "limit")
+            if not continuous:
+                limit.set("lower", _num(body.lower))
+                limit.set("upper", _num(body.upper))
+            limit.set("effort", _num(body.effort))
+            limit.set("velocity", _num(body.velocity))
+        if body.damping != 0.0 or body.friction != 0.0:
+            ET.SubElement(joint, "dynamics", damping=_num(body.damping),
+                          friction=_num(body.friction))
+        if body.armature != 0.0:
+            ET.SubElement(joint, "robodyn", armature=_num(body.armature))
+
+    joint_names = {b.joint_name for b in spec.bodies}
+    for frame in spec.frames:
+        ET.SubElement(robot, "link", name=frame.name)
+        name = f"{frame.name}_joint"
+        k = 1
+        while name in joint_names:
+            k += 1
+            name = f"{frame.name}_joint{k}"
+        joint_names.add(name)
+        joint = ET.SubElement(robot, "joint", name=name, type="fixed")
+        ET.SubElement(joint, "parent",
+                      link=spec.base_name if frame.parent < 0 else link_of[frame.parent])
+        ET.SubElement(joint, "child", link=frame.name)
+        _origin(joint, np.asarray(frame.pose, dtype=float))
+
+    ET.indent(robot, space="  ")
+    return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
+
+
+def _check_spec(spec):
+    """What spec_to_urdf needs to write a faithful URDF; raises ValueError otherwise."""
+    names = [spec.base_name] + [b.name for b in spec.bodies] + [f.name for f in spec.frames]
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"spec_to_urdf: link/frame name {name!r} is used twice")
+        seen.add(name)
+    joint_names = [b.joint_name for b in spec.bodies]
+    if len(set(joint_names)) != len(joint_names):
+        raise ValueError("spec_to_urdf: joint names are not unique")
+    for i, body in enumerate(spec.bodies):
+        where = f"spec_to_urdf: body {i} ({body.name!r})"
+        if not -1 <= body.parent < i:
+            raise ValueError(f"{where}: parent {body.parent} is not in [-1, {i})")
+        if body.joint_type not in ("revolute", "prismatic"):
+            raise ValueError(f"{where}: joint type {body.joint_type!r}")
+        values = (body.origin, body.axis, body.com, body.inertia, body.mass, body.armature,
+                  body.damping, body.friction)
+        if not all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in values):
+            raise ValueError(f"{where}: non-finite value")
+        if any(math.isnan(x) for x in (body.lower, body.upper, body.velocity, body.effort)):
+            raise ValueError(f"{where}: NaN limit")
+        inertia = np.asarray(body.inertia, dtype=float)
+        if not np.allclose(inertia, inertia.T, rtol=0.0,
+                           atol=1e-12 * max(float(np.max(np.abs(inertia))), 1e-300)):
+            raise ValueError(f"{where}: inertia is not symmetric")
+    for frame in spec.frames:
+        if not -1 <= frame.parent < len(spec.bodies):
+            raise ValueError(f"spec_to_urdf: frame {frame.name!r}: parent {frame.parent}")
+        if not np.all(np.isfinite(np.asarray(frame.pose, dtype=float))):
+            raise ValueError(f"spec_to_urdf: frame {frame.name!r}: non-finite pose")

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "robodyn/aba.hpp"
+#include "robodyn/codegen.hpp"
 #include "robodyn/coriolis.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/kane.hpp"
@@ -74,7 +75,8 @@ Input get_input(py::handle h, const char* name, int n) {
     if (api.PyArray_Check_(o)) {
       const char kind = py::detail::array_descriptor_proxy(py::detail::array_proxy(o)->descr)->kind;
       if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
-        bad(name, std::string("expected a real numeric array, got dtype kind '") + kind + "'");
+        bad(name, "expected a real float array of shape (" + std::to_string(n) + ",) or (N, " +
+                      std::to_string(n) + "), got dtype kind '" + kind + "'");
     }
     in.keep = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(h);
     if (!in.keep) {
@@ -97,7 +99,9 @@ Input get_input(py::handle h, const char* name, int n) {
   in.p = reinterpret_cast<const double*>(a->data);
   const py::ssize_t total = in.rows * n;
   for (py::ssize_t k = 0; k < total; ++k)
-    if (!std::isfinite(in.p[k])) bad(name, "contains NaN or inf");
+    if (!std::isfinite(in.p[k]))
+      bad(name, "contains NaN or inf (expected finite values, shape (" + std::to_string(n) +
+                    ",) or (N, " + std::to_string(n) + "))");
   return in;
 }
 
@@ -162,6 +166,13 @@ class RobotCore {
 
   Model model_;
   Data data_;
+  // generated robot-specific kernels (robodyn.codegen); null: the generic algorithms
+  struct Kernels {
+    IdKernel id = nullptr;
+    MassKernel M = nullptr;
+    GravityKernel g = nullptr;
+    FdKernel fd = nullptr;
+  } kernels_;
 
   int n() const { return model_.n; }
 
@@ -177,7 +188,12 @@ class RobotCore {
     const py::ssize_t rows = in[0].rows;
     for (size_t k = 1; k < K; ++k)
       if (in[k].batch != batch || in[k].rows != rows)
-        bad(names[k], std::string("must have the same shape as ") + names[0]);
+        bad(names[k], std::string("must have the same shape as ") + names[0] + ": expected (" +
+                          (batch ? std::to_string(rows) + ", " : std::string()) +
+                          std::to_string(model_.n) + (batch ? ")" : ",)") + ", got " +
+                          (in[k].batch ? "(" + std::to_string(in[k].rows) + ", " +
+                                             std::to_string(model_.n) + ")"
+                                       : "(" + std::to_string(model_.n) + ",)"));
     const py::ssize_t row_size = row_out.prod();
     Shape shape;
     if (batch) shape.dim[shape.nd++] = rows;
@@ -205,7 +221,9 @@ class RobotCore {
         }
       };
       if (threads == 1) {
-        work(data_, 0, rows, ok);
+        // a private workspace: other Python threads may use data_ while the GIL is released
+        Data d(model_);
+        work(d, 0, rows, ok);
       } else {
         std::vector<std::unique_ptr<Data>> datas;
         std::vector<std::thread> pool;
@@ -235,10 +253,13 @@ class RobotCore {
         if (model_.link_names[f] == name) return f;
       bad("link", "no link named '" + name + "'");
     }
-    if (PyLong_Check(link.ptr())) {
-      long f = link.cast<long>();
-      if (f < 0) f += nf;
-      if (f < 0 || f >= nf) bad("link", "index out of range [0, " + std::to_string(nf) + ")");
+    if (PyIndex_Check(link.ptr()) && !PyBool_Check(link.ptr())) {
+      const Py_ssize_t f0 = PyNumber_AsSsize_t(link.ptr(), nullptr);  // clips huge values
+      if (f0 == -1 && PyErr_Occurred()) throw py::error_already_set();
+      Py_ssize_t f = f0 < 0 ? f0 + nf : f0;
+      if (f < 0 || f >= nf)
+        bad("link", "index " + std::to_string(f0) + " out of range [-" + std::to_string(nf) +
+                        ", " + std::to_string(nf) + ")");
       return static_cast<int>(f);
     }
     bad("link", "expected a link name or index");
@@ -252,7 +273,7 @@ using Ptrs3 = std::array<const double*, 3>;
 const char* kFDFail =
     "forward dynamics failed: the mass matrix is not positive definite at this state";
 
-BodySpec body_from_dict(const py::dict& b) {
+BodySpec body_from_dict(const py::dict& b, size_t index) {
   BodySpec s;
   s.parent = b["parent"].cast<int>();
   const std::string t = b["joint_type"].cast<std::string>();
@@ -261,8 +282,10 @@ BodySpec body_from_dict(const py::dict& b) {
   else if (t == "prismatic")
     s.type = JointType::Prismatic;
   else
-    throw py::value_error("joint '" + b["joint_name"].cast<std::string>() +
-                          "': unknown joint type '" + t + "' (revolute or prismatic)");
+    throw py::value_error("body " + std::to_string(index) + " ('" +
+                          b["name"].cast<std::string>() + "', joint '" +
+                          b["joint_name"].cast<std::string>() + "'): unknown joint type '" + t +
+                          "' (expected revolute or prismatic)");
   s.axis = b["axis"].cast<Vec3>();
   const Eigen::Matrix4d T = b["origin"].cast<Eigen::Matrix4d>();
   s.origin_R = T.topLeftCorner<3, 3>();
@@ -287,6 +310,12 @@ BodySpec body_from_dict(const py::dict& b) {
 py::object inverse_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::handle qdd,
                                  py::handle method, py::handle out) {
   const py::ssize_t n = r.n();
+  if (r.kernels_.id && (method.is_none() || str_is(method, "rnea")))
+    return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
+                    [k = r.kernels_.id](const Model&, Data&, const Ptrs3& x, double* o) {
+                      k(x[0], x[1], x[2], o);
+                      return true;
+                    });
   if (method.is_none() || str_is(method, "rnea"))
     return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -305,6 +334,14 @@ py::object inverse_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
 py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::handle tau,
                                  py::handle method, py::handle out) {
   const py::ssize_t n = r.n();
+  if (r.kernels_.fd && (method.is_none() || str_is(method, "aba") || str_is(method, "crba")))
+    return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                    [k = r.kernels_.fd](const Model& m, Data&, const Ptrs3& x, double* o) {
+                      k(x[0], x[1], x[2], o);
+                      for (int i = 0; i < m.n; ++i)
+                        if (!std::isfinite(o[i])) return false;
+                      return true;
+                    });
   if (method.is_none() || str_is(method, "aba"))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -325,6 +362,12 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
 
 py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
   const py::ssize_t n = r.n();
+  if (r.kernels_.M)
+    return r.run<1>({q}, {"q"}, out, {n, n}, "",
+                    [k = r.kernels_.M](const Model&, Data&, const Ptrs1& x, double* o) {
+                      k(x[0], o);
+                      return true;
+                    });
   return r.run<1>({q}, {"q"}, out, {n, n}, "",
                   [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                     crba(m, d, x[0]);
@@ -342,6 +385,12 @@ py::object bias_torques_impl(RobotCore& r, py::handle q, py::handle qd, py::hand
 }
 
 py::object gravity_torques_impl(RobotCore& r, py::handle q, py::handle out) {
+  if (r.kernels_.g)
+    return r.run<1>({q}, {"q"}, out, {r.n()}, "",
+                    [k = r.kernels_.g](const Model&, Data&, const Ptrs1& x, double* o) {
+                      k(x[0], o);
+                      return true;
+                    });
   return r.run<1>({q}, {"q"}, out, {r.n()}, "",
                   [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                     gravity_torques(m, d, x[0], o);
@@ -471,7 +520,7 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init([](const py::list& bodies, const py::list& frames, const Vec3& gravity,
                        bool check_inertia) {
              std::vector<BodySpec> bs;
-             for (auto b : bodies) bs.push_back(body_from_dict(b.cast<py::dict>()));
+             for (auto b : bodies) bs.push_back(body_from_dict(b.cast<py::dict>(), bs.size()));
              std::vector<FrameSpec> fs;
              for (auto f : frames) {
                auto d = f.cast<py::dict>();
@@ -502,7 +551,10 @@ PYBIND11_MODULE(_core, m) {
           [](RobotCore& r, py::handle g) {
             Input in = get_input(g, "gravity", 3);
             if (in.batch) bad("gravity", "expected shape (3,)");
-            r.model_.gravity = Vec3(in.p[0], in.p[1], in.p[2]);
+            const Vec3 grav(in.p[0], in.p[1], in.p[2]);
+            // generated kernels have the gravity they were generated with built in
+            if (grav != r.model_.gravity) r.kernels_ = RobotCore::Kernels();
+            r.model_.gravity = grav;
           })
       .def(
           "coriolis_matrix",
@@ -598,6 +650,46 @@ PYBIND11_MODULE(_core, m) {
         d["parent"] = parent;
         return d;
       });
+
+  // ---- generated robot-specific kernels (robodyn.codegen) ----
+  cls.def("_trace", [](const RobotCore& r, const std::string& algorithm) {
+       ExprGraph g;
+       try {
+         g = trace_algorithm(r.model_, algorithm);
+       } catch (const std::invalid_argument& e) {
+         throw py::value_error(e.what());
+       }
+       py::dict d;
+       d["op"] = py::bytes(reinterpret_cast<const char*>(g.op.data()), g.op.size());
+       d["a"] = g.a;
+       d["b"] = g.b;
+       d["c"] = g.c;
+       d["outputs"] = g.outputs;
+       d["assumptions"] = g.assumptions;
+       return d;
+     }, "Expression graph of one algorithm traced on this model (robodyn.codegen).");
+  cls.def("_set_kernels", [](RobotCore& r, std::uintptr_t id, std::uintptr_t M, std::uintptr_t g,
+                             std::uintptr_t fd) {
+       r.kernels_.id = reinterpret_cast<IdKernel>(id);
+       r.kernels_.M = reinterpret_cast<MassKernel>(M);
+       r.kernels_.g = reinterpret_cast<GravityKernel>(g);
+       r.kernels_.fd = reinterpret_cast<FdKernel>(fd);
+     }, "Use generated kernels (C function addresses; 0: the generic algorithm).");
+  cls.def("_kernels", [](const RobotCore& r) {
+    return py::make_tuple(reinterpret_cast<std::uintptr_t>(r.kernels_.id),
+                          reinterpret_cast<std::uintptr_t>(r.kernels_.M),
+                          reinterpret_cast<std::uintptr_t>(r.kernels_.g),
+                          reinterpret_cast<std::uintptr_t>(r.kernels_.fd));
+  });
+  m.def("_builtin_kernels", [] {
+    py::list l;
+    for (const BuiltinKernels& k : builtin_kernels())
+      l.append(py::make_tuple(k.name, k.sha256, reinterpret_cast<std::uintptr_t>(k.inverse_dynamics),
+                              reinterpret_cast<std::uintptr_t>(k.mass_matrix),
+                              reinterpret_cast<std::uintptr_t>(k.gravity),
+                              reinterpret_cast<std::uintptr_t>(k.forward_dynamics)));
+    return l;
+  }, "Kernels compiled into the extension: (name, source sha256, id, M, g, fd addresses).");
 
   // the hot methods bypass pybind11's dispatcher: METH_FASTCALL descriptors on the class
   for (PyMethodDef* def = kFastMethods; def->ml_name; ++def) {

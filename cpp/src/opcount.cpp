@@ -1,1 +1,168 @@
-// Operation counts: the algorithms instantiated with a counting scalar (filled in by issue 5).
+// Operation counts: the algorithms instantiated with the counting scalar (the only place that
+// instantiates them with Counted, so the double build is untouched).
+#include "robodyn/opcount.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "robodyn/aba.hpp"
+#include "robodyn/counting.hpp"
+#include "robodyn/crba.hpp"
+#include "robodyn/data.hpp"
+#include "robodyn/kane.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/rnea.hpp"
+
+namespace robodyn {
+
+namespace {
+
+enum class Algo { Rnea, Kane, Crba, Aba, ForwardDynamics, KaneForward, Gravity };
+
+const char* const kNames[] = {"rnea", "kane", "crba", "aba", "forward_dynamics",
+                              "kane_forward", "gravity"};
+
+Algo parse(const std::string& name) {
+  for (int k = 0; k < 7; ++k)
+    if (name == kNames[k]) return static_cast<Algo>(k);
+  std::string known;
+  for (const char* s : kNames) known += std::string(known.empty() ? "" : ", ") + s;
+  throw std::invalid_argument("unknown algorithm '" + name + "'; expected one of: " + known);
+}
+
+// a fixed general state: every entry non-zero, magnitudes in [0.2, 1.2], mixed signs
+// (splitmix64, so the values are the same on every platform)
+std::vector<double> fixed_values(int n, std::uint64_t seed) {
+  std::vector<double> x(n);
+  std::uint64_t s = seed;
+  for (int i = 0; i < n; ++i) {
+    s += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = s;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    const double u = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+    x[i] = (i % 2 ? -1.0 : 1.0) * (0.2 + u);
+  }
+  return x;
+}
+
+// one call of the algorithm; the result (tau, qdd, or the n x n mass matrix) into out
+template <class S>
+void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
+  bool ok = true;
+  switch (a) {
+    case Algo::Rnea: rnea(m, d, q, qd, x, out); break;
+    case Algo::Kane: kane(m, d, q, qd, x, out); break;
+    case Algo::Gravity: gravity_torques(m, d, q, out); break;
+    case Algo::Aba: ok = aba(m, d, q, qd, x, out); break;
+    case Algo::ForwardDynamics: ok = forward_dynamics_crba(m, d, q, qd, x, out); break;
+    case Algo::KaneForward: ok = kane_forward(m, d, q, qd, x, out); break;
+    case Algo::Crba:
+      crba(m, d, q);
+      for (int i = 0; i < m.n; ++i)
+        for (int j = 0; j < m.n; ++j) out[i * m.n + j] = d.M(i, j);
+      break;
+  }
+  if (!ok)
+    throw std::invalid_argument("op counts: the algorithm failed at the fixed state (an "
+                                "inertia is not positive definite)");
+}
+
+// The counts are only the textbook ones if Eigen's scalar kernels form exactly k products and
+// k - 1 sums per length-k dot product and nothing for zero-filling; checked once per process.
+void check_eigen_kernels() {
+  using C = Counted;
+  auto expect = [](const char* what, long mul, long add) {
+    const OpTally t = op_tally();
+    if (t.mul != mul || t.add != add || t.trig != 0)
+      throw std::logic_error(std::string("counting scalar: Eigen's ") + what + " counted " +
+                             std::to_string(t.mul) + " mul, " + std::to_string(t.add) +
+                             " add; expected " + std::to_string(mul) + ", " +
+                             std::to_string(add));
+  };
+  Eigen::Matrix<C, 3, 3> A;
+  Eigen::Matrix<C, 3, 1> x, y;
+  Eigen::Matrix<C, 6, 6> B;
+  Eigen::Matrix<C, 6, 1> u, v;
+  for (int i = 0; i < 3; ++i) {
+    x[i] = 1.0 + i;
+    for (int j = 0; j < 3; ++j) A(i, j) = 0.5 + i - j;
+  }
+  for (int i = 0; i < 6; ++i) {
+    u[i] = 1.0 - i;
+    for (int j = 0; j < 6; ++j) B(i, j) = 0.25 * i + j;
+  }
+  reset_op_counts();
+  A.setZero();
+  B.setIdentity();
+  v.setZero();
+  expect("setZero/setIdentity", 0, 0);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) A(i, j) = 0.5 + i - j;
+  reset_op_counts();
+  y = A * x;
+  expect("3x3 * 3-vector", 9, 6);
+  reset_op_counts();
+  const C s = x.dot(y);
+  expect("3-vector dot", 3, 2);
+  reset_op_counts();
+  Eigen::Matrix<C, 3, 3> P = A * A.transpose();
+  expect("3x3 * 3x3", 27, 18);
+  reset_op_counts();
+  v = B * u;
+  expect("6x6 * 6-vector", 36, 30);
+  reset_op_counts();
+  Eigen::Matrix<C, 6, 6> Q = B - u * v.transpose();
+  expect("6x6 - outer product", 36, 36);
+  reset_op_counts();
+  P += s * A;
+  expect("3x3 += scalar * 3x3", 9, 9);
+  reset_op_counts();
+  Q.topLeftCorner<3, 3>() += A * P;
+  expect("block += 3x3 * 3x3", 27, 27);
+}
+
+}  // namespace
+
+std::array<long, 3> count_ops(const Model& m, const std::string& algorithm) {
+  const Algo a = parse(algorithm);
+  static const bool kernels_ok = (check_eigen_kernels(), true);
+  (void)kernels_ok;
+  const int n = m.n;
+  const std::vector<double> q = fixed_values(n, 1), qd = fixed_values(n, 2),
+                            x = fixed_values(n, 3);
+  const int nout = a == Algo::Crba ? n * n : n;
+
+  // the double evaluation, for the comparison below
+  Data dd(m);
+  std::vector<double> out(nout, 0.0);
+  run(a, m, dd, q.data(), qd.data(), x.data(), out.data());
+
+  // the counted evaluation: only the algorithm call is counted
+  DataTpl<Counted> dc(m);
+  const std::vector<Counted> cq(q.begin(), q.end()), cqd(qd.begin(), qd.end()),
+      cx(x.begin(), x.end());
+  std::vector<Counted> cres(nout);
+  reset_op_counts();
+  run(a, m, dc, cq.data(), cqd.data(), cx.data(), cres.data());
+  const OpTally t = op_tally();
+
+  // same operations, same values (up to the summation order of vectorised double kernels)
+  double scale = 1.0;
+  for (double v : out) scale = std::max(scale, std::abs(v));
+  for (int k = 0; k < nout; ++k)
+    if (!(std::abs(cres[k].value() - out[k]) <= 1e-9 * scale))
+      throw std::logic_error("op counts: the counted evaluation of '" + algorithm +
+                             "' differs from the double one at entry " + std::to_string(k) +
+                             ": " + std::to_string(cres[k].value()) + " vs " +
+                             std::to_string(out[k]));
+  return {{t.mul, t.add, t.trig}};
+}
+
+}  // namespace robodyn

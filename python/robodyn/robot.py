@@ -122,8 +122,28 @@ class Robot(_core.RobotCore):
         """Arithmetic operations of one call, counted by running the C++ code with a counting
         scalar at a general state: {"mul": multiplications + divisions, "add": additions +
         subtractions (negation free), "trig": sin/cos/sqrt}. Algorithms: "rnea", "kane",
-        "crba", "aba", "forward_dynamics" (crba + Cholesky), "kane_forward", "gravity"."""
+        "crba", "aba", "forward_dynamics" (crba + Cholesky), "kane_forward", "gravity".
+        On a specialised Robot (:meth:`specialized`) "rnea", "crba", "gravity", "aba" and
+        "forward_dynamics" report the operations of the generated code that runs instead."""
+        counts = getattr(self, "_kernel_counts", None)
+        if counts:
+            from .codegen import FUNCTIONS, OPCOUNT_ALGORITHMS
+
+            function = OPCOUNT_ALGORITHMS.get(str(algorithm))
+            if function and self._kernels()[FUNCTIONS.index(function)]:
+                return dict(counts[function])
         return self._op_counts(str(algorithm))
+
+    def specialized(self) -> "Robot":
+        """A new Robot (same model) running generated, robot-specific code for
+        ``inverse_dynamics`` ("rnea"), ``mass_matrix``, ``gravity_torques`` and
+        ``forward_dynamics`` ("aba"/"crba"); see robodyn.codegen. Bundled robots use kernels
+        compiled into the package, others are compiled on first use (cached); without a C++
+        compiler this warns and returns a Robot running the generic code. Changing the gravity
+        of the result switches the generated code off (its gravity is built in)."""
+        from .codegen import specialize
+
+        return specialize(self)
 
     def cache_stats(self) -> dict:
         """How often the per-configuration cache was reused (hits) or recomputed (misses)."""

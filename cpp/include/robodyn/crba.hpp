@@ -98,14 +98,16 @@ bool cholesky_solve(DataTpl<S>& d, S* b) {
 template <class S>
 bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau,
                            S* qdd) {
-  bias_torques(m, d, q, qd, qdd);
+  // inputs are read before qdd is written: qdd may alias q, qd or tau
+  bias_torques(m, d, q, qd, d.tmp.data());
+  crba(m, d, q);
   for (int i = 0; i < m.n; ++i) {
-    S rhs = tau[i] - qdd[i];
+    S rhs = tau[i] - d.tmp[i];
     if (m.damping[i + 1] != 0) rhs -= S(m.damping[i + 1]) * qd[i];
     if (m.friction[i + 1] != 0) rhs -= S(m.friction[i + 1]) * detail::signum(qd[i]);
-    qdd[i] = rhs;
+    d.tmp[i] = rhs;
   }
-  crba(m, d, q);
+  for (int i = 0; i < m.n; ++i) qdd[i] = d.tmp[i];
   return cholesky_solve(d, qdd);
 }
 

@@ -42,8 +42,10 @@ struct DataTpl {
 
   // velocities and accelerations in body coordinates, [angular; linear] split in two
   AVec<V3> w, vl;        // spatial velocity of body i
-  AVec<V3> wd, al;       // spatial acceleration of body i
+  AVec<V3> wd, al;       // acceleration of body i: angular; linear (spatial in aba, classical
+                         // acceleration of the origin in rnea)
   AVec<V3> fn, ff;       // spatial force on body i: moment about the origin, force
+  AVec<M3> W;            // rnea: [wd] + [w][w], maps a body offset to its relative acceleration
 
   // composite and articulated inertias
   AVec<S> Im;            // composite mass
@@ -61,6 +63,14 @@ struct DataTpl {
 
   MatX M;                // mass matrix workspace (n, n)
   VecX tmp;              // (n,) scratch
+
+  // Kane's method (kane.hpp): classical, mass-centre based quantities
+  std::vector<Vec3> kc;  // mass centre c_k of body k, body frame (m), (n+1); model constant
+  std::vector<std::array<bool, 3>> kc_nz;  // which components of kc are non-zero, (n+1)
+  std::vector<Mat3> kI;  // central inertia I_k about c_k, body frame (kg m^2), (n+1); constant
+  std::vector<char> kI_principal;  // 1 if kI is diagonal (principal body axes), (n+1)
+  AVec<V3> ka;           // classical acceleration of the origin o_k, body frame k, (n+1)
+  AVec<V3> kg;           // gravity vector in body frame k (thesis g Y^k), (n+1)
 };
 
 template <class S>
@@ -72,13 +82,36 @@ DataTpl<S>::DataTpl(const Model& m)
       oR(m.n + 1, M3::Identity()), op(m.n + 1, V3::Zero()),
       w(m.n + 1, V3::Zero()), vl(m.n + 1, V3::Zero()),
       wd(m.n + 1, V3::Zero()), al(m.n + 1, V3::Zero()),
-      fn(m.n + 1, V3::Zero()), ff(m.n + 1, V3::Zero()),
+      fn(m.n + 1, V3::Zero()), ff(m.n + 1, V3::Zero()), W(m.n + 1, M3::Zero()),
       Im(m.n + 1, S(0)), Ih(m.n + 1, V3::Zero()), II(m.n + 1, M3::Zero()),
       IA(m.n + 1, M6::Zero()), pA(m.n + 1, V6::Zero()), U(m.n + 1, V6::Zero()),
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()),
       sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
       Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
-      M(MatX::Zero(m.n, m.n)), tmp(VecX::Zero(m.n)) {}
+      M(MatX::Zero(m.n, m.n)), tmp(VecX::Zero(m.n)),
+      kc(m.n + 1, Vec3::Zero()), kc_nz(m.n + 1, {{false, false, false}}),
+      kI(m.n + 1, Mat3::Zero()), kI_principal(m.n + 1, 1),
+      ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {
+  // Kane constants from the model's (mass, h = mass c, Ibar about the origin):
+  // c = h / mass, I = Ibar - mass (c.c 1 - c c^T); components of c below 1e-15 m and products
+  // of inertia below 1e-14 of the largest moment count as zero (as the model does for pc)
+  for (int k = 1; k <= m.n; ++k) {
+    const double mk = m.mass[k];
+    Vec3 c = mk > 0 ? Vec3(m.h[k] / mk) : Vec3::Zero();
+    for (int j = 0; j < 3; ++j)
+      if (std::abs(c[j]) < 1e-15) c[j] = 0;
+    Mat3 I = m.Ibar[k] - mk * (c.dot(c) * Mat3::Identity() - c * c.transpose());
+    I = 0.5 * (I + I.transpose());
+    const double tol = 1e-14 * I.diagonal().cwiseAbs().maxCoeff();
+    const bool principal =
+        std::abs(I(0, 1)) <= tol && std::abs(I(0, 2)) <= tol && std::abs(I(1, 2)) <= tol;
+    if (principal) I = Mat3(I.diagonal().asDiagonal());
+    kc[k] = c;
+    for (int j = 0; j < 3; ++j) kc_nz[k][j] = c[j] != 0;
+    kI[k] = I;
+    kI_principal[k] = principal ? 1 : 0;
+  }
+}
 
 using Data = DataTpl<double>;
 

@@ -1,15 +1,213 @@
-// TEMPORARY placeholder until the recursive Kane implementation lands (being written now).
+// Kane's method: recursive O(n) inverse dynamics and forward dynamics by the generalized inertia
+// matrix (Kane & Levinson 1985; Nie 1988, Ch. III, restated in spec/kane-nie.md).
+//
+// Generalized speeds u = qd. Body k has its frame k (z = n3, the joint-k axis; origin o_k on
+// that axis), mass m_k, mass centre c_k and central inertia I_k (both in frame k). For every
+// joint r on the path from the base to body k, the partial velocities are
+//   revolute r:   w^k_r = n3^r,  v^k_r = n3^r x (c_k - o_r)      (3.12, 3.26)
+//   prismatic r:  w^k_r = 0,     v^k_r = n3^r                     (3.28)
+// and zero for the other joints. With W^k = sum_r w^k_r u_r (angular velocity) and the
+// accelerations alpha^k = sum_r w^k_r ud_r + E^k, a^k = sum_r v^k_r ud_r + D^k of body k and
+// of its mass centre (3.38, 3.44), and H^k = I_k alpha^k + W^k x I_k W^k (3.45, about c_k):
+//   generalized inertia forces  K*_r = -sum_k (v^k_r . m_k a^k + w^k_r . H^k)
+//                                    = -(sum_m F_rm ud_m + Z_r)                (3.47, 3.57)
+//   generalized active forces of gravity  K'_r = sum_k m_k g . v^k_r             (3.60)
+//   Kane's equations  f_r + K'_r + K*_r = 0  =>  f_r = F ud + Z - K'            (3.62)
+// Every partial velocity for u_r is a rigid rotation about (translation along) the joint-r
+// axis, so sum_k over the subtree of r collapses to n3^r . (moment about o_r) of the subtree's
+// forces R_k = m_k (a^k - g) at the c_k and couples H^k (n3^r . resultant for prismatic r).
+// These resultants are accumulated from the tips inwards, so the triple sums of the thesis are
+// never formed. Joint terms as in rnea.hpp: + armature ud + damping u + friction sign(u).
 #pragma once
-#include "robodyn/aba.hpp"
+
 #include "robodyn/crba.hpp"
+#include "robodyn/data.hpp"
+#include "robodyn/kinematics.hpp"
+#include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
+#include "robodyn/spatial.hpp"
+
 namespace robodyn {
+
+namespace detail {
+
+// H = I alpha + W x (I W), Euler's equations about the mass centre
+template <class S>
+inline V3T<S> euler_moment(const Mat3& I, bool principal, const V3T<S>& al, const V3T<S>& W) {
+  if (principal) {
+    // (3.45): H_1 = I_1 alpha_1 + W_2 W_3 (I_3 - I_2), cyclic; 9 mul, 3 add (fewer if I_i = I_j)
+    auto comp = [&](int a, int b, int c) {
+      const double dI = I(c, c) - I(b, b);
+      const S t = S(I(a, a)) * al[a];
+      return dI == 0 ? t : S(t + W[b] * W[c] * S(dI));
+    };
+    return V3T<S>(comp(0, 1, 2), comp(1, 2, 0), comp(2, 0, 1));
+  }
+  // general central inertia: 24 mul, 15 add
+  return sym_mul<S>(I, al) + cross<S>(W, sym_mul<S>(I, W));
+}
+
+// One Kane sweep. kAcc: ud on (else ud = 0, giving Z - K'); kJoint: armature, viscous and
+// Coulomb friction added to the driving forces. f: (n,) driving forces f_r = -K*_r - K'_r.
+template <bool kAcc, bool kJoint, class S>
+void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* ud, S* f) {
+  update_kinematics(m, d, q, 1);
+  // base: at rest (W^0 = alpha^0 = a^0 = 0), gravity g in base axes
+  d.kg[0] = m.gravity.template cast<S>();
+  // outward pass: W^k, alpha^k, mass-centre acceleration a^k, then R_k and H^k
+  for (int k = 1; k <= m.n; ++k) {
+    const int p = m.parent[k];
+    const bool rev = m.type[k] == JointType::Revolute;
+    // W^k = W^p + n3 u_k and alpha^k = alpha^p + W^p x n3 u_k + n3 ud_k, in frame k (3.7, 3.13)
+    const V3T<S> Wp = applyET(m, d, k, d.w[p]);
+    V3T<S> al = applyET(m, d, k, d.wd[p]);
+    V3T<S> W = Wp;
+    if (rev) {
+      al += cross_z<S>(Wp, u[k - 1]);
+      if (kAcc) al[2] += ud[k - 1];
+      W[2] += u[k - 1];
+    }
+    // origin o_k (thesis s^k): a_o^p + alpha^p x r + W^p x (W^p x r), rotated into frame k;
+    // a prismatic joint adds the Coriolis and relative terms 2 W^k x n3 u_k + n3 ud_k (3.33)
+    const V3T<S> Wr = cross_r(m, d, k, d.w[p]);
+    V3T<S> ao = applyET(
+        m, d, k, V3T<S>(d.ka[p] + cross_r(m, d, k, d.wd[p]) + cross<S>(d.w[p], Wr)));
+    if (!rev) {
+      ao += cross_z<S>(W, S(u[k - 1] + u[k - 1]));
+      if (kAcc) ao[2] += ud[k - 1];
+    }
+    // gravity in frame k (Y^k, 3.52)
+    const V3T<S> g = applyET(m, d, k, d.kg[p]);
+    // mass centre: V^k = V_o^k + W x c; a^k = sum_r v^k_r ud_r + D^k (3.38), D^k holding the
+    // thesis' B^k = W x V^k (3.36-3.37), here as a_o + alpha x c + W x (W x c)
+    const Vec3& c = d.kc[k];
+    const auto& cnz = d.kc_nz[k];
+    const V3T<S> Wc = cross_const<S>(W, c, cnz);
+    const V3T<S> a = ao + cross_const<S>(al, c, cnz) + cross<S>(W, Wc);
+    // R_k = m_k (a^k - g): minus the inertia force and the weight of body k, at c_k
+    const V3T<S> R = S(m.mass[k]) * (a - g);
+    // H^k: minus the inertia torque about c_k (3.45)
+    const V3T<S> H = euler_moment<S>(d.kI[k], d.kI_principal[k] != 0, al, W);
+    d.w[k] = W;
+    d.wd[k] = al;
+    d.ka[k] = ao;
+    d.kg[k] = g;
+    d.ff[k] = R;
+    d.fn[k] = H - cross_const<S>(R, c, cnz);  // moment about o_k: H + c x R
+  }
+  // inward pass: f_r = n3 . (subtree moment about o_r) or n3 . (subtree resultant), i.e.
+  // -(K*_r + K'_r); then the subtree resultants move to the parent's origin
+  for (int k = m.n; k >= 1; --k) {
+    S t = m.type[k] == JointType::Revolute ? d.fn[k][2] : d.ff[k][2];
+    if (kJoint) {
+      if (kAcc && m.armature[k] != 0) t += S(m.armature[k]) * ud[k - 1];
+      if (m.damping[k] != 0) t += S(m.damping[k]) * u[k - 1];
+      if (m.friction[k] != 0) t += S(m.friction[k]) * signum(u[k - 1]);
+    }
+    f[k - 1] = t;
+    const int p = m.parent[k];
+    if (p > 0) {
+      // resultant: E R; moment about o_p: E N + r x E R
+      const V3T<S> ER = applyE(m, d, k, d.ff[k]);
+      d.fn[p] += applyE(m, d, k, d.fn[k]) - cross_r(m, d, k, ER);
+      d.ff[p] += ER;
+    }
+  }
+}
+
+// Lower triangle of F + diag(armature) into d.M, F_rm = sum_k (w^k_m . I_k w^k_r +
+// m_k v^k_m . v^k_r) (3.59). F_rm is non-zero only when m is on the path from the base to r
+// (index m <= r, the lower triangle); then sum_k runs over the subtree of r. That subtree moving
+// with u_r = 1 has the momentum P_r = sum_k m_k v^k_r and the moment of momentum G about o_r;
+// F_rm is their projection on joint m's partial velocity: n3^m . (G about o_m) (revolute m)
+// or n3^m . P_r (prismatic m). Subtree composites make each (P_r, G_r) O(1), each F_rm O(1).
+template <class S>
+void kane_inertia(const Model& m, DataTpl<S>& d) {
+  // subtree composites in frame k: mass Im, first moment Ih = sum m_j (c_j - o_k), inertia II
+  // about o_k
+  for (int k = 1; k <= m.n; ++k) {
+    d.Im[k] = S(m.mass[k]);
+    d.Ih[k] = m.h[k].template cast<S>();
+    d.II[k] = m.Ibar[k].template cast<S>();
+  }
+  for (int k = m.n; k >= 1; --k) {
+    const int p = m.parent[k];
+    if (p == 0) continue;
+    const V3T<S> r = m.type[k] == JointType::Revolute ? V3T<S>(m.pc[k].template cast<S>())
+                                                       : d.r[k];
+    const S& M = d.Im[k];
+    const V3T<S> y = applyE(m, d, k, d.Ih[k]);
+    // E II E^T, column by column (II symmetric)
+    M3T<S> EI, J;
+    for (int j = 0; j < 3; ++j) EI.col(j) = applyE(m, d, k, V3T<S>(d.II[k].col(j)));
+    for (int j = 0; j < 3; ++j) J.col(j) = applyE(m, d, k, V3T<S>(EI.row(j).transpose()));
+    // parallel axes to o_p: + M (r.r 1 - r r^T) + 2 (r.y) 1 - y r^T - r y^T
+    const V3T<S> t = M * r + y;
+    const S diag = r.dot(t) + r.dot(y);
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j <= i; ++j) {
+        S x = J(i, j) - t[i] * r[j] - r[i] * y[j];
+        if (i == j) x += diag;
+        d.II[p](i, j) += x;
+        if (i != j) d.II[p](j, i) = d.II[p](i, j);
+      }
+    }
+    d.Ih[p] += t;
+    d.Im[p] += M;
+  }
+  for (int i = 0; i < m.n; ++i)
+    for (int j = 0; j < i; ++j) d.M(i, j) = S(0);
+  // column r: momentum P and moment of momentum G of the subtree for u_r = 1, carried to the
+  // origins of the joints on the path to the base
+  for (int r = 1; r <= m.n; ++r) {
+    V3T<S> P, G;
+    if (m.type[r] == JointType::Revolute) {
+      P = V3T<S>(-d.Ih[r][1], d.Ih[r][0], S(0));  // n3 x Ih
+      G = d.II[r].col(2);                          // II n3
+      d.M(r - 1, r - 1) = G[2];
+    } else {
+      P = V3T<S>(S(0), S(0), d.Im[r]);             // Im n3
+      G = V3T<S>(d.Ih[r][1], -d.Ih[r][0], S(0));  // Ih x n3
+      d.M(r - 1, r - 1) = P[2];
+    }
+    if (m.armature[r] != 0) d.M(r - 1, r - 1) += S(m.armature[r]);
+    for (int j = r; m.parent[j] > 0; j = m.parent[j]) {
+      const V3T<S> EP = applyE(m, d, j, P);
+      G = applyE(m, d, j, G) - cross_r(m, d, j, EP);
+      P = EP;
+      const int pj = m.parent[j];
+      d.M(r - 1, pj - 1) = m.type[pj] == JointType::Revolute ? G[2] : P[2];
+    }
+  }
+}
+
+}  // namespace detail
+
+// Inverse dynamics by Kane's equations: tau = F(q) ud + Z(q, u) - K'(q) + armature ud
+// + damping u + friction sign(u), u = qd. q, qd, qdd, tau: (n,). Same result as rnea().
 template <class S>
 void kane(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
-  rnea(m, d, q, qd, qdd, tau);
+  detail::kane_sweep<true, true, S>(m, d, q, qd, qdd, tau);
 }
+
+// Forward dynamics by Kane's equations: (F + diag(armature)) ud = tau + K' - Z - damping u
+// - friction sign(u) (3.56), F (lower triangle) by kane_inertia, Z - K' by one sweep with
+// ud = 0, solved by Cholesky. q, qd, tau, qdd: (n,). Returns false when F is not positive
+// definite.
 template <class S>
 bool kane_forward(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S* qdd) {
-  return forward_dynamics_crba(m, d, q, qd, tau, qdd);
+  // inputs are read before qdd is written: qdd may alias q, qd or tau
+  detail::kane_sweep<false, false, S>(m, d, q, qd, nullptr, d.tmp.data());
+  // right-hand side K_r - Z_r with K_r = f_r + K'_r (3.61), joint friction moved over
+  for (int r = 1; r <= m.n; ++r) {
+    S rhs = tau[r - 1] - d.tmp[r - 1];
+    if (m.damping[r] != 0) rhs -= S(m.damping[r]) * qd[r - 1];
+    if (m.friction[r] != 0) rhs -= S(m.friction[r]) * detail::signum(qd[r - 1]);
+    d.tmp[r - 1] = rhs;
+  }
+  detail::kane_inertia(m, d);
+  for (int r = 0; r < m.n; ++r) qdd[r] = d.tmp[r];
+  return cholesky_solve(d, qdd);
 }
+
 }  // namespace robodyn

@@ -19,77 +19,90 @@ inline S signum(const S& x) {
 
 // One Newton-Euler sweep. kVel: velocity terms on; kAcc: joint accelerations on;
 // kJoint: armature, viscous and Coulomb friction added to the joint torques.
+// W = [wd] + [w][w], the matrix taking a body-fixed offset c to the acceleration
+// wd x c + w x (w x c) of that point relative to the origin: 6 mul, 9 add
+template <class S>
+ROBODYN_INLINE M3T<S> accel_matrix(const V3T<S>& w, const V3T<S>& wd) {
+  const S xx = w[0] * w[0], yy = w[1] * w[1], zz = w[2] * w[2];
+  const S xy = w[0] * w[1], xz = w[0] * w[2], yz = w[1] * w[2];
+  M3T<S> W;
+  W << -(yy + zz), xy - wd[2], xz + wd[1],
+       xy + wd[2], -(xx + zz), yz - wd[0],
+       xz - wd[1], yz + wd[0], -(xx + yy);
+  return W;
+}
+
+// W c for a constant c with known zeros
+template <class S>
+ROBODYN_INLINE V3T<S> accel_apply(const M3T<S>& W, const Vec3& c, const std::array<bool, 3>& nz) {
+  return V3T<S>(dot_const<S>(W(0, 0), W(0, 1), W(0, 2), c, nz),
+                dot_const<S>(W(1, 0), W(1, 1), W(1, 2), c, nz),
+                dot_const<S>(W(2, 0), W(2, 1), W(2, 2), c, nz));
+}
+
 template <bool kVel, bool kAcc, bool kJoint, class S>
 void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
+  static_assert(kVel || !kAcc, "accelerations without velocities are not used");
   update_kinematics(m, d, q, 1);
-  // base: v = 0, a = -gravity (fictitious upward acceleration, Featherstone 5.3)
+  // The spatial recursion a_i = X a_p + S qdd + v x S qd, f = I a + v x* I v, written with the
+  // classical acceleration of the body origin a' = a + w x v (no linear velocity needed) and
+  // W = [wd] + [w][w] (Balafoutis):  a'_i = E^T (a'_p + W_p r) [+ 2 w x z u + z ud],
+  //   n_i = Ibar wd + w x (Ibar w) + h x a',   f_i = mass a' + W_i h.
+  // Without velocities (gravity torques) w = wd = 0: a'_i = E^T a'_p, n = h x a', f = mass a'.
+  // Base: w = wd = 0, a' = -gravity (fictitious upward acceleration, Featherstone 5.3).
   d.al[0] = -m.gravity.template cast<S>();
-  // forward pass: body velocities, accelerations and net forces
   for (int i = 1; i <= m.n; ++i) {
     const int p = m.parent[i];
     const bool rev = m.type[i] == JointType::Revolute;
-    V3T<S> w, v, wd, a;
-    // a_i = X_i a_p + S qdd_i + v_i x S qd_i        (base: angular part zero, skipped)
-    if (p > 0) {
-      wd = applyET(m, d, i, d.wd[p]);
-      a = applyET(m, d, i, V3T<S>(d.al[p] + cross_r(m, d, i, d.wd[p])));
-    } else {
-      wd.setZero();
-      a = applyET(m, d, i, d.al[0]);
+    const Vec3& h = m.h[i];
+    const auto& hz = m.h_nz[i];
+    if (!kVel) {
+      const V3T<S> a = applyET(m, d, i, d.al[p]);
+      d.al[i] = a;
+      d.fn[i] = const_cross<S>(h, hz, a);
+      d.ff[i] = S(m.mass[i]) * a;
+      continue;
     }
+    const S u = qd[i - 1];
+    V3T<S> w, wd, a;
+    if (p > 0) {
+      // a'_p + W_p r, r constant for a revolute joint (zeros skipped)
+      const V3T<S> Wr = rev ? accel_apply<S>(d.W[p], m.pc[i], m.pc_nz[i])
+                            : V3T<S>(d.W[p] * d.r[i]);
+      a = applyET(m, d, i, V3T<S>(d.al[p] + Wr));
+      wd = applyET(m, d, i, d.wd[p]);
+      w = applyET(m, d, i, d.w[p]);
+      if (rev) {
+        // wd += w_p x z u: 2 mul, 2 add
+        wd[0] += w[1] * u;
+        wd[1] -= w[0] * u;
+      } else {
+        // Coriolis term 2 w x z u of a sliding joint
+        const S u2 = u + u;
+        a[0] += w[1] * u2;
+        a[1] -= w[0] * u2;
+      }
+    } else {
+      a = applyET(m, d, i, d.al[0]);
+      wd.setZero();
+      w.setZero();
+    }
+    if (rev)
+      w[2] += u;
     if (kAcc) {
       if (rev)
         wd[2] += qdd[i - 1];
       else
         a[2] += qdd[i - 1];
     }
-    if (kVel) {
-      // v_i = X_i v_p + S qd_i                       (base: zero, skipped)
-      const S u = qd[i - 1];
-      if (p > 0) {
-        w = applyET(m, d, i, d.w[p]);
-        v = applyET(m, d, i, V3T<S>(d.vl[p] + cross_r(m, d, i, d.w[p])));
-      } else {
-        w.setZero();
-        v.setZero();
-      }
-      if (rev) {
-        // v x (z u, 0) = (w x z u, v x z u): 4 mul, 4 add (z x z = 0)
-        if (p > 0) {
-          wd[0] += w[1] * u;
-          wd[1] -= w[0] * u;
-          a[0] += v[1] * u;
-          a[1] -= v[0] * u;
-        }
-        w[2] += u;
-      } else {
-        // v x (0, z u) = (0, w x z u)
-        if (p > 0) {
-          a[0] += w[1] * u;
-          a[1] -= w[0] * u;
-        }
-        v[2] += u;
-      }
-      d.w[i] = w;
-      d.vl[i] = v;
-    }
+    d.w[i] = w;
     d.wd[i] = wd;
     d.al[i] = a;
-    // f_i = I a_i + v_i x* I v_i, with I = (mass, h, Ibar):
-    //   I (w, v) = (Ibar w + h x v, mass v - h x w)
-    const Vec3& h = m.h[i];
-    const auto& hz = m.h_nz[i];
-    const S mass(m.mass[i]);
-    V3T<S> fn = sym_mul<S>(m.Ibar[i], m.I_nz[i], wd) + const_cross<S>(h, hz, a);
-    V3T<S> ff = mass * a - const_cross<S>(h, hz, wd);
-    if (kVel) {
-      const V3T<S> Lw = sym_mul<S>(m.Ibar[i], m.I_nz[i], w) + const_cross<S>(h, hz, v);
-      const V3T<S> Lv = mass * v - const_cross<S>(h, hz, w);
-      fn += cross<S>(w, Lw) + cross<S>(v, Lv);
-      ff += cross<S>(w, Lv);
-    }
-    d.fn[i] = fn;
-    d.ff[i] = ff;
+    d.W[i] = accel_matrix<S>(w, wd);
+    // net force on the body, moment about its origin
+    d.fn[i] = sym_mul<S>(m.Ibar[i], m.I_nz[i], wd) + cross<S>(w, sym_mul<S>(m.Ibar[i], m.I_nz[i], w)) +
+              const_cross<S>(h, hz, a);
+    d.ff[i] = S(m.mass[i]) * a + accel_apply<S>(d.W[i], h, hz);
   }
   // backward pass: project on the joint axis, push the force to the parent
   for (int i = m.n; i >= 1; --i) {

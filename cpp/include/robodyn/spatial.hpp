@@ -34,19 +34,67 @@ ROBODYN_INLINE V3T<S> cross_z(const V3T<S>& x, const S& k) {
   return V3T<S>(x[1] * k, -(x[0] * k), S(0));
 }
 
-// x cross p for a constant p, skipping its zero components (decided at model build)
-template <class S>
-ROBODYN_INLINE V3T<S> cross_const(const V3T<S>& x, const Vec3& p, const std::array<bool, 3>& nz) {
-  auto term = [](const S& a, double b, bool on) { return on ? S(a * S(b)) : S(0); };
-  auto diff = [](const S& a, const S& b, bool ona, bool onb) {
-    if (ona && onb) return S(a - b);
-    if (ona) return a;
-    if (onb) return S(-b);
+namespace detail {
+// x cross p with the zero pattern of p known at compile time (bit k set: p[k] != 0)
+template <int P, class S>
+ROBODYN_INLINE V3T<S> cross_pattern(const V3T<S>& x, const Vec3& p) {
+  constexpr bool n0 = P & 1, n1 = P & 2, n2 = P & 4;
+  auto comp = [](const S& a, double pa, bool ona, const S& b, double pb, bool onb) -> S {
+    if (ona && onb) return a * S(pa) - b * S(pb);
+    if (ona) return a * S(pa);
+    if (onb) return -(b * S(pb));
     return S(0);
   };
-  return V3T<S>(diff(term(x[1], p[2], nz[2]), term(x[2], p[1], nz[1]), nz[2], nz[1]),
-                diff(term(x[2], p[0], nz[0]), term(x[0], p[2], nz[2]), nz[0], nz[2]),
-                diff(term(x[0], p[1], nz[1]), term(x[1], p[0], nz[0]), nz[1], nz[0]));
+  return V3T<S>(comp(x[1], p[2], n2, x[2], p[1], n1), comp(x[2], p[0], n0, x[0], p[2], n2),
+                comp(x[0], p[1], n1, x[1], p[0], n0));
+}
+}  // namespace detail
+
+// x cross p for a constant p, skipping its zero components (pattern decided at model build):
+// 6 mul, 3 add when p is full, 4 mul, 1 add for p = (a, 0, d)
+template <class S>
+ROBODYN_INLINE V3T<S> cross_const(const V3T<S>& x, const Vec3& p, const std::array<bool, 3>& nz) {
+  switch (int(nz[0]) | int(nz[1]) << 1 | int(nz[2]) << 2) {
+    case 0: return V3T<S>(S(0), S(0), S(0));
+    case 1: return detail::cross_pattern<1, S>(x, p);
+    case 2: return detail::cross_pattern<2, S>(x, p);
+    case 3: return detail::cross_pattern<3, S>(x, p);
+    case 4: return detail::cross_pattern<4, S>(x, p);
+    case 5: return detail::cross_pattern<5, S>(x, p);
+    case 6: return detail::cross_pattern<6, S>(x, p);
+    default: return detail::cross_pattern<7, S>(x, p);
+  }
+}
+
+namespace detail {
+template <int P, class S>
+ROBODYN_INLINE S dot_pattern(const S& x0, const S& x1, const S& x2, const Vec3& c) {
+  constexpr bool n0 = P & 1, n1 = P & 2, n2 = P & 4;
+  if (n0 && n1 && n2) return x0 * S(c[0]) + x1 * S(c[1]) + x2 * S(c[2]);
+  if (n0 && n1) return x0 * S(c[0]) + x1 * S(c[1]);
+  if (n0 && n2) return x0 * S(c[0]) + x2 * S(c[2]);
+  if (n1 && n2) return x1 * S(c[1]) + x2 * S(c[2]);
+  if (n0) return x0 * S(c[0]);
+  if (n1) return x1 * S(c[1]);
+  if (n2) return x2 * S(c[2]);
+  return S(0);
+}
+}  // namespace detail
+
+// (x0, x1, x2) . c for a constant c with known zeros
+template <class S>
+ROBODYN_INLINE S dot_const(const S& x0, const S& x1, const S& x2, const Vec3& c,
+                           const std::array<bool, 3>& nz) {
+  switch (int(nz[0]) | int(nz[1]) << 1 | int(nz[2]) << 2) {
+    case 0: return S(0);
+    case 1: return detail::dot_pattern<1, S>(x0, x1, x2, c);
+    case 2: return detail::dot_pattern<2, S>(x0, x1, x2, c);
+    case 3: return detail::dot_pattern<3, S>(x0, x1, x2, c);
+    case 4: return detail::dot_pattern<4, S>(x0, x1, x2, c);
+    case 5: return detail::dot_pattern<5, S>(x0, x1, x2, c);
+    case 6: return detail::dot_pattern<6, S>(x0, x1, x2, c);
+    default: return detail::dot_pattern<7, S>(x0, x1, x2, c);
+  }
 }
 
 // Rz(q)^T x: 4 mul, 2 add
@@ -112,31 +160,32 @@ ROBODYN_INLINE V3T<S> cross_r(const Model& m, const DataTpl<S>& d, int i, const 
   return cross(x, d.r[i]);
 }
 
-// sum of the products a_k * b_k whose flag is on (a sparse dot product with constants)
-template <class S>
-ROBODYN_INLINE S sparse_dot3(const S& x0, const S& x1, const S& x2, double a0, double a1, double a2,
-                     bool on0, bool on1, bool on2) {
-  S acc(0);
-  bool any = false;
-  auto add = [&](const S& x, double a, bool on) {
-    if (!on) return;
-    const S t = S(a) * x;
-    acc = any ? S(acc + t) : t;
-    any = true;
-  };
-  add(x0, a0, on0);
-  add(x1, a1, on1);
-  add(x2, a2, on2);
-  return acc;
-}
-
 // rotational inertia (symmetric, constant) times vector, skipping zero entries
 // (9 mul, 6 add when full; 3 mul for a diagonal inertia)
 template <class S>
 ROBODYN_INLINE V3T<S> sym_mul(const Mat3& I, const std::array<bool, 6>& nz, const V3T<S>& x) {
-  return V3T<S>(sparse_dot3(x[0], x[1], x[2], I(0, 0), I(0, 1), I(0, 2), nz[0], nz[3], nz[4]),
-                sparse_dot3(x[0], x[1], x[2], I(0, 1), I(1, 1), I(1, 2), nz[3], nz[1], nz[5]),
-                sparse_dot3(x[0], x[1], x[2], I(0, 2), I(1, 2), I(2, 2), nz[4], nz[5], nz[2]));
+  const bool offdiag = nz[3] || nz[4] || nz[5];
+  if (!offdiag && nz[0] && nz[1] && nz[2])
+    return V3T<S>(S(I(0, 0)) * x[0], S(I(1, 1)) * x[1], S(I(2, 2)) * x[2]);
+  if (nz[0] && nz[1] && nz[2] && nz[3] && nz[4] && nz[5])
+    return V3T<S>(S(I(0, 0)) * x[0] + S(I(0, 1)) * x[1] + S(I(0, 2)) * x[2],
+                  S(I(0, 1)) * x[0] + S(I(1, 1)) * x[1] + S(I(1, 2)) * x[2],
+                  S(I(0, 2)) * x[0] + S(I(1, 2)) * x[1] + S(I(2, 2)) * x[2]);
+  // any other pattern: sum the non-zero products of each row
+  const int idx[3][3] = {{0, 3, 4}, {3, 1, 5}, {4, 5, 2}};
+  V3T<S> y;
+  for (int r = 0; r < 3; ++r) {
+    S acc(0);
+    bool any = false;
+    for (int c = 0; c < 3; ++c) {
+      if (!nz[idx[r][c]]) continue;
+      const S t = S(I(r, c)) * x[c];
+      acc = any ? S(acc + t) : t;
+      any = true;
+    }
+    y[r] = acc;
+  }
+  return y;
 }
 
 // dense form: 9 mul, 6 add

@@ -1,0 +1,53 @@
+// Robot-specific code generation: the algorithms traced with the Traced scalar (tracing.hpp),
+// and the generated kernels compiled into the extension (cpp/generated/).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "robodyn/model.hpp"
+
+namespace robodyn {
+
+// The expression graph of one algorithm on one model, in creation (topological) order.
+// op codes: 0 Const (c), 1 Input (a = input index), 2 Neg, 3 Add, 4 Sub, 5 Mul, 6 Div, 7 Sin,
+// 8 Cos, 9 Sqrt, 10 Sign (unary ops use a, binary a and b). Inputs: q = 0..n-1,
+// qd = n..2n-1, the third argument (qdd or tau) = 2n..3n-1.
+struct ExprGraph {
+  std::vector<std::uint8_t> op;
+  std::vector<std::int32_t> a, b;
+  std::vector<double> c;
+  std::vector<std::int32_t> outputs;  // tau / qdd (n) or the row-major mass matrix (n * n)
+  long assumptions = 0;               // comparisons decided by assumption (see tracing.hpp)
+};
+
+// Runs `algorithm` once with the tracing scalar: "inverse_dynamics" (rnea),
+// "inverse_dynamics_kane" (kane), "mass_matrix" (crba), "mass_matrix_kane" (kane_inertia),
+// "gravity" (gravity_torques), "gravity_kane" (kane at qd = qdd = 0), "bias" (bias_torques),
+// "forward_dynamics_aba" (aba), "forward_dynamics_crba" (bias + crba + Cholesky) or
+// "forward_dynamics_kane" (kane_forward). Constants within 1e-14 (relative) of zero in the
+// model's inertias are taken as zero first (rounding residue of pi/2 rotations).
+// Throws std::invalid_argument for an unknown algorithm.
+ExprGraph trace_algorithm(const Model& model, const std::string& algorithm);
+
+// The kernels of cpp/generated/ (C ABI, see robodyn.codegen).
+using IdKernel = void (*)(const double* q, const double* qd, const double* qdd, double* tau);
+using MassKernel = void (*)(const double* q, double* M);
+using GravityKernel = void (*)(const double* q, double* tau);
+using FdKernel = void (*)(const double* q, const double* qd, const double* tau, double* qdd);
+
+struct BuiltinKernels {
+  const char* name;    // robot name
+  const char* sha256;  // of the generated source file the kernels were compiled from
+  IdKernel inverse_dynamics;
+  MassKernel mass_matrix;
+  GravityKernel gravity;
+  FdKernel forward_dynamics;
+};
+
+// the table of cpp/generated/registry.cpp
+const std::vector<BuiltinKernels>& builtin_kernels();
+
+}  // namespace robodyn

@@ -1,0 +1,135 @@
+// Counted: a double that counts the arithmetic done with it, for exact operation counts.
+//
+// The algorithms are templates over the scalar type; instantiated with Counted they execute the
+// same operations as the double code, and every one of them is tallied:
+//
+//   mul  = multiplications and divisions,
+//   add  = additions and subtractions (negation is free),
+//   trig = sin, cos and sqrt calls;
+//
+// comparisons, abs, copies and conversions are free. A binary operation counts whatever its
+// operand values are (0 * x is work the double code really does). The counters are
+// thread_local. Include this header only where the counting instantiation lives
+// (cpp/src/opcount.cpp): the double build never sees it.
+#pragma once
+
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
+
+namespace robodyn {
+
+// Operations counted since the last reset_op_counts() on this thread.
+struct OpTally {
+  long mul = 0, add = 0, trig = 0;
+};
+
+inline OpTally& op_tally() {
+  thread_local OpTally t;
+  return t;
+}
+
+inline void reset_op_counts() { op_tally() = OpTally(); }
+
+class Counted {
+ public:
+  Counted() = default;
+  // implicit, so that constants mix with counted values; the operation is counted
+  Counted(double v) : v_(v) {}  // NOLINT(google-explicit-constructor)
+
+  double value() const { return v_; }
+  explicit operator double() const { return v_; }
+
+  Counted& operator+=(const Counted& y) {
+    ++op_tally().add;
+    v_ += y.v_;
+    return *this;
+  }
+  Counted& operator-=(const Counted& y) {
+    ++op_tally().add;
+    v_ -= y.v_;
+    return *this;
+  }
+  Counted& operator*=(const Counted& y) {
+    ++op_tally().mul;
+    v_ *= y.v_;
+    return *this;
+  }
+  Counted& operator/=(const Counted& y) {
+    ++op_tally().mul;
+    v_ /= y.v_;
+    return *this;
+  }
+
+  // binary operators and functions are hidden friends: found by argument-dependent lookup
+  // only (after `using std::sin;` the call sin(x) picks these for a Counted x)
+  friend Counted operator+(Counted x, const Counted& y) { return x += y; }
+  friend Counted operator-(Counted x, const Counted& y) { return x -= y; }
+  friend Counted operator*(Counted x, const Counted& y) { return x *= y; }
+  friend Counted operator/(Counted x, const Counted& y) { return x /= y; }
+  friend Counted operator-(const Counted& x) { return Counted(-x.v_); }
+  friend Counted operator+(const Counted& x) { return x; }
+
+  friend bool operator==(const Counted& x, const Counted& y) { return x.v_ == y.v_; }
+  friend bool operator!=(const Counted& x, const Counted& y) { return x.v_ != y.v_; }
+  friend bool operator<(const Counted& x, const Counted& y) { return x.v_ < y.v_; }
+  friend bool operator<=(const Counted& x, const Counted& y) { return x.v_ <= y.v_; }
+  friend bool operator>(const Counted& x, const Counted& y) { return x.v_ > y.v_; }
+  friend bool operator>=(const Counted& x, const Counted& y) { return x.v_ >= y.v_; }
+
+  friend Counted sin(const Counted& x) {
+    ++op_tally().trig;
+    return Counted(std::sin(x.v_));
+  }
+  friend Counted cos(const Counted& x) {
+    ++op_tally().trig;
+    return Counted(std::cos(x.v_));
+  }
+  friend Counted sqrt(const Counted& x) {
+    ++op_tally().trig;
+    return Counted(std::sqrt(x.v_));
+  }
+  friend Counted abs(const Counted& x) { return Counted(std::abs(x.v_)); }
+  friend bool isfinite(const Counted& x) { return std::isfinite(x.v_); }
+  friend bool isnan(const Counted& x) { return std::isnan(x.v_); }
+  friend bool isinf(const Counted& x) { return std::isinf(x.v_); }
+
+ private:
+  double v_ = 0.0;
+};
+
+}  // namespace robodyn
+
+namespace Eigen {
+
+// Costs equal to double's, so that Eigen takes the same evaluation decisions (which
+// sub-expressions it evaluates into temporaries) as in the double build. Counted has no packet
+// type: Eigen runs its scalar paths, whose fixed-size products and reductions do exactly
+// k multiplications and k - 1 additions per length-k dot product (checked at first use by
+// count_ops).
+template <>
+struct NumTraits<robodyn::Counted> : GenericNumTraits<double> {
+  using Real = robodyn::Counted;
+  using NonInteger = robodyn::Counted;
+  using Nested = robodyn::Counted;
+  using Literal = robodyn::Counted;
+  enum {
+    IsComplex = 0,
+    IsInteger = 0,
+    IsSigned = 1,
+    RequireInitialization = 1,
+    ReadCost = NumTraits<double>::ReadCost,
+    AddCost = NumTraits<double>::AddCost,
+    MulCost = NumTraits<double>::MulCost
+  };
+  static Real epsilon() { return std::numeric_limits<double>::epsilon(); }
+  static Real dummy_precision() { return NumTraits<double>::dummy_precision(); }
+  static Real highest() { return std::numeric_limits<double>::max(); }
+  static Real lowest() { return std::numeric_limits<double>::lowest(); }
+  static Real infinity() { return std::numeric_limits<double>::infinity(); }
+  static Real quiet_NaN() { return std::numeric_limits<double>::quiet_NaN(); }
+  static int digits10() { return std::numeric_limits<double>::digits10; }
+  static int digits() { return std::numeric_limits<double>::digits; }
+};
+
+}  // namespace Eigen

@@ -1,0 +1,138 @@
+// Code generation: the algorithms instantiated with the tracing scalar (the only place that
+// instantiates them with Traced, so the double build is untouched). robodyn.codegen turns the
+// graphs into C++ source.
+#include "robodyn/codegen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "robodyn/aba.hpp"
+#include "robodyn/crba.hpp"
+#include "robodyn/data.hpp"
+#include "robodyn/kane.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/rnea.hpp"
+#include "robodyn/tracing.hpp"
+
+namespace robodyn {
+
+namespace detail {
+// Coulomb friction's sign(qd) becomes a Sign node (a comparison cannot be decided by tracing)
+template <>
+inline Traced signum<Traced>(const Traced& x) {
+  return sign(x);
+}
+}  // namespace detail
+
+namespace {
+
+enum class Algo {
+  InverseDynamics, InverseDynamicsKane, MassMatrix, MassMatrixKane, Gravity, GravityKane, Bias,
+  FdAba, FdCrba, FdKane
+};
+
+const char* const kNames[] = {"inverse_dynamics", "inverse_dynamics_kane", "mass_matrix",
+                              "mass_matrix_kane", "gravity", "gravity_kane", "bias",
+                              "forward_dynamics_aba", "forward_dynamics_crba",
+                              "forward_dynamics_kane"};
+constexpr int kNumAlgos = sizeof(kNames) / sizeof(kNames[0]);
+
+Algo parse(const std::string& name) {
+  for (int k = 0; k < kNumAlgos; ++k)
+    if (name == kNames[k]) return static_cast<Algo>(k);
+  std::string known;
+  for (const char* s : kNames) known += std::string(known.empty() ? "" : ", ") + s;
+  throw std::invalid_argument("unknown algorithm '" + name + "'; expected one of: " + known);
+}
+
+// the model with rounding residue in its inertias set to exact zeros (a rotation by pi/2 of an
+// inertia leaves products of inertia of 1e-17): relative 1e-14 of the largest entry
+Model cleaned(const Model& m) {
+  Model c = m;
+  const int rr[6] = {0, 1, 2, 0, 0, 1}, cc[6] = {0, 1, 2, 1, 2, 2};
+  for (int i = 1; i <= m.n; ++i) {
+    Mat3& I = c.Ibar[i];
+    const double tol = 1e-14 * I.cwiseAbs().maxCoeff();
+    for (int k = 0; k < 6; ++k) {
+      if (std::abs(I(rr[k], cc[k])) <= tol) {
+        I(rr[k], cc[k]) = 0;
+        I(cc[k], rr[k]) = 0;
+      }
+      c.I_nz[i][k] = I(rr[k], cc[k]) != 0;
+    }
+    Vec3& h = c.h[i];
+    const double htol = 1e-14 * h.cwiseAbs().maxCoeff();
+    for (int k = 0; k < 3; ++k) {
+      if (std::abs(h[k]) <= htol) h[k] = 0;
+      c.h_nz[i][k] = h[k] != 0;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+ExprGraph trace_algorithm(const Model& model, const std::string& algorithm) {
+  const Algo a = parse(algorithm);
+  const Model m = cleaned(model);
+  const int n = m.n;
+  tracing::TraceScope scope;
+  std::vector<Traced> q(n), qd(n), x(n);
+  for (int k = 0; k < n; ++k) {
+    q[k] = Traced::input(k);
+    qd[k] = Traced::input(n + k);
+    x[k] = Traced::input(2 * n + k);
+  }
+  DataTpl<Traced> d(m);
+  const bool matrix = a == Algo::MassMatrix || a == Algo::MassMatrixKane;
+  std::vector<Traced> out(matrix ? n * n : n);
+  const std::vector<Traced> zero(n);
+  switch (a) {
+    case Algo::InverseDynamics: rnea(m, d, q.data(), qd.data(), x.data(), out.data()); break;
+    case Algo::InverseDynamicsKane:
+      kane(m, d, q.data(), qd.data(), x.data(), out.data());
+      break;
+    case Algo::Gravity: gravity_torques(m, d, q.data(), out.data()); break;
+    // g(q) = kane(q, 0, 0): the joint terms vanish with qd = qdd = 0
+    case Algo::GravityKane: kane(m, d, q.data(), zero.data(), zero.data(), out.data()); break;
+    case Algo::Bias: bias_torques(m, d, q.data(), qd.data(), out.data()); break;
+    case Algo::FdAba: aba(m, d, q.data(), qd.data(), x.data(), out.data()); break;
+    case Algo::FdCrba:
+      forward_dynamics_crba(m, d, q.data(), qd.data(), x.data(), out.data());
+      break;
+    case Algo::FdKane: kane_forward(m, d, q.data(), qd.data(), x.data(), out.data()); break;
+    case Algo::MassMatrixKane:
+      // the lower triangle, mirrored
+      update_kinematics(m, d, q.data(), 1);
+      detail::kane_inertia(m, d);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) out[i * n + j] = d.M(std::max(i, j), std::min(i, j));
+      break;
+    case Algo::MassMatrix:
+      crba(m, d, q.data());
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) out[i * n + j] = d.M(i, j);
+      break;
+  }
+  const tracing::Graph& g = scope.graph();
+  ExprGraph r;
+  const size_t size = g.nodes.size();
+  r.op.reserve(size);
+  r.a.reserve(size);
+  r.b.reserve(size);
+  r.c.reserve(size);
+  for (const tracing::Node& node : g.nodes) {
+    r.op.push_back(static_cast<std::uint8_t>(node.op));
+    r.a.push_back(node.a);
+    r.b.push_back(node.b);
+    r.c.push_back(node.c);
+  }
+  for (const Traced& t : out) r.outputs.push_back(t.id());
+  r.assumptions = g.assumptions;
+  return r;
+}
+
+}  // namespace robodyn

@@ -1,0 +1,476 @@
+// No heap allocation inside the algorithms (STYLE.md rule 7).
+//
+// Every global operator new / new[] is replaced by a counting version, and on glibc malloc,
+// calloc, realloc, posix_memalign, aligned_alloc and memalign are interposed too (forwarding to
+// __libc_*), so an allocation by Eigen, the standard library or the code under test is seen
+// whichever way it is made. EIGEN_RUNTIME_NO_MALLOC plus set_is_malloc_allowed(false) makes
+// every Eigen heap allocation fail an eigen_assert, which is redirected here to a recording
+// handler (so it works with or without NDEBUG and names the failed check).
+//
+// Two 7-DOF models are built from BodySpec: a random tree (random axes, origins, inertias,
+// revolute and prismatic joints, armature, damping, Coulomb friction, extra frames) and a
+// structured chain (coordinate axes, signed-permutation origins, principal inertias: the
+// special-cased paths). For each, Data is created and warmed up, then every algorithm runs at
+// several new configurations (cache misses) and again at the same configuration (cache hits)
+// while the counters are armed. A few identities (FD(ID(qdd)) = qdd, kane = rnea,
+// ID = M qdd + bias + joint terms) check that the calls really computed something.
+//
+// Usage: test_noalloc                    exit 0 if no allocation happened, 1 otherwise
+//        test_noalloc --self-check-new     allocates with operator new inside the guard
+//        test_noalloc --self-check-malloc  allocates with malloc inside the guard
+//        test_noalloc --self-check-eigen   allocates an Eigen::VectorXd inside the guard
+// The self-check modes must report failure (exit 1): they show the test can fail.
+#ifndef EIGEN_RUNTIME_NO_MALLOC
+#define EIGEN_RUNTIME_NO_MALLOC
+#endif
+
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
+#define eigen_assert(x)                                          \
+  do {                                                           \
+    if (!(x)) ::noalloc_eigen_assert_failed(#x, __FILE__, __LINE__); \
+  } while (false)
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+#include <cerrno>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "robodyn/aba.hpp"
+#include "robodyn/coriolis.hpp"
+#include "robodyn/crba.hpp"
+#include "robodyn/data.hpp"
+#include "robodyn/kane.hpp"
+#include "robodyn/kinematics.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/rnea.hpp"
+
+// ---------------------------------------------------------------- counting allocators
+
+namespace {
+
+bool g_armed = false;        // count only while the algorithms run
+long g_news = 0;             // operator new / new[] calls while armed
+long g_mallocs = 0;          // malloc family calls while armed (glibc only)
+long g_eigen_asserts = 0;    // failed eigen_asserts while armed (includes forbidden mallocs)
+const char* g_eigen_what = "";
+const char* g_eigen_file = "";
+int g_eigen_line = 0;
+void* volatile g_sink = nullptr;  // keeps deliberate allocations from being optimised away
+
+inline void note_new() {
+  if (g_armed) ++g_news;
+}
+
+void* counted_new(std::size_t n) {
+  note_new();
+  void* p = std::malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void* counted_new_aligned(std::size_t n, std::size_t a) {
+  note_new();
+  if (a < sizeof(void*)) a = sizeof(void*);
+  void* p = nullptr;
+  if (posix_memalign(&p, a, n ? n : 1) != 0) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+void noalloc_eigen_assert_failed(const char* what, const char* file, int line) {
+  ++g_eigen_asserts;
+  g_eigen_what = what;
+  g_eigen_file = file;
+  g_eigen_line = line;
+}
+
+void* operator new(std::size_t n) { return counted_new(n); }
+void* operator new[](std::size_t n) { return counted_new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  note_new();
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  note_new();
+  return std::malloc(n ? n : 1);
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  return counted_new_aligned(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return counted_new_aligned(n, static_cast<std::size_t>(a));
+}
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try {
+    return counted_new_aligned(n, static_cast<std::size_t>(a));
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  try {
+    return counted_new_aligned(n, static_cast<std::size_t>(a));
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+
+#if defined(__GLIBC__) && !defined(ROBODYN_NOALLOC_NO_MALLOC_HOOK)
+// glibc supports replacing malloc in the executable; these forward to its implementation
+#define ROBODYN_NOALLOC_MALLOC_HOOK 1
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+
+static inline void note_malloc() {
+  if (g_armed) ++g_mallocs;
+}
+
+void* malloc(std::size_t n) noexcept {
+  note_malloc();
+  return __libc_malloc(n);
+}
+void* calloc(std::size_t k, std::size_t n) noexcept {
+  note_malloc();
+  return __libc_calloc(k, n);
+}
+void* realloc(void* p, std::size_t n) noexcept {
+  note_malloc();
+  return __libc_realloc(p, n);
+}
+void free(void* p) noexcept { __libc_free(p); }
+void* memalign(std::size_t a, std::size_t n) noexcept {
+  note_malloc();
+  return __libc_memalign(a, n);
+}
+void* aligned_alloc(std::size_t a, std::size_t n) noexcept {
+  note_malloc();
+  return __libc_memalign(a, n);
+}
+int posix_memalign(void** p, std::size_t a, std::size_t n) noexcept {
+  note_malloc();
+  void* r = __libc_memalign(a, n);
+  if (!r) return ENOMEM;
+  *p = r;
+  return 0;
+}
+}
+#else
+#define ROBODYN_NOALLOC_MALLOC_HOOK 0
+#endif
+
+// ---------------------------------------------------------------- models
+
+namespace {
+
+using namespace robodyn;
+
+Mat3 random_rotation(std::mt19937_64& g) {
+  std::normal_distribution<double> N(0.0, 1.0);
+  Eigen::Quaterniond x(N(g), N(g), N(g), N(g));
+  x.normalize();
+  return x.toRotationMatrix();
+}
+
+// R diag(J) R' with J from positive second moments (strict triangle inequality)
+Mat3 random_inertia(double mass, std::mt19937_64& g, bool principal) {
+  std::uniform_real_distribution<double> U(0.002, 0.03);
+  const double s0 = mass * U(g), s1 = mass * U(g), s2 = mass * U(g);
+  const Mat3 J = Vec3(s1 + s2, s0 + s2, s0 + s1).asDiagonal();
+  if (principal) return J;
+  const Mat3 R = random_rotation(g);
+  const Mat3 I = R * J * R.transpose();
+  return 0.5 * (I + I.transpose());
+}
+
+// a random 7-DOF tree (at least one branch), random axes and origins, joint terms, 2 frames
+Model random_tree_model(unsigned seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> N(0.0, 1.0);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  const int n = 7;
+  std::vector<int> parent(n);
+  for (bool branched = false; !branched;) {
+    std::vector<int> children(n + 1, 0);
+    for (int i = 0; i < n; ++i) {
+      parent[i] = static_cast<int>(std::floor(U(g) * (i + 1))) - 1;  // uniform in [-1, i-1]
+      ++children[parent[i] + 1];
+    }
+    for (int c : children) branched = branched || c > 1;
+  }
+  std::vector<BodySpec> bodies(n);
+  for (int i = 0; i < n; ++i) {
+    BodySpec& b = bodies[i];
+    b.parent = parent[i];
+    b.type = (i == 2 || (i != 0 && U(g) < 0.3)) ? JointType::Prismatic : JointType::Revolute;
+    b.axis = Vec3(N(g), N(g), N(g)).normalized();
+    b.origin_R = random_rotation(g);
+    b.origin_p = 0.3 * Vec3(N(g), N(g), N(g));
+    b.mass = 0.5 + 4.5 * U(g);
+    b.com = 0.1 * Vec3(N(g), N(g), N(g));
+    b.inertia = random_inertia(b.mass, g, false);
+    b.armature = 0.01 + 0.09 * U(g);
+    b.damping = 0.01 + 0.5 * U(g);
+    b.friction = 0.01 + 0.5 * U(g);
+    b.name = "link" + std::to_string(i + 1);
+    b.joint_name = "joint" + std::to_string(i + 1);
+  }
+  std::vector<FrameSpec> frames(2);
+  for (int f = 0; f < 2; ++f) {
+    frames[f].parent = f == 0 ? -1 : n - 1;
+    frames[f].R = random_rotation(g);
+    frames[f].p = 0.2 * Vec3(N(g), N(g), N(g));
+    frames[f].name = "frame" + std::to_string(f + 1);
+  }
+  return build_model(bodies, frames, Vec3(0.0, 0.0, -9.81));
+}
+
+// a 7-DOF chain on coordinate axes with signed-permutation origins and principal inertias
+Model structured_chain_model(unsigned seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  const int n = 7;
+  Mat3 Rx90;  // rotation by +90 degrees about x: a signed permutation
+  Rx90 << 1, 0, 0, 0, 0, -1, 0, 1, 0;
+  const Vec3 axes[3] = {Vec3::UnitZ(), Vec3::UnitX(), -Vec3::UnitY()};
+  std::vector<BodySpec> bodies(n);
+  for (int i = 0; i < n; ++i) {
+    BodySpec& b = bodies[i];
+    b.parent = i - 1;
+    b.type = i == 4 ? JointType::Prismatic : JointType::Revolute;
+    b.axis = axes[i % 3];
+    b.origin_R = i % 2 ? Rx90 : Mat3::Identity();
+    b.origin_p = Vec3(0.0, i % 2 ? 0.0 : 0.1 + 0.2 * U(g), 0.3 * U(g));
+    b.mass = 0.5 + 4.5 * U(g);
+    b.com = Vec3(0.0, 0.0, 0.05 + 0.1 * U(g));
+    b.inertia = random_inertia(b.mass, g, true);
+    b.armature = i % 2 ? 0.0 : 0.05;
+    b.name = "link" + std::to_string(i + 1);
+    b.joint_name = "joint" + std::to_string(i + 1);
+  }
+  return build_model(bodies, {}, Vec3(0.0, 0.0, -9.81));
+}
+
+// ---------------------------------------------------------------- the guarded calls
+
+struct Buffers {
+  std::vector<double> tau, qdd, qdd2, bias, grav, M, C, fk, J, tmp;
+  double energy = 0;
+  explicit Buffers(const Model& m)
+      : tau(m.n), qdd(m.n), qdd2(m.n), bias(m.n), grav(m.n), M(m.n * m.n), C(m.n * m.n),
+        fk(16 * m.frame_body.size()), J(6 * m.n), tmp(m.n) {}
+};
+
+// the guarded calls; the last entry is the deliberate allocation of the self-check modes
+constexpr int kAlgorithms = 15;
+const char* const kNames[kAlgorithms] = {
+    "rnea", "kane", "crba", "aba", "forward_dynamics_crba", "kane_forward", "bias_torques",
+    "gravity_torques", "coriolis_matrix", "forward_kinematics", "jacobian", "kinetic_energy",
+    "potential_energy", "kane_inertia", "self-check"};
+
+struct Tally {
+  long calls = 0;
+  long news[kAlgorithms] = {};
+  long mallocs[kAlgorithms] = {};
+  long eigen[kAlgorithms] = {};
+};
+
+// runs algorithm k once at (q, qd, qdd, tau), attributing any allocation to it
+void run_one(int k, const Model& m, Data& d, const double* q, const double* qd,
+             const double* qdd, const double* tau, Buffers& b, Tally& t,
+             const std::string& mode) {
+  const long n0 = g_news, m0 = g_mallocs, e0 = g_eigen_asserts;
+  switch (k) {
+    case 0: rnea(m, d, q, qd, qdd, b.tau.data()); break;
+    case 1: kane(m, d, q, qd, qdd, b.tmp.data()); break;
+    case 2:
+      crba(m, d, q);
+      for (int i = 0; i < m.n; ++i)
+        for (int j = 0; j < m.n; ++j) b.M[i * m.n + j] = d.M(i, j);
+      break;
+    case 3: aba(m, d, q, qd, tau, b.qdd.data()); break;
+    case 4: forward_dynamics_crba(m, d, q, qd, tau, b.qdd2.data()); break;
+    case 5: kane_forward(m, d, q, qd, tau, b.tmp.data()); break;
+    case 6: bias_torques(m, d, q, qd, b.bias.data()); break;
+    case 7: gravity_torques(m, d, q, b.grav.data()); break;
+    case 8: coriolis_matrix(m, d, q, qd, b.C.data()); break;
+    case 9: forward_kinematics(m, d, q, b.fk.data()); break;
+    case 10:
+      for (int f = 0; f < static_cast<int>(m.frame_body.size()); ++f)
+        jacobian(m, d, q, f, b.J.data());
+      break;
+    case 11: b.energy += kinetic_energy(m, d, q, qd); break;
+    case 12: b.energy += potential_energy(m, d, q); break;
+    case 13: update_kinematics(m, d, q, 2); detail::kane_inertia(m, d); break;
+    case 14:
+      // the deliberate allocations of the self-check modes (the previous one is freed)
+      if (mode == "--self-check-new") {
+        delete[] static_cast<double*>(g_sink);
+        g_sink = new double[64];
+      }
+      if (mode == "--self-check-malloc") {
+        std::free(g_sink);
+        g_sink = std::malloc(64);
+      }
+      if (mode == "--self-check-eigen") {
+        Eigen::VectorXd v(64);
+        g_sink = v.data();
+      }
+      break;
+    default: break;
+  }
+  ++t.calls;
+  t.news[k] += g_news - n0;
+  t.mallocs[k] += g_mallocs - m0;
+  t.eigen[k] += g_eigen_asserts - e0;
+}
+
+// the identities that show the guarded calls computed real results; "" when they hold
+std::string check_results(const Model& m, Data& d, const double* q, const double* qd,
+                          const double* qdd) {
+  const int n = m.n;
+  std::vector<double> tau(n), tau2(n), back(n), back2(n), back3(n), bias(n);
+  rnea(m, d, q, qd, qdd, tau.data());
+  kane(m, d, q, qd, qdd, tau2.data());
+  aba(m, d, q, qd, tau.data(), back.data());
+  forward_dynamics_crba(m, d, q, qd, tau.data(), back2.data());
+  kane_forward(m, d, q, qd, tau.data(), back3.data());
+  bias_torques(m, d, q, qd, bias.data());
+  crba(m, d, q);
+  double scale = 1, err = 0;
+  for (int i = 0; i < n; ++i) scale = std::max(scale, std::abs(tau[i]));
+  for (int i = 0; i < n; ++i) {
+    double mq = bias[i] + m.damping[i + 1] * qd[i] +
+                m.friction[i + 1] * (qd[i] > 0 ? 1.0 : qd[i] < 0 ? -1.0 : 0.0);
+    for (int j = 0; j < n; ++j) mq += d.M(i, j) * qdd[j];
+    err = std::max(err, std::abs(mq - tau[i]) / scale);
+    err = std::max(err, std::abs(tau2[i] - tau[i]) / scale);
+    for (const auto* x : {&back, &back2, &back3})
+      err = std::max(err, std::abs((*x)[i] - qdd[i]) / std::max(1.0, std::abs(qdd[i])));
+  }
+  if (!(err < 1e-8)) return "identity check failed (max relative error " + std::to_string(err) + ")";
+  return "";
+}
+
+// warms up, then runs every algorithm at new and repeated states with the counters armed
+int check_model(const char* label, const Model& m, const std::string& mode) {
+  std::mt19937_64 g(1234);
+  std::normal_distribution<double> N(0.0, 1.0);
+  const int n = m.n, states = 4;
+  std::vector<std::vector<double>> Q(states), QD(states), QDD(states), TAU(states);
+  for (int s = 0; s < states; ++s) {
+    for (auto* v : {&Q[s], &QD[s], &QDD[s], &TAU[s]}) {
+      v->resize(n);
+      for (auto& x : *v) x = N(g);
+    }
+  }
+  Data d(m);
+  Buffers b(m);
+  Tally t;
+  // warm-up: everything once, unguarded
+  for (int k = 0; k < kAlgorithms; ++k)
+    run_one(k, m, d, Q[0].data(), QD[0].data(), QDD[0].data(), TAU[0].data(), b, t, "");
+  t = Tally();
+  const long hits0 = d.cache_hits, misses0 = d.cache_misses;
+
+  Eigen::internal::set_is_malloc_allowed(false);
+  g_armed = true;
+  for (int rep = 0; rep < 2; ++rep) {
+    for (int s = 0; s < states; ++s) {
+      // a new q first (a cache miss), then every algorithm twice at the same q (hits)
+      for (int twice = 0; twice < 2; ++twice)
+        for (int k = 0; k < kAlgorithms; ++k)
+          run_one(k, m, d, Q[s].data(), QD[s].data(), QDD[s].data(), TAU[s].data(), b, t, mode);
+      // the same algorithm alone at alternating q: a miss on every call
+      for (int k = 0; k < kAlgorithms; ++k)
+        for (int s2 = 0; s2 < states; ++s2)
+          run_one(k, m, d, Q[s2].data(), QD[s2].data(), QDD[s2].data(), TAU[s2].data(), b, t,
+                  mode);
+    }
+  }
+  g_armed = false;
+  Eigen::internal::set_is_malloc_allowed(true);
+  if (g_sink) {
+    // free the self-check allocation (with the function that made it)
+    if (mode == "--self-check-new") delete[] static_cast<double*>(g_sink);
+    if (mode == "--self-check-malloc") std::free(g_sink);
+    g_sink = nullptr;
+  }
+
+  int failures = 0;
+  for (int k = 0; k < kAlgorithms; ++k) {
+    if (t.news[k] || t.mallocs[k] || t.eigen[k]) {
+      std::printf("FAIL %s: %s allocated: %ld operator new, %ld malloc, %ld Eigen malloc "
+                  "asserts\n", label, kNames[k], t.news[k], t.mallocs[k], t.eigen[k]);
+      ++failures;
+    }
+  }
+  if (g_eigen_asserts)
+    std::printf("  last failed eigen_assert: %s (%s:%d)\n", g_eigen_what, g_eigen_file,
+                g_eigen_line);
+  const long hits = d.cache_hits - hits0, misses = d.cache_misses - misses0;
+  if (hits == 0 || misses == 0) {
+    std::printf("FAIL %s: the guarded calls did not exercise both cache paths "
+                "(%ld hits, %ld misses)\n", label, hits, misses);
+    ++failures;
+  }
+  for (int s = 0; s < states; ++s) {
+    const std::string why = check_results(m, d, Q[s].data(), QD[s].data(), QDD[s].data());
+    if (!why.empty()) {
+      std::printf("FAIL %s: %s\n", label, why.c_str());
+      ++failures;
+    }
+  }
+  std::printf("%s: n=%d, %ld guarded calls (%ld cache hits, %ld misses), %d failure(s)\n", label,
+              n, t.calls, hits, misses, failures);
+  return failures;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (!mode.empty() && mode != "--self-check-new" && mode != "--self-check-malloc" &&
+      mode != "--self-check-eigen") {
+    std::printf("usage: %s [--self-check-new|--self-check-malloc|--self-check-eigen]\n", argv[0]);
+    return 2;
+  }
+  std::printf("malloc hook: %s\n", ROBODYN_NOALLOC_MALLOC_HOOK ? "on" : "off");
+  int failures = 0;
+  failures += check_model("random tree", random_tree_model(20080101u), mode);
+  failures += check_model("structured chain", structured_chain_model(7u), mode);
+  if (failures) {
+    std::printf("test_noalloc: FAILED (%d)\n", failures);
+    return 1;
+  }
+  std::printf("test_noalloc: OK, no heap allocation inside the algorithms\n");
+  return 0;
+}

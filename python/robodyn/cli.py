@@ -1,0 +1,483 @@
+"""The ``robodyn`` command line.
+
+Subcommands are kept in :data:`COMMANDS`, a dict ``name -> (add_arguments, run)``:
+``add_arguments(parser)`` declares the subcommand's options on an ``argparse`` sub-parser and
+``run(args) -> int`` does the work and returns the exit status. The first line of ``run``'s
+docstring is the subcommand's one-line help. To add a subcommand, write the two functions and
+add an entry (or call :func:`register`).
+
+Exit status: 0 on success; 2 for a usage error (bad option, unknown robot, wrong number of
+values: argparse's convention); 1 when the work itself fails (simulation diverged, file not
+writable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["main", "COMMANDS", "register", "load_robot", "parse_vector", "UsageError"]
+
+
+class UsageError(Exception):
+    """A bad command line detected after parsing (reported with exit status 2)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# shared helpers
+
+
+def load_robot(name_or_path):
+    """A bundled robot by name (``robodyn.robots.load``) or a URDF file by path."""
+    import robodyn
+
+    text = str(name_or_path)
+    looks_like_path = (os.path.sep in text or text.endswith((".urdf", ".xml"))
+                       or os.path.exists(text))
+    if looks_like_path:
+        if not os.path.isfile(text):
+            raise UsageError(f"no such URDF file: {text}")
+        return robodyn.load_urdf(text)
+    bundled = _bundled_names()
+    if text not in bundled:
+        raise UsageError(f"unknown robot {text!r}: give a bundled robot "
+                         f"({', '.join(bundled)}) or the path of a URDF file")
+    return robodyn.robots.load(text)
+
+
+def _bundled_names():
+    import robodyn
+
+    available = getattr(robodyn.robots, "available", None)
+    return list(available()) if available else ["intelledex_605", "stanford_arm"]
+
+
+_SPLIT = re.compile(r"[,\s]+")
+
+
+def parse_vector(tokens, n, name):
+    """Numbers from ``tokens`` (a list of strings, each comma- and/or space-separated).
+
+    A single number is repeated for all ``n`` joints; otherwise exactly ``n`` are needed.
+    """
+    if tokens is None:
+        return None
+    if isinstance(tokens, str):
+        tokens = [tokens]
+    parts = [p for tok in tokens for p in _SPLIT.split(tok.strip()) if p]
+    try:
+        values = np.array([float(p) for p in parts], dtype=np.float64)
+    except ValueError:
+        raise UsageError(f"{name}: expected numbers, got {' '.join(tokens)!r}") from None
+    if values.shape[0] == 1 and n > 1:
+        values = np.full(n, values[0])
+    if values.shape[0] != n:
+        raise UsageError(f"{name}: expected {n} values (one per joint), got {values.shape[0]}")
+    if not np.all(np.isfinite(values)):
+        raise UsageError(f"{name}: values must be finite")
+    return values
+
+
+def _fmt(x, width=10):
+    if isinstance(x, float) and math.isinf(x):
+        return f"{'inf' if x > 0 else '-inf':>{width}}"
+    return f"{x:>{width}.4g}"
+
+
+# ---------------------------------------------------------------------------------------------
+# robodyn info ROBOT
+
+
+def _info_arguments(p):
+    p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _info_run(args):
+    """joints, links, masses and limits of a robot"""
+    robot = load_robot(args.robot)
+    spec = robot.spec
+    bodies = spec.bodies
+    names = [b.name for b in bodies]
+    rows = []
+    for i, b in enumerate(bodies):
+        rows.append({
+            "index": i, "joint": b.joint_name, "type": b.joint_type, "link": b.name,
+            "parent": spec.base_name if b.parent < 0 else names[b.parent],
+            "mass": float(b.mass), "lower": float(b.lower), "upper": float(b.upper),
+            "velocity": float(b.velocity), "effort": float(b.effort),
+            "armature": float(b.armature), "damping": float(b.damping),
+            "friction": float(b.friction),
+        })
+    total = float(sum(b.mass for b in bodies))
+    if args.json:
+        print(json.dumps({"name": spec.name, "n": int(robot.n),
+                          "gravity": [float(g) for g in robot.gravity], "total_mass": total,
+                          "joints": rows, "frames": [f.name for f in spec.frames]},
+                         indent=2))
+        return 0
+    g = ", ".join(f"{x:g}" for x in robot.gravity)
+    print(f"robot {spec.name}: {robot.n} degrees of freedom, total moving mass {total:.4g} kg, "
+          f"gravity ({g}) m/s^2, base {spec.base_name}")
+    wj = max(5, max(len(r["joint"]) for r in rows))
+    wl = max(4, max(len(r["link"]) for r in rows))
+    print(f"  {'#':>2}  {'joint':<{wj}}  {'type':<9}  {'link':<{wl}}  {'mass kg':>10}  "
+          f"{'lower':>10}  {'upper':>10}  {'velocity':>10}  {'effort':>10}  {'armature':>10}")
+    for r in rows:
+        print(f"  {r['index']:>2}  {r['joint']:<{wj}}  {r['type']:<9}  {r['link']:<{wl}}  "
+              f"{_fmt(r['mass'])}  {_fmt(r['lower'])}  {_fmt(r['upper'])}  "
+              f"{_fmt(r['velocity'])}  {_fmt(r['effort'])}  {_fmt(r['armature'])}")
+    extra = [r for r in rows if r["damping"] or r["friction"]]
+    for r in extra:
+        print(f"  joint {r['joint']}: viscous friction {r['damping']:g}, "
+              f"Coulomb friction {r['friction']:g}")
+    if spec.frames:
+        print(f"  extra frames: {', '.join(f.name for f in spec.frames)}")
+    print("  units: revolute joints rad, rad/s, N m; prismatic joints m, m/s, N")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# robodyn id ROBOT --q .. --qd .. --qdd ..
+
+
+def _vector_option(p, flag, what):
+    p.add_argument(flag, nargs="+", metavar="X",
+                   help=f"{what}: n numbers, comma- or space-separated, or one number for all "
+                        f"joints (default 0)")
+
+
+def _id_arguments(p):
+    p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    _vector_option(p, "--q", "joint positions (rad or m)")
+    _vector_option(p, "--qd", "joint velocities")
+    _vector_option(p, "--qdd", "joint accelerations")
+    p.add_argument("--method", choices=("rnea", "kane"), default="rnea",
+                   help="algorithm (default rnea)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _id_run(args):
+    """inverse dynamics: joint torques for given q, qd, qdd"""
+    robot = load_robot(args.robot)
+    n = robot.n
+    q, qd, qdd = (parse_vector(v, n, f"--{k}") if v is not None else np.zeros(n)
+                  for k, v in (("q", args.q), ("qd", args.qd), ("qdd", args.qdd)))
+    tau = np.asarray(robot.inverse_dynamics(q, qd, qdd, method=args.method))
+    if args.json:
+        print(json.dumps({"joint_names": list(robot.joint_names), "q": q.tolist(),
+                          "qd": qd.tolist(), "qdd": qdd.tolist(), "tau": tau.tolist()}))
+        return 0
+    w = max(5, max(len(s) for s in robot.joint_names))
+    print(f"inverse dynamics ({args.method}) of {robot.name}:")
+    print(f"  {'joint':<{w}}  {'q':>10}  {'qd':>10}  {'qdd':>10}  {'tau':>16}")
+    for i, name in enumerate(robot.joint_names):
+        print(f"  {name:<{w}}  {q[i]:>10.4g}  {qd[i]:>10.4g}  {qdd[i]:>10.4g}  "
+              f"{tau[i]:>16.9g}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# robodyn simulate ROBOT [options]
+
+_CONTROLLERS = ("computed-torque", "pd-gravity", "feedforward", "none")
+
+
+def _rate(text):
+    if text.strip().lower() in ("continuous", "none", "inf"):
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a rate in Hz or 'continuous', got {text!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"expected a positive rate in Hz, got {text!r}")
+    return v
+
+
+def _positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
+def _nonneg_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (v >= 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
+    return v
+
+
+def _simulate_arguments(p):
+    p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    p.add_argument("--controller", choices=_CONTROLLERS, default="computed-torque",
+                   help="control law (default computed-torque)")
+    p.add_argument("--kp", nargs="+", metavar="K",
+                   help="proportional gain(s): one or n numbers (default: computed-torque "
+                        "(2 pi 10 Hz)^2; pd-gravity M_ii (2 pi 5 Hz)^2; feedforward 0)")
+    p.add_argument("--kd", nargs="+", metavar="K",
+                   help="derivative gain(s) (default: critically damped for the same "
+                        "bandwidth; feedforward 0)")
+    p.add_argument("--duration", type=_positive_float, default=None,
+                   help="simulated time in s (default: the reference's move time)")
+    p.add_argument("--move-time", type=_positive_float, default=None,
+                   help="duration T of the default reference motion (intelledex_605: 2 s, "
+                        "the thesis; stanford_arm: --duration or 10 s; others: 2 s)")
+    p.add_argument("--dt", type=_positive_float, default=1e-3,
+                   help="integrator step in s (rk45: output interval; default 1e-3)")
+    p.add_argument("--control-rate", type=_rate, default=1000.0,
+                   help="controller rate in Hz with zero-order hold, or 'continuous' "
+                        "(default 1000)")
+    p.add_argument("--integrator", choices=("rk4", "euler", "rk45"), default="rk4",
+                   help="rk4 (default), euler (semi-implicit) or rk45 (adaptive)")
+    p.add_argument("--rtol", type=_positive_float, default=1e-8, help="rk45 relative tolerance")
+    p.add_argument("--atol", type=_positive_float, default=1e-10, help="rk45 absolute tolerance")
+    p.add_argument("--reference", metavar="CSV",
+                   help="sampled reference from a CSV file (time column first) instead of the "
+                        "default motion")
+    p.add_argument("--q0", nargs="+", metavar="X",
+                   help="initial joint positions (default: the reference's start)")
+    p.add_argument("--model-error", type=float, default=0.0, metavar="FRACTION",
+                   help="scale the controller's masses and inertias by 1 + FRACTION "
+                        "(e.g. 0.1 for a 10%% model error)")
+    p.add_argument("--noise-std", type=_nonneg_float, default=0.0,
+                   help="std of the position measurement noise (rad or m)")
+    p.add_argument("--delay", type=int, default=0, help="measurement delay in control periods")
+    p.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    p.add_argument("--no-saturate", action="store_true",
+                   help="do not clip torques to the effort limits")
+    p.add_argument("--plot", metavar="PNG", help="write a figure (needs matplotlib)")
+    p.add_argument("--csv", metavar="CSV", help="write the time series as CSV")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
+
+def default_reference(robot, duration=None, move_time=None):
+    """The reference ``robodyn simulate`` uses when none is given.
+
+    - ``intelledex_605``: Nie's thesis test motion (T = 2 s unless ``move_time``);
+    - ``stanford_arm``: the demo motion of robots.md with T = ``move_time``, else
+      ``duration``, else 10 s;
+    - any other robot: a smooth move from the zero pose (clipped into the limits) by 0.3 rad
+      per revolute joint and 0.05 m per prismatic joint, reversed where that would leave the
+      limits, T = ``move_time``, else ``duration``, else 2 s.
+    """
+    from . import trajectories as tr
+
+    name = getattr(robot, "name", "")
+    if name == "intelledex_605" and robot.n == 6:
+        return tr.thesis_motion(move_time or 2.0, robot=robot)
+    if name == "stanford_arm" and robot.n == 6:
+        return tr.stanford_demo(move_time or duration or 10.0, robot=robot)
+    lower, upper = (np.asarray(x, dtype=np.float64) for x in robot.position_limits)
+    q0 = np.clip(np.zeros(robot.n), lower, upper)
+    step = np.array([0.05 if b.joint_type == "prismatic" else 0.3 for b in robot.spec.bodies])
+    q1 = np.where(q0 + step <= upper, q0 + step, q0 - step)
+    q1 = np.clip(q1, lower, upper)
+    return tr.smooth(q0, q1, move_time or duration or 2.0, robot=robot)
+
+
+def _perturbed(robot, fraction):
+    """A copy of ``robot`` with every mass and inertia scaled by ``1 + fraction``."""
+    import robodyn
+
+    spec = robot.spec
+    for b in spec.bodies:
+        b.mass = b.mass * (1.0 + fraction)
+        b.inertia = np.asarray(b.inertia, dtype=np.float64) * (1.0 + fraction)
+    return robodyn.Robot(spec)
+
+
+def _make_controller(args, robot, reference):
+    from . import control as ct
+
+    if args.controller == "none":
+        return None
+    if not (args.model_error > -1.0 and math.isfinite(args.model_error)):
+        raise UsageError(f"--model-error: expected a fraction > -1, got {args.model_error}")
+    model = _perturbed(robot, args.model_error) if args.model_error else robot
+    n = robot.n
+    kp = parse_vector(args.kp, n, "--kp")
+    kd = parse_vector(args.kd, n, "--kd")
+    if args.controller == "computed-torque":
+        w = 2.0 * math.pi * 10.0
+        kp = w * w if kp is None else kp
+        kd = 2.0 * w if kd is None else kd
+        cls = ct.ComputedTorque
+    elif args.controller == "pd-gravity":
+        kp0, kd0 = ct.pd_gains(model, reference(reference.duration)[0], bandwidth_hz=5.0)
+        kp = kp0 if kp is None else kp
+        kd = kd0 if kd is None else kd
+        cls = ct.PDGravity
+    else:
+        kp = 0.0 if kp is None else kp
+        kd = 0.0 if kd is None else kd
+        cls = ct.Feedforward
+    if args.delay < 0:
+        raise UsageError(f"--delay: expected a non-negative number of periods, got {args.delay}")
+    return cls(model, kp, kd, saturate=not args.no_saturate, noise_std=args.noise_std,
+               delay=args.delay, seed=args.seed)
+
+
+class _Progress:
+    """A one-line text progress bar on ``stream``, drawn only on a terminal or once the run
+    has taken more than a second; redrawn at most ten times a second."""
+
+    def __init__(self, stream=None, width=30):
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.start = time.perf_counter()
+        self.last = -1.0
+        self.drawn = False
+        isatty = getattr(self.stream, "isatty", None)
+        self.tty = bool(isatty and isatty())
+
+    def __call__(self, t, duration):
+        now = time.perf_counter()
+        if not (self.tty or now - self.start > 1.0) or (now - self.last < 0.1 and t < duration):
+            return
+        self.last = now
+        frac = min(max(t / duration, 0.0), 1.0)
+        fill = int(round(frac * self.width))
+        self.stream.write(f"\r[{'#' * fill}{'.' * (self.width - fill)}] {100 * frac:5.1f}%  "
+                          f"t = {t:.3f} / {duration:g} s  ({now - self.start:.1f} s)")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self):
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _simulate_run(args):
+    """controlled simulation with a summary, CSV and plots"""
+    from . import trajectories as tr
+    from .simulate import simulate
+
+    robot = load_robot(args.robot)
+    n = robot.n
+    if args.plot:
+        from .plotting import require_matplotlib
+        require_matplotlib()  # fail before a long run, not after
+    if args.reference:
+        try:
+            reference = tr.from_csv(args.reference, robot=robot)
+        except OSError as exc:
+            raise UsageError(f"--reference: cannot read {args.reference}: {exc}") from None
+        if reference.n != n:
+            raise UsageError(f"--reference: {reference.n} position columns, robot has {n}")
+    else:
+        reference = default_reference(robot, args.duration, args.move_time)
+    duration = args.duration or max(reference.duration, args.dt)
+    q0 = parse_vector(args.q0, n, "--q0")
+    controller = _make_controller(args, robot, reference)
+    progress = None if args.quiet else _Progress()
+    try:
+        res = simulate(robot, controller, reference, duration=duration, dt=args.dt,
+                       control_rate=args.control_rate, integrator=args.integrator, q0=q0,
+                       rtol=args.rtol, atol=args.atol, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    written = []
+    if args.csv:
+        written.append(res.to_csv(args.csv))
+    if args.plot:
+        res.plot(args.plot)
+        written.append(args.plot)
+    if not args.quiet:
+        print(res.summary())
+        for path in written:
+            print(f"wrote {path}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# dispatch
+
+COMMANDS = {
+    "info": (_info_arguments, _info_run),
+    "id": (_id_arguments, _id_run),
+    "simulate": (_simulate_arguments, _simulate_run),
+}
+
+# robodyn opcount [ROBOT ...]: python/robodyn/opcount.py
+from .opcount import add_arguments as _opcount_arguments, run as _opcount_run  # noqa: E402
+
+COMMANDS["opcount"] = (_opcount_arguments, _opcount_run)
+
+# robodyn codegen ROBOT -o DIR: python/robodyn/codegen.py
+from .codegen import add_arguments as _codegen_arguments, run as _codegen_run  # noqa: E402
+
+COMMANDS["codegen"] = (_codegen_arguments, _codegen_run)
+
+# robodyn bench [ROBOT ...]: python/robodyn/bench.py
+from .bench import add_arguments as _bench_arguments, run as _bench_run  # noqa: E402
+
+COMMANDS["bench"] = (_bench_arguments, _bench_run)
+
+
+def register(name, add_arguments, run):
+    """Add (or replace) subcommand ``name``; see the module docstring."""
+    COMMANDS[name] = (add_arguments, run)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="robodyn",
+        description="robodyn: dynamics of serial robot manipulators. ROBOT is a bundled "
+                    "robot name (intelledex_605, stanford_arm) or a URDF file path.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (add_arguments, run) in COMMANDS.items():
+        doc = (run.__doc__ or "").strip().splitlines()
+        summary = doc[0] if doc else None
+        sp = sub.add_parser(name, help=summary, description=summary)
+        add_arguments(sp)
+        sp.set_defaults(_run=run)
+    return parser
+
+
+def main(argv=None):
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage and the message (or --help)
+        return exc.code if isinstance(exc.code, int) else 2
+    prefix = f"robodyn {args.command}: error:"
+    try:
+        return int(args._run(args) or 0)
+    except UsageError as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return 2
+    except (OSError, RuntimeError) as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prefix} interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,297 @@
+"""Joint-space controllers: ``ctrl(t, q, qd, ref) -> tau``.
+
+Each controller holds its *own* robot model, which may differ from the simulated plant (a
+perturbed copy, to study model error). ``ref`` is the reference at time ``t``: a tuple
+``(q_ref, qd_ref, qdd_ref)`` of ``(n,)`` arrays, or a trajectory ``ref(t) -> (q, qd, qdd)``, or
+``None`` for the ``reference=`` given at construction. ``e = q_ref - q`` and
+``edot = qd_ref - qd`` are the tracking errors.
+
+- :class:`ComputedTorque`: ``tau = M(q) (qdd_ref + kp e + kd edot) + h(q, qd)``, evaluated as
+  one inverse-dynamics call ``robot.inverse_dynamics(q, qd, qdd_ref + kp e + kd edot)``
+  (``h`` includes whatever the model's inverse dynamics includes: Coriolis, centrifugal,
+  gravity, rotor inertia, joint friction). With an exact model the closed loop is
+  ``e'' + kd e' + kp e = 0`` for every joint, so ``kp``, ``kd`` are in 1/s^2 and 1/s.
+- :class:`PDGravity`: ``tau = kp e + kd edot + g(q)``; ``kp``, ``kd`` in torque units
+  (:func:`pd_gains` scales them by the joint inertias).
+- :class:`Feedforward`: ``tau = inverse_dynamics(q_ref, qd_ref, qdd_ref)`` (plus an optional
+  ``kp e + kd edot``, zero by default).
+
+Gains are scalars or ``(n,)`` vectors. Options common to all controllers:
+
+- ``saturate=True`` clips ``tau`` to ``+-robot.effort_limits`` (or ``effort_limits=``);
+  infinite and non-positive entries mean "no limit" (a URDF ``effort="0"`` is unspecified);
+- ``noise_std`` / ``velocity_noise_std`` add Gaussian measurement noise to ``q`` / ``qd``
+  from a generator seeded by ``seed`` (reproducible; :meth:`Controller.reset` re-seeds);
+- ``delay`` (an integer number of controller calls, i.e. control periods under a zero-order
+  hold) makes the control law see the measurement taken ``delay`` calls earlier.
+
+Calls with ``out=`` write the torque into a preallocated ``(n,)`` array; without it a new
+array is returned. The error, command and noise buffers are preallocated, and when the
+robot's methods accept ``out=`` the control law allocates nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .trajectories import Trajectory
+
+__all__ = ["Controller", "ComputedTorque", "PDGravity", "Feedforward", "pd_gains"]
+
+
+def _gain(x, n, name):
+    try:
+        g = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected a number or an ({n},) array") from exc
+    if g.ndim == 0:
+        g = np.full(n, float(g))
+    if g.shape != (n,):
+        raise ValueError(f"{name}: expected a scalar or shape ({n},), got {g.shape}")
+    if not np.all(np.isfinite(g)) or np.any(g < 0.0):
+        raise ValueError(f"{name}: gains must be finite and non-negative, got {g}")
+    return g
+
+
+def _std(x, n, name):
+    g = _gain(x, n, name)
+    return g if np.any(g > 0.0) else None
+
+
+class _OutAdapter:
+    """Gives ``fn(*args, out=buf)`` semantics to a method that lacks ``out=``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, out):
+        out[:] = self.fn(*args)
+        return out
+
+
+def _with_out(fn, *args):
+    """``fn`` itself if ``fn(*args, out=buf)`` works (the core's single-state calls take
+    ``out=``), else an adapter that copies the result into ``out``."""
+    buf = np.empty(np.shape(fn(*args)))
+    try:
+        fn(*args, out=buf)
+    except TypeError:
+        return _OutAdapter(fn)
+    return fn
+
+
+class Controller:
+    """Base class: measurement (noise, delay), reference handling and torque saturation.
+
+    Subclasses implement ``_law(t, q, qd, q_ref, qd_ref, qdd_ref, tau)`` writing into ``tau``.
+    """
+
+    def __init__(self, robot, *, reference=None, saturate=True, effort_limits=None,
+                 noise_std=0.0, velocity_noise_std=0.0, delay=0, seed=None):
+        self.robot = robot
+        n = self.n = int(robot.n)
+        self.reference = reference
+        self.saturate = bool(saturate)
+        lim = robot.effort_limits if effort_limits is None else effort_limits
+        try:
+            lim = np.broadcast_to(np.asarray(lim, dtype=np.float64), (n,)).copy()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"effort_limits: expected a number or an ({n},) array, "
+                             f"got {lim!r}") from exc
+        lim[~(lim > 0.0) | ~np.isfinite(lim)] = np.inf
+        self.effort_limits = lim
+        self._limit = lim if self.saturate and np.any(np.isfinite(lim)) else None
+        self._neg_limit = -lim
+        self._abs = np.empty(n)
+        self._over = np.zeros(n, dtype=bool)
+        self._shape = (n,)
+        self.noise_std = _std(noise_std, n, "noise_std")
+        self.velocity_noise_std = _std(velocity_noise_std, n, "velocity_noise_std")
+        if int(delay) != delay or delay < 0:
+            raise ValueError(f"delay: expected a non-negative integer number of control "
+                             f"periods, got {delay!r}")
+        self.delay = int(delay)
+        self.seed = seed
+        self._ideal = self.noise_std is None and self.velocity_noise_std is None and delay == 0
+        # measurement buffers: ring of the last delay + 1 measurements, rows (q, qd)
+        self._ring = np.zeros((self.delay + 1, 2, n))
+        self._noise = np.empty(n)
+        self._refbuf = np.empty((3, n))
+        self._zeros = np.zeros(n)
+        self.reset()
+
+    def reset(self):
+        """Forget past measurements, re-seed the noise generator, zero the counters."""
+        self.rng = np.random.default_rng(self.seed)
+        self.calls = 0
+        self.saturated_calls = 0  # calls in which at least one joint was clipped
+
+    def __call__(self, t, q, qd, ref=None, out=None):
+        """Torque ``(n,)`` at time ``t`` for the measured state ``q``, ``qd``."""
+        n = self.n
+        if type(q) is not np.ndarray or q.dtype != np.float64:
+            q = np.asarray(q, dtype=np.float64)
+        if type(qd) is not np.ndarray or qd.dtype != np.float64:
+            qd = np.asarray(qd, dtype=np.float64)
+        if q.shape != self._shape or qd.shape != self._shape:
+            raise ValueError(f"q, qd: expected shape ({n},), got {q.shape} and {qd.shape}")
+        q_r, qd_r, qdd_r = self._resolve_reference(t, ref)
+        return self._step(t, q, qd, q_r, qd_r, qdd_r, np.empty(n) if out is None else out)
+
+    def _step(self, t, q, qd, q_r, qd_r, qdd_r, tau):
+        """Measurement, control law and saturation into ``tau``, for checked ``(n,)`` float64
+        arrays (the simulator's entry point)."""
+        if not self._ideal:
+            q, qd = self._measure(q, qd)
+        self._law(t, q, qd, q_r, qd_r, qdd_r, tau)
+        lim = self._limit
+        if lim is not None:
+            # count and clip the joints beyond their limit
+            np.abs(tau, out=self._abs)
+            np.greater(self._abs, lim, out=self._over)
+            if np.count_nonzero(self._over):
+                self.saturated_calls += 1
+                np.minimum(tau, lim, out=tau)
+                np.maximum(tau, self._neg_limit, out=tau)
+        self.calls += 1
+        return tau
+
+    def _measure(self, q, qd):
+        """The (noisy, delayed) measurement the control law sees."""
+        k = self.calls
+        slot = self._ring[k % (self.delay + 1)]
+        slot[0] = q
+        slot[1] = qd
+        if self.noise_std is not None:
+            self.rng.standard_normal(out=self._noise)
+            self._noise *= self.noise_std
+            slot[0] += self._noise
+        if self.velocity_noise_std is not None:
+            self.rng.standard_normal(out=self._noise)
+            self._noise *= self.velocity_noise_std
+            slot[1] += self._noise
+        seen = self._ring[max(k - self.delay, 0) % (self.delay + 1)]
+        return seen[0], seen[1]
+
+    def _resolve_reference(self, t, ref):
+        if ref is None:
+            ref = self.reference
+        if ref is None:
+            raise ValueError(f"{type(self).__name__} needs a reference: pass ref=(q, qd, qdd) "
+                             f"or a trajectory, or reference= at construction")
+        if isinstance(ref, Trajectory):
+            return ref(t, out=self._refbuf)
+        if callable(ref):
+            ref = ref(t)
+        if len(ref) != 3:
+            raise ValueError("ref: expected (q_ref, qd_ref, qdd_ref)")
+        return ref
+
+    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}(n={self.n})"
+
+
+class _PDTerms(Controller):
+    """Shared gain handling and ``kp e + kd edot`` into a buffer."""
+
+    def __init__(self, robot, kp, kd, **options):
+        super().__init__(robot, **options)
+        self.kp = _gain(kp, self.n, "kp")
+        self.kd = _gain(kd, self.n, "kd")
+        self._e = np.empty(self.n)
+        self._ed = np.empty(self.n)
+        self._v = np.empty(self.n)
+
+    def _pd(self, q, qd, q_ref, qd_ref, out):
+        """out = kp (q_ref - q) + kd (qd_ref - qd)."""
+        e, ed = self._e, self._ed
+        np.subtract(q_ref, q, out=e)
+        np.subtract(qd_ref, qd, out=ed)
+        np.multiply(self.kp, e, out=out)
+        ed *= self.kd
+        out += ed
+        return out
+
+    def _inverse_dynamics(self, method):
+        """``robot.inverse_dynamics(q, qd, qdd, out=...)`` with ``method`` bound."""
+        fn = self.robot.inverse_dynamics
+        if method != "rnea":
+            fn = functools.partial(fn, method=method)
+        z = self._zeros
+        return _with_out(fn, z, z, z)
+
+
+class ComputedTorque(_PDTerms):
+    """``tau = inverse_dynamics(q, qd, qdd_ref + kp e + kd edot)`` of the controller's model.
+
+    One inverse-dynamics call per control update: the robot's ``inverse_dynamics`` evaluates
+    ``M(q) v + h(q, qd)`` for the commanded acceleration ``v`` without forming ``M``.
+    """
+
+    def __init__(self, robot, kp, kd, *, method="rnea", **options):
+        super().__init__(robot, kp, kd, **options)
+        self.method = method
+        self._id = self._inverse_dynamics(method)
+
+    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
+        v = self._pd(q, qd, q_ref, qd_ref, self._v)
+        v += qdd_ref
+        self._id(q, qd, v, out=tau)
+
+
+class PDGravity(_PDTerms):
+    """``tau = kp e + kd edot + g(q)`` with ``g`` from the controller's model.
+
+    With exact gravity compensation and a constant set point, ``q`` converges to the set point
+    for any positive ``kp``, ``kd`` (Takegaki & Arimoto, 1981).
+    """
+
+    def __init__(self, robot, kp, kd, **options):
+        super().__init__(robot, kp, kd, **options)
+        self._g = np.empty(self.n)
+        self._gravity = _with_out(robot.gravity_torques, self._zeros)
+
+    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
+        self._pd(q, qd, q_ref, qd_ref, tau)
+        tau += self._gravity(q, out=self._g)
+
+
+class Feedforward(_PDTerms):
+    """``tau = inverse_dynamics(q_ref, qd_ref, qdd_ref)`` (+ ``kp e + kd edot``, default 0).
+
+    The torque the model needs to follow the reference exactly; without feedback, any model
+    error or initial offset goes uncorrected.
+    """
+
+    def __init__(self, robot, kp=0.0, kd=0.0, *, method="rnea", **options):
+        super().__init__(robot, kp, kd, **options)
+        self.method = method
+        self._id = self._inverse_dynamics(method)
+        self._fb = bool(np.any(self.kp) or np.any(self.kd))
+
+    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
+        self._id(q_ref, qd_ref, qdd_ref, out=tau)
+        if self._fb:
+            tau += self._pd(q, qd, q_ref, qd_ref, self._v)
+
+
+def pd_gains(robot, q, bandwidth_hz=5.0, damping=1.0):
+    """Per-joint ``(kp, kd)`` in torque units for :class:`PDGravity` (or :class:`Feedforward`).
+
+    Each joint is treated as a decoupled inertia ``m_i = M(q)[i, i]``:
+    ``kp_i = m_i w^2``, ``kd_i = 2 damping m_i w`` with ``w = 2 pi bandwidth_hz``, so the
+    joint's error obeys ``e'' + 2 damping w e' + w^2 e = 0`` to first order.
+    """
+    if not (bandwidth_hz > 0.0 and math.isfinite(bandwidth_hz)):
+        raise ValueError(f"bandwidth_hz: expected a positive number, got {bandwidth_hz!r}")
+    if not (damping >= 0.0 and math.isfinite(damping)):
+        raise ValueError(f"damping: expected a non-negative number, got {damping!r}")
+    m = np.diag(np.asarray(robot.mass_matrix(np.asarray(q, dtype=np.float64))))
+    w = 2.0 * math.pi * bandwidth_hz
+    return m * w * w, 2.0 * damping * m * w

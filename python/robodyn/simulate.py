@@ -1,0 +1,686 @@
+"""Forward simulation of a robot under a controller: :func:`simulate` -> :class:`SimulationResult`.
+
+The plant is ``qdd = robot.forward_dynamics(q, qd, tau, method="aba")`` with the state
+``y = (q, qd)``; whatever the model includes (rotor inertia, joint friction) is part of the
+plant. Joint limits are not enforced on the plant.
+
+Time is split on a grid made of the integrator's steps (every ``dt``) and the control
+instants (every ``1 / control_rate``): the controller runs at the control instants and its
+torque is held constant (zero-order hold) until the next one, while the plant is integrated
+over every grid interval, so no step straddles a control update. With
+``control_rate=None`` (or ``"continuous"``) the controller is evaluated at every integrator
+stage instead, which makes the closed loop an ordinary differential equation.
+
+Integrators:
+
+- ``"rk4"``: classical fourth-order Runge-Kutta, four forward-dynamics calls per step;
+- ``"euler"``: semi-implicit (symplectic) Euler, ``qd += h qdd(q, qd); q += h qd``, one call;
+- ``"rk45"``: Dormand-Prince 5(4) with error control (``rtol``, ``atol``) and the
+  first-same-as-last property; it integrates adaptively *between* consecutive grid points, so
+  the control instants are respected and the output is sampled on the same grid.
+
+This module imports only NumPy, the standard library and the pure-Python parts of robodyn.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+
+from . import trajectories as _traj
+from .control import Controller
+
+__all__ = ["simulate", "SimulationResult", "SimulationError", "INTEGRATORS"]
+
+INTEGRATORS = ("rk4", "euler", "rk45")
+
+# check the state for NaN/inf every this many steps (a power of two minus one, as a mask)
+_FINITE_CHECK_MASK = 255
+
+
+class SimulationError(RuntimeError):
+    """The simulation diverged (non-finite state) or the adaptive step size collapsed."""
+
+
+def _positive(x, name):
+    try:
+        v = float(x)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected a positive number, got {x!r}") from exc
+    if not math.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name}: expected a positive, finite number, got {x!r}")
+    return v
+
+
+def _state(x, n, name):
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected ({n},) numbers, got {x!r}") from exc
+    if a.ndim == 0 and n == 1:
+        a = a.reshape(1)
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected shape ({n},), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name}: values must be finite, got {a}")
+    return a.copy()
+
+
+def _time_grid(duration, dt, period, max_steps):
+    """Grid of integration points and a flag per point: does the control update there?
+
+    The grid is the union of ``k dt`` and ``m period`` in ``[0, duration]`` (``duration``
+    included); points closer than ``1e-9 min(dt, period)`` are merged.
+    """
+    finest = dt if period is None else min(dt, period)
+    estimate = duration / dt + (0.0 if period is None else duration / period)
+    if estimate > max_steps:
+        raise ValueError(f"duration / dt = {duration / dt:.3g} steps (plus control instants) "
+                         f"exceeds max_steps = {max_steps}; raise max_steps or dt")
+    eps = 1e-9 * finest
+    ts = np.arange(int(math.floor(duration / dt + 1e-9)) + 1) * dt
+    if period is not None:
+        tc = np.arange(int(math.floor(duration / period + 1e-9)) + 1) * period
+        ts = np.sort(np.concatenate([ts, tc]))
+    ts = ts[ts < duration - eps]
+    ts = np.append(ts, duration)
+    keep = np.concatenate([[True], np.diff(ts) > eps])
+    grid = ts[keep]
+    flags = np.zeros(grid.shape[0], dtype=bool)
+    if period is None:
+        flags[:] = True
+    else:
+        idx = np.searchsorted(grid, tc - eps)
+        flags[idx[idx < grid.shape[0]]] = True
+    return grid, flags
+
+
+class _OutAdapter:
+    """Gives ``fn(*args, out=buf)`` semantics to a method that lacks ``out=``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, out, **kwargs):
+        out[:] = self.fn(*args, **kwargs)
+        return out
+
+
+def _with_out(fn, *args, **kwargs):
+    buf = np.empty(np.shape(fn(*args, **kwargs)))
+    try:
+        fn(*args, out=buf, **kwargs)
+    except TypeError:
+        return _OutAdapter(fn)
+    return fn
+
+
+def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
+             control_rate=1000.0, integrator="rk4", q0=None, qd0=None, *, rtol=1e-8,
+             atol=1e-10, method="aba", max_steps=2_000_000, progress=None):
+    """Simulate ``robot`` for ``duration`` seconds and return a :class:`SimulationResult`.
+
+    Parameters
+    ----------
+    robot : robodyn.Robot
+        The plant, integrated as ``qdd = robot.forward_dynamics(q, qd, tau, method=method)``.
+    controller : callable ``ctrl(t, q, qd, ref) -> tau`` or None
+        ``ref`` is ``(q_ref, qd_ref, qdd_ref)`` at ``t``. ``None`` applies zero torque
+        (passive motion). Controllers from :mod:`robodyn.control` may carry their own,
+        different, robot model; they are ``reset()`` at the start of the run, so a seeded
+        noisy controller gives the same run every time.
+    reference : callable ``ref(t) -> (q, qd, qdd)`` or None
+        E.g. :func:`robodyn.trajectories.smooth`. With a controller but no reference, the
+        controller holds the initial pose ``q0``.
+    duration, dt : float
+        Simulated time and integrator step (for ``"rk45"``: the output interval), seconds.
+    control_rate : float, None or "continuous"
+        Controller rate in Hz (zero-order hold between updates), or evaluation at every
+        integrator stage.
+    integrator : "rk4", "euler" (semi-implicit) or "rk45" (Dormand-Prince, ``rtol``, ``atol``).
+    q0, qd0 : (n,) arrays
+        Initial state; default ``reference(0)`` if a reference is given, else zeros.
+    max_steps : int
+        Bound on the number of grid points. ``"rk45"`` also stops (``SimulationError``) after
+        ``max(100 (grid points - 1), 100000)`` attempted steps.
+    progress : callable ``progress(t, duration)`` or None
+        Called about a hundred times during the run, and once at the end.
+    """
+    n = int(robot.n)
+    duration = _positive(duration, "duration")
+    dt = _positive(dt, "dt")
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"integrator: expected one of {', '.join(INTEGRATORS)}, "
+                         f"got {integrator!r}")
+    if control_rate is None or (isinstance(control_rate, str)
+                                and control_rate.strip().lower() == "continuous"):
+        continuous, period, rate = True, None, None
+    else:
+        rate = _positive(control_rate, "control_rate")
+        continuous, period = False, 1.0 / rate
+    if int(max_steps) != max_steps or max_steps < 1:
+        raise ValueError(f"max_steps: expected a positive integer, got {max_steps!r}")
+    if integrator == "rk45":
+        rtol = _positive(rtol, "rtol")
+        atol = _positive(atol, "atol")
+    if reference is not None and not callable(reference):
+        raise ValueError("reference: expected a callable ref(t) -> (q, qd, qdd), e.g. "
+                         "robodyn.trajectories.smooth(q0, q1, T)")
+    if controller is not None and not callable(controller):
+        raise ValueError("controller: expected a callable ctrl(t, q, qd, ref) -> tau or None")
+    if isinstance(controller, Controller):
+        if controller.n != n:
+            raise ValueError(f"controller: its model has {controller.n} joints, the plant {n}")
+        if continuous and not controller._ideal:
+            raise ValueError("control_rate: measurement noise and delay are defined per "
+                             "control period; give a control rate in Hz, not 'continuous'")
+
+    if reference is not None:
+        r0 = reference(0.0)
+        if len(r0) != 3:
+            raise ValueError("reference: ref(t) must return (q, qd, qdd)")
+        r0 = [_state(x, n, f"reference(0)[{i}]") for i, x in enumerate(r0)]
+    q0 = _state(r0[0] if (q0 is None and reference is not None) else
+                (np.zeros(n) if q0 is None else q0), n, "q0")
+    qd0 = _state(r0[1] if (qd0 is None and reference is not None) else
+                 (np.zeros(n) if qd0 is None else qd0), n, "qd0")
+    if controller is not None and reference is None:
+        reference = _traj.Constant(q0)
+
+    grid, flags = _time_grid(duration, dt, period, int(max_steps))
+    if isinstance(controller, Controller):
+        controller.reset()  # fresh measurement history, noise seed and counters per run
+    loop = _Loop(robot, controller, reference, n, method, continuous)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    if integrator == "rk45":
+        max_attempts = max(100 * (grid.shape[0] - 1), 100_000)
+        rec, stats = loop.run_rk45(grid, flags, q0, qd0, rtol, atol, max_attempts, progress,
+                                   duration)
+    else:
+        rec, stats = loop.run_fixed(integrator, grid, flags, q0, qd0, progress, duration)
+    wall = time.perf_counter() - start
+    stats["cpu_time"] = time.process_time() - cpu_start
+
+    return SimulationResult._build(robot, controller, reference, grid, rec, stats, wall,
+                                   integrator=integrator, dt=dt, control_rate=rate,
+                                   duration=duration)
+
+
+class _Loop:
+    """The integration loops, with every buffer allocated once."""
+
+    def __init__(self, robot, controller, reference, n, method, continuous):
+        self.n = n
+        self.method = method
+        self.continuous = continuous
+        self.controller = controller
+        self.reference = reference
+        self.tau = np.zeros(n)
+        self.fd = _with_out(robot.forward_dynamics, np.zeros(n), np.zeros(n), np.zeros(n),
+                            method=method)
+        self.ref_buf = np.empty((3, n))
+        self.n_control = 0
+        self._ctrl_checked = False
+        if controller is None:
+            self.control = self._no_control
+        elif isinstance(controller, Controller) and isinstance(reference, _traj.Trajectory):
+            self.control = self._fast_control
+        else:
+            self.control = self._generic_control
+
+    def _no_control(self, t, q, qd):
+        pass
+
+    def _fast_control(self, t, q, qd):
+        """robodyn controller and trajectory: no argument checks, no allocation."""
+        q_r, qd_r, qdd_r = self.reference(t, out=self.ref_buf)
+        self.controller._step(t, q, qd, q_r, qd_r, qdd_r, self.tau)
+        self.n_control += 1
+
+    def _generic_control(self, t, q, qd):
+        """Any callables: update ``self.tau`` from ``controller(t, q, qd, reference(t))``."""
+        ctrl = self.controller
+        ref = self.reference
+        if isinstance(ref, _traj.Trajectory):
+            r = ref(t, out=self.ref_buf)
+        else:
+            r = ref(t)
+        if isinstance(ctrl, Controller):
+            ctrl(t, q, qd, r, out=self.tau)
+        else:
+            u = ctrl(t, q, qd, r)
+            if not self._ctrl_checked:
+                u = np.asarray(u, dtype=np.float64)
+                if u.shape != (self.n,):
+                    raise ValueError(f"controller: returned shape {u.shape}, "
+                                     f"expected ({self.n},)")
+                self._ctrl_checked = True
+            self.tau[:] = u
+        self.n_control += 1
+
+    def _alloc(self, grid):
+        # recorded state rows y = (q, qd) and applied torque, one row per grid point
+        m = grid.shape[0]
+        return {"y": np.empty((m, 2 * self.n)), "tau": np.empty((m, self.n))}
+
+    @staticmethod
+    def _diverged(t, y, exc=None):
+        msg = (f"simulation diverged: non-finite state or torque at t = {t:.6g} s; reduce dt, "
+               f"use integrator='rk45', or lower the controller gains")
+        if exc is not None:
+            raise SimulationError(msg) from exc
+        raise SimulationError(msg)
+
+    def run_fixed(self, integrator, grid, flags, q0, qd0, progress, duration):
+        """RK4 or semi-implicit Euler over the grid."""
+        n = self.n
+        rec = self._alloc(grid)
+        Yr, TAUr = rec["y"], rec["tau"]
+        copyto = np.copyto
+        multiply = np.multiply
+        add = np.add
+        tau = self.tau
+        fd = self.fd
+        method = self.method
+        control = self.control
+        cont = self.continuous
+        # stage s uses Z[s] = [q_s | qd_s | qdd_s]: its state is Z[s, :2n] and the state's
+        # derivative (qd_s, qdd_s) is Z[s, n:]; the current state is Z[0, :2n]
+        Z = np.zeros((4, 3 * n))
+        y = Z[0, :2 * n]
+        y[:n] = q0
+        y[n:] = qd0
+        q_s = [Z[s, :n] for s in range(4)]
+        v_s = [Z[s, n:2 * n] for s in range(4)]
+        a_s = [Z[s, 2 * n:] for s in range(4)]
+        y_s = [Z[s, :2 * n] for s in range(4)]
+        k_s = [Z[s, n:] for s in range(4)]
+        K = Z[:, n:]  # (4, 2n) stage derivatives
+        tmp = np.empty(2 * n)
+        tmpn = np.empty(n)
+        w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
+        wh = w.copy()
+        # step sizes as 0-d arrays: cheaper for ufuncs than Python floats
+        h_full = np.zeros(())
+        h_half = np.zeros(())
+        q, v, a = q_s[0], v_s[0], a_s[0]
+        N = grid.shape[0] - 1
+        every = max(1, N // 100)
+        rk4 = integrator == "rk4"
+        h_last = -1.0
+        t = 0.0
+        try:
+            for k in range(N):
+                t = grid[k]
+                h = grid[k + 1] - t
+                if cont or flags[k]:
+                    control(t, q, v)
+                copyto(Yr[k], y)
+                copyto(TAUr[k], tau)
+                if h != h_last:
+                    multiply(w, h, out=wh)
+                    h_full[()] = h
+                    h_half[()] = 0.5 * h
+                    h_last = h
+                if rk4:
+                    # y_s = y + c_s h k_(s-1) with k_s = (qd_s, qdd_s);
+                    # y += h (k_0 + 2 k_1 + 2 k_2 + k_3) / 6
+                    fd(q, v, tau, method=method, out=a)
+                    multiply(k_s[0], h_half, out=tmp)
+                    add(y, tmp, out=y_s[1])
+                    if cont:
+                        control(t + 0.5 * h, q_s[1], v_s[1])
+                    fd(q_s[1], v_s[1], tau, method=method, out=a_s[1])
+                    multiply(k_s[1], h_half, out=tmp)
+                    add(y, tmp, out=y_s[2])
+                    if cont:
+                        control(t + 0.5 * h, q_s[2], v_s[2])
+                    fd(q_s[2], v_s[2], tau, method=method, out=a_s[2])
+                    multiply(k_s[2], h_full, out=tmp)
+                    add(y, tmp, out=y_s[3])
+                    if cont:
+                        control(t + h, q_s[3], v_s[3])
+                    fd(q_s[3], v_s[3], tau, method=method, out=a_s[3])
+                    np.dot(wh, K, out=tmp)
+                    y += tmp
+                else:
+                    # semi-implicit Euler: velocity first, then position with the new velocity
+                    fd(q, v, tau, method=method, out=a)
+                    multiply(a, h_full, out=tmpn)
+                    v += tmpn
+                    multiply(v, h_full, out=tmpn)
+                    q += tmpn
+                if not (k & _FINITE_CHECK_MASK) and not np.isfinite(y).all():
+                    self._diverged(grid[k + 1], y)
+                if progress is not None and k % every == 0:
+                    progress(t, duration)
+            t = grid[N]
+            if not np.isfinite(y).all():
+                self._diverged(t, y)
+            if cont or flags[N]:
+                control(t, q, v)
+        except ValueError as exc:
+            if not (np.isfinite(Z).all() and np.isfinite(tau).all()):
+                self._diverged(t, y, exc)
+            raise
+        Yr[N] = y
+        TAUr[N] = tau
+        if progress is not None:
+            progress(duration, duration)
+        calls_per_step = 4 if rk4 else 1
+        stats = {"steps": N, "rejected": 0, "fd_calls": calls_per_step * N,
+                 "control_calls": self.n_control}
+        return rec, stats
+
+    # Dormand & Prince (1980) 5(4) tableau; the 7th stage is the new point (FSAL)
+    _C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
+    _A = [np.array(r) for r in (
+        [],
+        [1 / 5],
+        [3 / 40, 9 / 40],
+        [44 / 45, -56 / 15, 32 / 9],
+        [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+        [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
+        [35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])]
+    _E = np.array([35 / 384 - 5179 / 57600, 0.0, 500 / 1113 - 7571 / 16695,
+                   125 / 192 - 393 / 640, -2187 / 6784 + 92097 / 339200,
+                   11 / 84 - 187 / 2100, -1 / 40])
+
+    def run_rk45(self, grid, flags, q0, qd0, rtol, atol, max_attempts, progress, duration):
+        """Adaptive Dormand-Prince between consecutive grid points."""
+        n = self.n
+        rec = self._alloc(grid)
+        Yr, TAUr = rec["y"], rec["tau"]
+        tau = self.tau
+        fd = self.fd
+        method = self.method
+        control = self.control
+        cont = self.continuous
+        C, A, E = self._C, self._A, self._E
+        y = np.concatenate([q0, qd0])
+        ys = np.empty(2 * n)
+        F = np.zeros((7, 2 * n))  # stage derivatives (qd_s, qdd_s)
+        tmp = np.empty(2 * n)
+        err = np.empty(2 * n)
+        scale = np.empty(2 * n)
+
+        def deriv(t, state, out):
+            if cont:
+                control(t, state[:n], state[n:])
+            out[:n] = state[n:]
+            fd(state[:n], state[n:], tau, method=method, out=out[n:])
+
+        N = grid.shape[0] - 1
+        every = max(1, N // 100)
+        h_prop = min(grid[1] - grid[0], (grid[-1] - grid[0]))
+        attempts = rejected = fd_calls = 0
+        fsal = False
+        t = 0.0
+        try:
+            for k in range(N):
+                t = grid[k]
+                t_end = grid[k + 1]
+                if flags[k] and not cont:
+                    control(t, y[:n], y[n:])
+                    fsal = False
+                if not fsal:
+                    deriv(t, y, F[0])
+                    fd_calls += 1
+                Yr[k] = y
+                TAUr[k] = tau
+                # bounded: each interval ends after finitely many accepted steps; attempts
+                # are counted against max_attempts over the whole run
+                while True:
+                    remaining = t_end - t
+                    if remaining <= 1e-12 * max(1.0, abs(t_end)):
+                        break
+                    clipped = h_prop >= remaining
+                    h = remaining if clipped else h_prop
+                    if h <= 1e-14 * max(1.0, abs(t)):
+                        raise SimulationError(f"rk45: step size underflow at t = {t:.6g} s")
+                    attempts += 1
+                    if attempts > max_attempts:
+                        raise SimulationError(f"rk45: more than {max_attempts} attempted steps "
+                                              f"(at t = {t:.6g} s); loosen rtol/atol")
+                    for s in range(1, 7):
+                        np.dot(A[s], F[:s], out=tmp)
+                        tmp *= h
+                        np.add(y, tmp, out=ys)
+                        deriv(t + C[s] * h, ys, F[s])
+                    fd_calls += 6
+                    np.dot(E, F, out=err)
+                    err *= h
+                    np.maximum(np.abs(y), np.abs(ys), out=scale)
+                    scale *= rtol
+                    scale += atol
+                    err /= scale
+                    enorm = math.sqrt(float(np.dot(err, err)) / err.shape[0])
+                    if not math.isfinite(enorm):
+                        self._diverged(t, ys)
+                    if enorm <= 1.0:
+                        t = t_end if clipped else t + h
+                        y[:] = ys
+                        F[0] = F[6]
+                        fsal = True
+                        factor = 5.0 if enorm == 0.0 else min(5.0, 0.9 * enorm ** -0.2)
+                        h_prop = max(h_prop, h * factor) if clipped else h * factor
+                    else:
+                        rejected += 1
+                        h_prop = h * max(0.2, 0.9 * enorm ** -0.2)
+                if progress is not None and k % every == 0:
+                    progress(t, duration)
+            t = grid[N]
+            if cont or flags[N]:
+                control(t, y[:n], y[n:])
+        except ValueError as exc:
+            if not (np.isfinite(y).all() and np.isfinite(ys).all() and np.isfinite(tau).all()):
+                self._diverged(t, y, exc)
+            raise
+        Yr[N] = y
+        TAUr[N] = tau
+        if progress is not None:
+            progress(duration, duration)
+        stats = {"steps": attempts - rejected, "rejected": rejected, "fd_calls": fd_calls,
+                 "control_calls": self.n_control}
+        return rec, stats
+
+
+def _batch_or_loop(fn, *arrays):
+    """``fn`` on (N, n) batches if the robot supports them, else row by row."""
+    m = arrays[0].shape[0]
+    try:
+        out = np.asarray(fn(*arrays), dtype=np.float64)
+        if out.shape == (m,):
+            return out
+    except (TypeError, ValueError):
+        pass
+    return np.array([float(fn(*[a[i] for a in arrays])) for i in range(m)])
+
+
+def _sample_reference(reference, ts, n):
+    if reference is None:
+        return None, None, None
+    if isinstance(reference, _traj.Trajectory):
+        return reference.sample(ts)
+    Q = np.empty((ts.shape[0], n))
+    QD = np.empty_like(Q)
+    QDD = np.empty_like(Q)
+    for i, t in enumerate(ts):
+        Q[i], QD[i], QDD[i] = reference(t)
+    return Q, QD, QDD
+
+
+class SimulationResult:
+    """Recorded simulation: arrays over the time grid ``t`` (length ``N + 1``).
+
+    Attributes
+    ----------
+    t : (N+1,) times (s).
+    q, qd : (N+1, n) joint positions and velocities.
+    tau : (N+1, n) applied torque; ``tau[k]`` is the torque applied from ``t[k]`` on (the
+        held command under a zero-order hold; the first-stage torque in continuous mode).
+    q_ref, qd_ref, qdd_ref : (N+1, n) the reference sampled at ``t``, or None without one.
+    kinetic, potential, energy : (N+1,) kinetic, gravity potential and total energy (J).
+    joint_names, robot_name, controller_name, integrator, dt, control_rate (Hz or None),
+    duration, wall_time (s, of the integration loop), stats (steps, rejected, fd_calls,
+    control_calls, cpu_time: process CPU seconds of the loop).
+    """
+
+    def __init__(self, t, q, qd, tau, q_ref=None, qd_ref=None, qdd_ref=None, kinetic=None,
+                 potential=None, joint_names=None, robot_name="robot", controller_name="none",
+                 integrator="rk4", dt=None, control_rate=None, duration=None, wall_time=None,
+                 stats=None, saturated_calls=0):
+        self.t = t
+        self.q = q
+        self.qd = qd
+        self.tau = tau
+        self.q_ref = q_ref
+        self.qd_ref = qd_ref
+        self.qdd_ref = qdd_ref
+        self.kinetic = kinetic
+        self.potential = potential
+        self.energy = None if kinetic is None else kinetic + potential
+        self.joint_names = list(joint_names) if joint_names is not None else [
+            f"q{i + 1}" for i in range(q.shape[1])]
+        self.robot_name = robot_name
+        self.controller_name = controller_name
+        self.integrator = integrator
+        self.dt = dt
+        self.control_rate = control_rate
+        self.duration = duration if duration is not None else float(t[-1] - t[0])
+        self.wall_time = wall_time
+        self.stats = dict(stats or {})
+        self.saturated_calls = saturated_calls
+
+    @classmethod
+    def _build(cls, robot, controller, reference, grid, rec, stats, wall, **meta):
+        n = int(robot.n)
+        Q = np.ascontiguousarray(rec["y"][:, :n])
+        QD = np.ascontiguousarray(rec["y"][:, n:])
+        kin = _batch_or_loop(robot.kinetic_energy, Q, QD)
+        pot = _batch_or_loop(robot.potential_energy, Q)
+        q_ref, qd_ref, qdd_ref = _sample_reference(reference, grid, n)
+        names = getattr(robot, "joint_names", None)
+        robot_name = getattr(getattr(robot, "spec", None), "name", None) or getattr(
+            robot, "name", "robot")
+        cname = "none" if controller is None else type(controller).__name__
+        return cls(grid, Q, QD, rec["tau"], q_ref, qd_ref, qdd_ref, kin, pot, names,
+                   robot_name=robot_name, controller_name=cname, wall_time=wall, stats=stats,
+                   saturated_calls=getattr(controller, "saturated_calls", 0), **meta)
+
+    @property
+    def n(self):
+        return self.q.shape[1]
+
+    @property
+    def error(self):
+        """Tracking error ``q_ref - q`` (N+1, n), or None without a reference."""
+        return None if self.q_ref is None else self.q_ref - self.q
+
+    @property
+    def max_error(self):
+        """Largest ``|q_ref - q|`` per joint over the run, or None without a reference."""
+        e = self.error
+        return None if e is None else np.max(np.abs(e), axis=0)
+
+    @property
+    def max_torque(self):
+        """Largest ``|tau|`` per joint over the run."""
+        return np.max(np.abs(self.tau), axis=0)
+
+    @property
+    def real_time_factor(self):
+        """Simulated time / wall-clock time of the integration loop."""
+        if not self.wall_time:
+            return math.inf
+        return self.duration / self.wall_time
+
+    @property
+    def energy_drift(self):
+        """``max |E(t) - E(0)|`` relative to the largest kinetic energy of the run."""
+        E = self.energy
+        scale = max(float(np.max(np.abs(self.kinetic))), 1e-300)
+        return float(np.max(np.abs(E - E[0]))) / scale
+
+    def summary(self):
+        """A one-screen text summary."""
+        rate = "continuous" if self.control_rate is None else f"{self.control_rate:g} Hz"
+        lines = [
+            f"robot {self.robot_name} ({self.n} joints), controller {self.controller_name}, "
+            f"integrator {self.integrator}, dt {self.dt:g} s, control {rate}",
+            f"simulated {self.duration:g} s in {self.wall_time:.3f} s wall: real-time factor "
+            f"{self.real_time_factor:.1f}x ({self.stats.get('steps', 0)} steps, "
+            f"{self.stats.get('fd_calls', 0)} forward-dynamics calls, "
+            f"{self.stats.get('control_calls', 0)} controller calls)",
+        ]
+        width = max(8, max(len(s) for s in self.joint_names))
+        err = self.max_error
+        head = f"  {'joint':<{width}}  {'max |tau|':>12}"
+        if err is not None:
+            head += f"  {'max |error|':>12}  {'final error':>12}"
+        lines.append(head)
+        final = None if err is None else np.abs(self.error[-1])
+        for i, name in enumerate(self.joint_names):
+            row = f"  {name:<{width}}  {self.max_torque[i]:12.4g}"
+            if err is not None:
+                row += f"  {err[i]:12.3e}  {final[i]:12.3e}"
+            lines.append(row)
+        if err is not None:
+            lines.append(f"max tracking error {float(np.max(err)):.3e} (rad or m)")
+        if self.saturated_calls:
+            lines.append(f"torque saturated in {self.saturated_calls} controller calls")
+        if self.energy is not None:
+            lines.append(f"energy: start {self.energy[0]:.6g} J, end {self.energy[-1]:.6g} J")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return (f"SimulationResult(robot={self.robot_name!r}, n={self.n}, "
+                f"samples={self.t.shape[0]}, duration={self.duration:g})")
+
+    def columns(self):
+        """Column names and the (N+1, k) data table written by :meth:`to_csv`."""
+        names = ["t"]
+        blocks = [self.t[:, None]]
+        for prefix, arr in (("q_", self.q), ("qd_", self.qd), ("tau_", self.tau),
+                            ("q_ref_", self.q_ref), ("qd_ref_", self.qd_ref),
+                            ("qdd_ref_", self.qdd_ref)):
+            if arr is not None:
+                names += [prefix + j for j in self.joint_names]
+                blocks.append(arr)
+        if self.energy is not None:
+            names += ["kinetic", "potential", "energy"]
+            blocks += [self.kinetic[:, None], self.potential[:, None], self.energy[:, None]]
+        return names, np.hstack(blocks)
+
+    def to_csv(self, path):
+        """Write the time series as CSV (one header line, then one row per sample)."""
+        names, data = self.columns()
+        path = os.fspath(path)
+        np.savetxt(path, data, delimiter=",", header=",".join(names), comments="",
+                   fmt="%.17g")
+        return path
+
+    def plot(self, path=None, show=False):
+        """Figure of joint positions with references, tracking error, torques and energy.
+
+        Saved to ``path`` (PNG by extension) when given. Needs matplotlib (the ``plot``
+        extra: ``pip install robodyn[plot]``). Returns the matplotlib Figure.
+        """
+        from .plotting import plot_result
+        return plot_result(self, path=path, show=show)
+
+
+class _CallableModule(type(os)):
+    """Lets ``robodyn.simulate(...)`` work even after ``import robodyn.simulate`` has bound
+    the package attribute ``robodyn.simulate`` to this module instead of the function."""
+
+    def __call__(self, *args, **kwargs):
+        return simulate(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule

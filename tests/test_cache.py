@@ -1,0 +1,153 @@
+"""The per-configuration cache in Data: hit when the values of q repeat, miss otherwise, and
+never a stale result.
+
+robot.cache_stats() -> {"hits", "misses"} counts calls of the kinematics update: a miss
+recomputes sin/cos and transforms for a new q, a hit reuses them for the same q values.
+"""
+
+import numpy as np
+import pytest
+
+import robodyn
+from reference import featherstone as F
+from reference import random_models as R
+
+
+@pytest.fixture
+def model(rng):
+    spec = R.random_tree(7, rng, frames=2)
+    return spec, robodyn.Robot(spec)
+
+
+def stats(robot):
+    s = robot.cache_stats()
+    assert set(s) == {"hits", "misses"}
+    return s["hits"], s["misses"]
+
+
+def test_fresh_robot_has_empty_stats(model):
+    _, robot = model
+    assert stats(robot) == (0, 0)
+
+
+def test_same_q_is_a_hit_new_q_is_a_miss(model, rng):
+    spec, robot = model
+    q, qd, _ = R.random_state(spec, rng)
+    robot.mass_matrix(q)
+    assert stats(robot) == (0, 1)
+    robot.bias_torques(q, qd)
+    assert stats(robot) == (1, 1)
+    robot.gravity_torques(q)
+    assert stats(robot) == (2, 1)
+    # a new q: a miss
+    robot.mass_matrix(q + 0.25)
+    assert stats(robot) == (2, 2)
+    robot.mass_matrix(q + 0.25)
+    assert stats(robot) == (3, 2)
+    # back to the first q: only the last q is kept, so a miss again
+    robot.mass_matrix(q)
+    assert stats(robot) == (3, 3)
+
+
+def test_key_is_the_values_not_the_object(model, rng):
+    spec, robot = model
+    q, qd, qdd = R.random_state(spec, rng)
+    robot.inverse_dynamics(q, qd, qdd)
+    assert stats(robot) == (0, 1)
+    # an equal copy and a list of the same values: hits
+    robot.inverse_dynamics(q.copy(), qd, qdd)
+    robot.inverse_dynamics(list(q), qd, qdd)
+    assert stats(robot) == (2, 1)
+    # the same array object with one value changed in place: a miss, and the new values used
+    q[3] += 1e-9
+    tau = robot.inverse_dynamics(q, qd, qdd)
+    assert stats(robot) == (2, 2)
+    fresh = robodyn.Robot(spec)
+    np.testing.assert_array_equal(tau, fresh.inverse_dynamics(q, qd, qdd))
+    # changing only qd or qdd keeps the configuration cache
+    robot.inverse_dynamics(q, qd + 1, qdd - 1)
+    assert stats(robot) == (3, 2)
+
+
+def test_velocity_only_changes_are_hits_and_correct(model, rng):
+    spec, robot = model
+    q, qd, qdd = R.random_state(spec, rng)
+    robot.mass_matrix(q)
+    for _ in range(3):
+        qd, qdd = rng.standard_normal((2, 7))
+        np.testing.assert_allclose(robot.inverse_dynamics(q, qd, qdd), F.rnea(spec, q, qd, qdd),
+                                   rtol=1e-10, atol=1e-10)
+    assert stats(robot) == (3, 1)
+
+
+def test_results_after_misses_equal_a_fresh_robot(model, rng):
+    """A random interleaving of every algorithm over a small pool of configurations (so that
+    hits, misses and partial cache levels all occur) gives exactly what a fresh robot computes
+    for each call on its own."""
+    spec, robot = model
+    n = robot.n
+    pool = [R.random_state(spec, rng)[0] for _ in range(3)]
+    link_count = len(robot.link_names)
+    calls = [
+        lambda r, q, qd, x: r.inverse_dynamics(q, qd, x),
+        lambda r, q, qd, x: r.inverse_dynamics(q, qd, x, method="kane"),
+        lambda r, q, qd, x: r.forward_dynamics(q, qd, x),
+        lambda r, q, qd, x: r.forward_dynamics(q, qd, x, method="crba"),
+        lambda r, q, qd, x: r.forward_dynamics(q, qd, x, method="kane"),
+        lambda r, q, qd, x: r.mass_matrix(q),
+        lambda r, q, qd, x: r.bias_torques(q, qd),
+        lambda r, q, qd, x: r.gravity_torques(q),
+        lambda r, q, qd, x: r.coriolis_matrix(q, qd),
+        lambda r, q, qd, x: r.kinetic_energy(q, qd),
+        lambda r, q, qd, x: r.potential_energy(q),
+        lambda r, q, qd, x: r.forward_kinematics(q),
+        lambda r, q, qd, x: r.jacobian(q, int(abs(x[0]) * 100) % link_count),
+    ]
+    for _ in range(150):
+        q = pool[rng.integers(len(pool))]
+        qd, x = rng.standard_normal((2, n))
+        k = rng.integers(len(calls))
+        got = calls[k](robot, q, qd, x)
+        expected = calls[k](robodyn.Robot(spec), q, qd, x)
+        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-13, err_msg=f"call {k}")
+    hits, misses = stats(robot)
+    assert hits > 20 and misses > 20
+
+
+def test_batch_calls_do_not_poison_the_cache(model, rng):
+    spec, robot = model
+    q, qd, qdd = R.random_state(spec, rng)
+    M = robot.mass_matrix(q)
+    Q = np.array([R.random_state(spec, rng)[0] for _ in range(200)])
+    for threads in (1, 2):
+        old = robodyn.get_num_threads()
+        robodyn.set_num_threads(threads)
+        try:
+            robot.mass_matrix(Q)
+            robot.inverse_dynamics(Q, Q, Q)
+        finally:
+            robodyn.set_num_threads(old)
+        np.testing.assert_array_equal(robot.mass_matrix(q), M)
+        np.testing.assert_allclose(robot.inverse_dynamics(q, qd, qdd), F.rnea(spec, q, qd, qdd),
+                                   rtol=1e-10, atol=1e-10)
+
+
+def test_gravity_change_is_seen_at_a_cached_q(model, rng):
+    spec, robot = model
+    q, _, _ = R.random_state(spec, rng)
+    g0 = robot.gravity_torques(q)
+    V0 = robot.potential_energy(q)
+    robot.gravity = [0.0, 0.0, -2 * 9.81]
+    np.testing.assert_allclose(robot.gravity_torques(q), 2 * g0, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(robot.potential_energy(q), 2 * V0, rtol=1e-12, atol=1e-12)
+    h, m = stats(robot)
+    assert h >= 2 and m == 1
+
+
+def test_robots_do_not_share_a_cache(rng):
+    spec = R.random_chain(4, rng)
+    a, b = robodyn.Robot(spec), robodyn.Robot(spec)
+    q = np.zeros(4)
+    a.mass_matrix(q)
+    b.mass_matrix(q)
+    assert stats(a) == (0, 1) and stats(b) == (0, 1)

@@ -1,0 +1,253 @@
+"""Operation counts: Robot.op_counts (the C++ algorithms run with a counting scalar) and the
+`robodyn opcount` report (python/robodyn/opcount.py).
+
+Every call of op_counts also checks, in C++, that the counted evaluation gives the same
+numbers as the double one and (once per process) that Eigen's kernels do the textbook number
+of operations for the counting scalar; a failure there raises RuntimeError here.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import robodyn
+from robodyn import opcount
+from reference import random_models as rm
+
+ALGORITHMS = ("rnea", "kane", "crba", "aba", "forward_dynamics", "kane_forward", "gravity")
+INVERSE = ("rnea", "kane", "gravity")
+
+
+def _generic_dh(n, rng):
+    """n revolute DH rows with generic twist (never 0 or +-pi/2), length and offset."""
+    rows = rm.random_dh_chain(n, rng)
+    for row in rows:
+        row["alpha"] = float(rng.choice([-1.0, 1.0]) * rng.uniform(0.3, 1.2))
+        row["a"] = float(rng.choice([-1.0, 1.0]) * rng.uniform(0.05, 0.4))
+        row["d"] = float(rng.choice([-1.0, 1.0]) * rng.uniform(0.05, 0.4))
+    return rows
+
+
+def _pendulum():
+    """One revolute link about the base z axis, full inertia about the joint, COM off-axis."""
+    return robodyn.from_dh([dict(theta=0.0, d=0.0, a=0.0, alpha=0.0, mass=2.0,
+                                 com=[0.3, 0.1, 0.05], inertia=np.diag([0.1, 0.2, 0.3]))])
+
+
+# ---------------------------------------------------------------- Robot.op_counts
+
+def test_counts_are_deterministic_positive_integers(rng):
+    spec = rm.random_chain(5, rng)
+    a, b = robodyn.Robot(spec), robodyn.Robot(spec)
+    for alg in ALGORITHMS:
+        c = a.op_counts(alg)
+        assert set(c) == {"mul", "add", "trig"}
+        assert all(isinstance(v, int) and v > 0 for v in c.values()), (alg, c)
+        assert a.op_counts(alg) == c == b.op_counts(alg)
+    # counting does not disturb the double evaluation or its cache
+    q, qd, qdd = rm.random_state(spec, rng)
+    np.testing.assert_array_equal(a.inverse_dynamics(q, qd, qdd), b.inverse_dynamics(q, qd, qdd))
+
+
+def test_unknown_algorithm_is_a_value_error():
+    robot = _pendulum()
+    for bad in ("RNEA", "newton_euler", ""):
+        with pytest.raises(ValueError, match="unknown algorithm"):
+            robot.op_counts(bad)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counted_equals_double_on_random_models(seed):
+    """Trees with prismatic joints, armature, damping and friction: the C++ side compares
+    the counted result with the double one for every algorithm (RuntimeError otherwise)."""
+    rng = np.random.default_rng(seed)
+    spec = rm.random_tree(7, rng) if seed % 2 else rm.random_chain(7, rng)
+    robot = robodyn.Robot(spec)
+    for alg in ALGORITHMS:
+        robot.op_counts(alg)
+
+
+def test_pendulum_hand_tally():
+    """1-DOF revolute pendulum, counted by hand from rnea.hpp / crba.hpp / kinematics.hpp as
+    they stand (update this tally when those lines change):
+
+    rnea, body 1 on the base (w_0 = wd_0 = 0, Rc = identity permutation, all of h and Ibar
+    non-zero):
+      a' = Rz^T (-g)                                     4 mul  2 add
+      w_z = 0 + qd;  wd_z = 0 + qdd                              2 add
+      W = [wd] + [w][w]   (6 products, 3 + 6 sums)       6 mul  9 add
+      fn = Ibar wd + w x (Ibar w) + h x a'  (9+9+6+6 mul, 6+6+3+3+6 add)  30 mul 24 add
+      ff = m a' + W h     (3+9 mul, 6+3 add)            12 mul  9 add
+      sin, cos                                                   2 trig
+    crba: E = Rc Rz(q), two columns of 2 products + 1 sum each: 12 mul 6 add; no composites.
+    """
+    robot = _pendulum()
+    assert robot.op_counts("rnea") == {"mul": 52, "add": 46, "trig": 2}
+    assert robot.op_counts("crba") == {"mul": 12, "add": 6, "trig": 2}
+
+
+def test_trig_calls(rng):
+    """sin and cos once per revolute joint (cached), one sqrt per Cholesky pivot."""
+    spec = rm.random_chain(6, rng)
+    robot = robodyn.Robot(spec)
+    n_rev = sum(b.joint_type == "revolute" for b in spec.bodies)
+    for alg in ("rnea", "kane", "gravity", "crba", "aba"):
+        assert robot.op_counts(alg)["trig"] == 2 * n_rev, alg
+    assert robot.op_counts("forward_dynamics")["trig"] == 2 * n_rev + robot.n
+
+
+def test_gravity_is_cheaper_than_full_inverse_dynamics(rng):
+    for robot in (robodyn.Robot(rm.random_chain(6, rng)), robodyn.robots.load("intelledex_605")):
+        g, r, k = (robot.op_counts(a) for a in ("gravity", "rnea", "kane"))
+        assert g["mul"] < r["mul"] and g["add"] < r["add"]
+        assert g["mul"] < k["mul"] and g["add"] < k["add"]
+
+
+def _counts_over_n(ns, rows):
+    return {alg: np.array([[robodyn.from_dh(rows[:n]).op_counts(alg)[k] for k in ("mul", "add")]
+                           for n in ns]) for alg in ALGORITHMS}
+
+
+def test_growth_orders_on_generic_dh_chains():
+    """Prefixes of one generic chain, n = 5..10: inverse dynamics and ABA linear (second
+    differences zero), the mass matrix quadratic, mass matrix + Cholesky cubic."""
+    rows = _generic_dh(10, np.random.default_rng(7))
+    c = _counts_over_n(range(5, 11), rows)
+    for alg in INVERSE + ("aba",):
+        assert not np.diff(c[alg], 2, axis=0).any(), (alg, c[alg])
+        assert (np.diff(c[alg], axis=0) > 0).all()
+    d2 = np.diff(c["crba"], 2, axis=0)
+    assert not np.diff(d2, axis=0).any() and (d2 > 0).all(), c["crba"]
+    for alg in ("forward_dynamics", "kane_forward"):
+        d3 = np.diff(c[alg], 3, axis=0)
+        assert not np.diff(d3, axis=0).any(), (alg, c[alg])
+
+
+def test_counts_do_not_depend_on_the_parameter_values():
+    """Two generic chains with different random numbers (same zero pattern) count the same."""
+    a = robodyn.from_dh(_generic_dh(6, np.random.default_rng(1)))
+    b = robodyn.from_dh(_generic_dh(6, np.random.default_rng(2)))
+    for alg in ALGORITHMS:
+        assert a.op_counts(alg) == b.op_counts(alg), alg
+
+
+@pytest.mark.parametrize("name", ["intelledex_605", "stanford_arm"])
+def test_bundled_robots(name, capsys):
+    robot = robodyn.robots.load(name)
+    counts = opcount.robot_counts(robot)
+    with capsys.disabled():
+        print(f"\n{name}: " + ", ".join(f"{a} {c['mul']}/{c['add']}/{c['trig']}"
+                                         for a, c in counts.items()))
+    assert set(counts) == set(ALGORITHMS)
+    for c in counts.values():
+        assert c["mul"] > 0 and c["add"] > 0
+
+
+# ---------------------------------------------------------------- the report
+
+def test_featherstone_formulas_at_6():
+    """Table 10.1 formulas at n = 6 give the n = 6 column of spec/opcounts.md."""
+    expect = {"rnea_lwp": (852, 738), "rnea_best": (450, 386), "crba": (460, 395),
+              "aba_best": (1085, 982)}
+    for key, (mul, add) in expect.items():
+        _, cm, ca = opcount.FEATHERSTONE[key]
+        assert (opcount._poly(cm, 6), opcount._poly(ca, 6)) == (mul, add)
+
+
+def test_comparison_rows_and_ratios():
+    counts = {a: {"mul": 500, "add": 400, "trig": 12} for a in ALGORITHMS}
+    rows = opcount.comparisons("stanford_arm", 6, counts)
+    kl = [r for r in rows if "Kane & Levinson" in r["reference"]]
+    assert len(kl) == 1 and (kl[0]["mul"], kl[0]["add"]) == (646, 394)
+    assert kl[0]["algorithm"] == "kane"
+    assert math.isclose(kl[0]["ratio_mul"], 500 / 646)
+    best = [r for r in rows if r["algorithm"] == "rnea" and "Balafoutis" in r["reference"]]
+    assert (best[0]["mul"], best[0]["add"]) == (450, 386)
+    nie = opcount.comparisons("intelledex_605", 6, counts)
+    assert any((r["mul"], r["add"]) == (672, 404) for r in nie)
+    assert not any("Kane & Levinson" in r["reference"] for r in nie)
+
+
+def test_published_algorithm_counts():
+    """The thesis transcription (found in the source checkout) counted for the Intelledex:
+    the figures tests/test_kane_nie.py derives loop by loop from the listing."""
+    if opcount.published_module() is None:
+        pytest.skip("tests/reference/kane_nie.py not found next to the package")
+    pub = opcount.published_counts(robodyn.robots.load("intelledex_605").spec)
+    assert pub["kane"] == {"mul": 4107, "add": 3231, "trig": 12}
+    assert pub["kane_forward"]["mul"] > pub["kane"]["mul"]
+
+
+def test_formula_text():
+    assert opcount.formula([93, -108]) == "93n - 108"
+    assert opcount.formula([10, 22, -32]) == "10n^2 + 22n - 32"
+    assert opcount.formula([1 / 6, 0.5, -1, 0]) == "n^3/6 + n^2/2 - n"
+    assert opcount.formula([-1, 2]) == "-n + 2"
+    assert opcount.formula([0.1234, 2.0], exact=False) == "0.12n + 2.00"
+
+
+def test_growth_fits_are_exact():
+    g = opcount.growth(1, 7, published=False)
+    assert g["n"] == list(range(1, 8))
+    for alg in INVERSE + ("aba", "crba"):
+        for key in ("mul", "add"):
+            fit = g["fits"][alg][key]
+            assert fit["max_residual"] < 1e-6, (alg, key, fit)
+            assert fit["exact"]["degree"] == fit["degree"]
+            ys = np.polyval(fit["coef"], g["n"])
+            np.testing.assert_allclose(ys, g["counts"][alg][key], atol=1e-6)
+    # mass matrix + Cholesky is cubic: the nominal quadratic leaves a residual
+    fd = g["fits"]["forward_dynamics"]["mul"]
+    assert fd["max_residual"] > 1 and fd["exact"]["degree"] == 3
+    with pytest.raises(ValueError):
+        opcount.growth(3, 2)
+
+
+def test_cli_json(capsys):
+    from robodyn import cli
+
+    assert cli.main(["opcount", "intelledex_605", "--n-range", "2", "5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "negation free" in data["rules"]
+    (rep,) = data["robots"]
+    assert rep["robot"] == "intelledex_605" and rep["n"] == 6 and rep["joints"] == "RRRRRR"
+    assert rep["counts"] == opcount.robot_counts(robodyn.robots.load("intelledex_605"))
+    assert data["growth"]["n"] == [2, 3, 4, 5]
+
+
+def test_cli_table(capsys):
+    from robodyn import cli
+
+    assert cli.main(["opcount"]) == 0
+    out = capsys.readouterr().out
+    assert "negation free" in out
+    for text in ("intelledex_605", "stanford_arm", "Kane & Levinson", "672", "646",
+                 "Balafoutis"):
+        assert text in out
+    assert cli.main(["opcount", "no_such_robot"]) == 2
+    assert cli.main(["opcount", "--n-range", "4", "2"]) == 2
+
+
+def test_cli_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from robodyn import cli
+
+    out = tmp_path / "counts.png"
+    assert cli.main(["opcount", "intelledex_605", "--n-range", "1", "4", "--plot",
+                     str(out)]) == 0
+    assert out.stat().st_size > 1000
+
+
+def test_cli_plot_without_matplotlib(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from robodyn import cli
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    out = tmp_path / "counts.png"
+    assert cli.main(["opcount", "--plot", str(out)]) == 1
+    assert "matplotlib" in capsys.readouterr().err
+    assert not out.exists()

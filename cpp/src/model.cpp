@@ -73,6 +73,8 @@ ConstRotation classify(const Mat3& R) {
     c.kind = ConstRotation::RotX;
     c.cx = c.R(1, 1);
     c.sx = c.R(2, 1);
+    c.s2x = c.sx * c.sx;
+    c.csx = c.cx * c.sx;
   }
   return c;
 }

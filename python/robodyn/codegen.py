@@ -305,18 +305,172 @@ def trace(robot, algorithm):
 # simplification
 
 
-def simplify(g, outputs, n):
+def simplify(g, outputs, n=None):
     """A new (graph, outputs) computing the same values with fewer operations.
 
-    The graph is rebuilt bottom-up through the simplifying constructors, and only the nodes
-    the outputs need are kept. Sine and cosine of each angle are single nodes (the emitted
-    code computes each once). Trigonometric identities: see :func:`_trig_rewrite`.
+    The graph is rebuilt bottom-up through the simplifying constructors (keeping only what
+    the outputs need), then the identity sin^2 + cos^2 = 1 is applied where it pays (see
+    :func:`_pythagoras`). Sine and cosine of each angle are single nodes throughout.
     """
-    h = Graph()
-    new = {}
-    for k in g.live(outputs):
+    h, outs = _rebuild(g, outputs, {})
+    return _pythagoras(h, outs)
+
+
+# The identity sin^2 + cos^2 = 1. A rotation applied and undone (gravity rotated out to a link
+# and its weight rotated back, E I E^T of a symmetric inertia) leaves c^2 x + s^2 x in the
+# expression, invisible node by node. Every node is expanded into a polynomial over "atoms"
+# (inputs, sin/cos, quotients, square roots, and nodes whose expansion is too large), kept in a
+# normal form where s^2 is replaced by 1 - c^2, so that such sums cancel. A node is rebuilt
+# from its reduced polynomial (greedy factoring of the most frequent atom) when that makes the
+# whole graph cheaper: candidates are tried from the outputs down, each accepted only if the
+# operation count (mul + add + 20 trig) drops.
+
+_POLY_LIMIT = 48        # largest expansion (terms) kept; larger nodes are atoms
+_PRODUCT_LIMIT = 512    # largest term product formed when expanding a multiplication
+_TRIG_WEIGHT = 20       # a sin/cos/sqrt call weighs this many mul/add in the acceptance test
+
+
+def _add_term(poly, mono, coef, mag):
+    old = poly.get(mono)
+    poly[mono] = (coef, mag) if old is None else (old[0] + coef, old[1] + mag)
+
+
+def _cancel(poly):
+    # terms that cancelled to rounding level (|c| <= 1e-13 of what was summed) are exact zeros
+    return {m: cm for m, cm in poly.items() if abs(cm[0]) > 1e-13 * cm[1]}
+
+
+def _polynomials(g, live):
+    """node -> {monomial (sorted atom ids): (coefficient, magnitude summed)} or None (atom)."""
+    cos_of = {g.a[k]: k for k in live if g.op[k] == COS}
+    sin_to_cos = {k: cos_of[g.a[k]] for k in live if g.op[k] == SIN and g.a[k] in cos_of}
+
+    def reduce_squares(poly):
+        # s^2 m -> m - c^2 m until no square of a sine is left
+        while True:
+            out, changed = {}, False
+            for mono, (c, mag) in poly.items():
+                hit = next((a for a, b in zip(mono, mono[1:]) if a == b and a in sin_to_cos),
+                           None)
+                if hit is None:
+                    _add_term(out, mono, c, mag)
+                    continue
+                changed = True
+                rest = list(mono)
+                rest.remove(hit)
+                rest.remove(hit)
+                cs = sin_to_cos[hit]
+                _add_term(out, tuple(rest), c, mag)
+                _add_term(out, tuple(sorted(rest + [cs, cs])), -c, mag)
+            poly = _cancel(out)
+            if not changed:
+                return poly
+
+    P = {}
+    for k in live:
         op = g.op[k]
         if op == CONST:
+            P[k] = {(): (g.c[k], abs(g.c[k]))}
+            continue
+        if op not in (NEG, ADD, SUB, MUL):
+            P[k] = None
+            continue
+        A = P[g.a[k]] or {(g.a[k],): (1.0, 1.0)}
+        if op == NEG:
+            P[k] = {m: (-c, mag) for m, (c, mag) in A.items()}
+            continue
+        B = P[g.b[k]] or {(g.b[k],): (1.0, 1.0)}
+        if op in (ADD, SUB):
+            sign = 1.0 if op == ADD else -1.0
+            R = dict(A)
+            for m, (c, mag) in B.items():
+                _add_term(R, m, sign * c, mag)
+            R = _cancel(R)
+        else:
+            if len(A) * len(B) > _PRODUCT_LIMIT:
+                P[k] = None
+                continue
+            R = {}
+            for ma, (ca, ga) in A.items():
+                for mb, (cb, gb) in B.items():
+                    _add_term(R, tuple(sorted(ma + mb)), ca * cb, ga * gb)
+            R = reduce_squares(_cancel(R))
+        P[k] = R if len(R) <= _POLY_LIMIT else None
+    return P
+
+
+def _build_polynomial(h, terms, get):
+    """sum c * prod(atoms) in graph h, factoring out the most frequent atom first, then equal
+    coefficients; terms: sorted list of (monomial, coefficient)."""
+    if not terms:
+        return h.ZERO
+    if len(terms) == 1:
+        mono, c = terms[0]
+        x = h.const(c)
+        for a in mono:
+            x = h.mul(x, get(a))
+        return x
+    count = {}
+    for mono, _ in terms:
+        for a in set(mono):
+            count[a] = count.get(a, 0) + 1
+    if count:
+        best = min(count, key=lambda a: (-count[a], a))
+        if count[best] >= 2:
+            inner, rest = [], []
+            for mono, c in terms:
+                if best in mono:
+                    m = list(mono)
+                    m.remove(best)
+                    inner.append((tuple(m), c))
+                else:
+                    rest.append((mono, c))
+            return h.add(h.mul(_build_polynomial(h, inner, get), get(best)),
+                         _build_polynomial(h, rest, get))
+    groups = {}
+    for mono, c in terms:
+        groups.setdefault(abs(c), []).append((mono, 1.0 if c > 0 else -1.0))
+    x = h.ZERO
+    for value in sorted(groups):
+        group = groups[value]
+        if len(group) >= 2 and value != 1.0:
+            x = h.add(x, h.mul(h.const(value), _build_polynomial(h, group, get)))
+        else:
+            for mono, sign in group:
+                x = h.add(x, _build_polynomial(h, [(mono, sign * value)], get))
+    return x
+
+
+def _rebuild(g, outputs, replace, visited=None):
+    """g rebuilt through the simplifying constructors, dead nodes dropped, the nodes in
+    ``replace`` built from their polynomials. ``visited`` (a set) receives the nodes of g
+    that were needed."""
+    # the nodes needed: operands, or for a replaced node the atoms of its polynomial
+    need = bytearray(len(g))
+    stack = list(outputs)
+    while stack:
+        x = stack.pop()
+        if need[x]:
+            continue
+        need[x] = 1
+        if x in replace:
+            for mono in replace[x]:
+                stack.extend(mono)
+        elif g.op[x] in (ADD, SUB, MUL, DIV):
+            stack.append(g.a[x])
+            stack.append(g.b[x])
+        elif g.op[x] not in (CONST, INPUT):
+            stack.append(g.a[x])
+    h = Graph()
+    new = {}
+    for k in range(len(g)):  # ascending ids: operands and atoms first
+        if not need[k]:
+            continue
+        op = g.op[k]
+        if k in replace:
+            terms = sorted((m, c) for m, (c, _) in replace[k].items())
+            new[k] = _build_polynomial(h, terms, new.__getitem__)
+        elif op == CONST:
             new[k] = h.const(g.c[k])
         elif op == INPUT:
             new[k] = h.input(g.a[k])
@@ -324,9 +478,33 @@ def simplify(g, outputs, n):
             new[k] = h.build(op, new[g.a[k]], new[g.b[k]])
         else:
             new[k] = h.build(op, new[g.a[k]])
-    outs = [new[o] for o in outputs]
-    # compact: drop what simplification made dead
-    return _compact(h, outs)
+    if visited is not None:
+        visited.update(new)
+    return _compact(h, [new[o] for o in outputs])
+
+
+def _cost(g, outputs):
+    c = g.counts(outputs)
+    return c["mul"] + c["add"] + _TRIG_WEIGHT * c["trig"]
+
+
+def _pythagoras(g, outputs):
+    live = g.live(outputs)
+    P = _polynomials(g, live)
+    candidates = [k for k in live if P[k] is not None and g.op[k] in (ADD, SUB, MUL)]
+    best, accepted = _cost(g, outputs), {}
+    reached = set(live)
+    for k in reversed(candidates):
+        if k not in reached:
+            continue  # no longer needed after an accepted rewrite above it
+        trial = dict(accepted)
+        trial[k] = P[k]
+        visited = set()
+        h, outs = _rebuild(g, outputs, trial, visited)
+        cost = _cost(h, outs)
+        if cost < best:
+            best, accepted, reached = cost, trial, visited
+    return _rebuild(g, outputs, accepted)
 
 
 def _compact(g, outputs):

@@ -13,25 +13,64 @@
 namespace robodyn {
 
 // Joint-space inertia matrix M(q) + diag(armature), written into d.M (both triangles).
+namespace detail {
+
+// the symmetric parallel-axis shift of a composite moved by r with first moment y:
+//   -[r][y] - [y][r] - m [r][r] = 2 (r.z) 1 - (r z' + z r'),  z = y + (m/2) r,
+// added to A; zero components of a constant r are skipped
+template <class S>
+ROBODYN_INLINE void add_parallel_axis(const V3T<S>& r, const std::array<bool, 3>& nz,
+                                      const V3T<S>& z, M3T<S>& A) {
+  S p[3];
+  for (int k = 0; k < 3; ++k) p[k] = nz[k] ? S(r[k] * z[k]) : S(0);
+  auto sum2 = [&](int i, int j) -> S {  // 2 (p_i + p_j), skipping zeros
+    const S t = nz[i] && nz[j] ? S(p[i] + p[j]) : (nz[i] ? p[i] : (nz[j] ? p[j] : S(0)));
+    return nz[i] || nz[j] ? S(t + t) : S(0);
+  };
+  if (nz[1] || nz[2]) A(0, 0) += sum2(1, 2);
+  if (nz[0] || nz[2]) A(1, 1) += sum2(0, 2);
+  if (nz[0] || nz[1]) A(2, 2) += sum2(0, 1);
+  const int ij[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+  for (const auto& e : ij) {
+    const int i = e[0], j = e[1];
+    if (!nz[i] && !nz[j]) continue;
+    S t = nz[i] && nz[j] ? S(r[i] * z[j] + z[i] * r[j]) : (nz[i] ? S(r[i] * z[j]) : S(z[i] * r[j]));
+    A(i, j) -= t;
+    A(j, i) = A(i, j);
+  }
+}
+
+}  // namespace detail
+
+// Joint-space inertia matrix M(q) + diag(armature), written into d.M (both triangles).
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q) {
-  update_kinematics(m, d, q, 2);
+  update_kinematics(m, d, q, 1);
   // composite inertias, tip to base: I_p += X^T I_i X in (mass, h, Ibar) form
   for (int i = 1; i <= m.n; ++i) {
     d.Im[i] = S(m.mass[i]);
     d.Ih[i] = m.h[i].template cast<S>();
     d.II[i] = m.Ibar[i].template cast<S>();
   }
+  static const std::array<bool, 3> kFull{{true, true, true}};
   for (int i = m.n; i >= 1; --i) {
     const int p = m.parent[i];
     if (p == 0) continue;
-    const M3T<S>& E = d.E[i];
-    const V3T<S>& r = d.r[i];
-    const V3T<S> y = E * d.Ih[i];
-    const M3T<S> rx = skew<S>(r);
-    const M3T<S> yx = skew<S>(y);
-    d.II[p] += E * d.II[i] * E.transpose() - rx * yx - yx * rx - d.Im[i] * (rx * rx);
-    d.Ih[p] += y + d.Im[i] * r;
+    const bool rev = m.type[i] == JointType::Revolute;
+    const V3T<S> r = rev ? V3T<S>(m.pc[i].template cast<S>()) : d.r[i];
+    const std::array<bool, 3>& nz = rev ? m.pc_nz[i] : kFull;
+    // y = E h, z = y + (m/2) r
+    const V3T<S> y = applyE(m, d, i, d.Ih[i]);
+    const S half = S(0.5) * d.Im[i];
+    V3T<S> z = y, mr;
+    for (int k = 0; k < 3; ++k) {
+      mr[k] = nz[k] ? S(d.Im[i] * r[k]) : S(0);
+      if (nz[k]) z[k] += half * r[k];
+    }
+    M3T<S> Ip = rotate_to_parent<true, S>(m, d, i, d.II[i]);
+    detail::add_parallel_axis<S>(r, nz, z, Ip);
+    d.II[p] += Ip;
+    for (int k = 0; k < 3; ++k) d.Ih[p][k] += nz[k] ? S(y[k] + mr[k]) : y[k];
     d.Im[p] += d.Im[i];
   }
   // columns: F = Ic_i S_i carried down the path to the base; other branches stay zero

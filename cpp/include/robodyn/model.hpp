@@ -52,6 +52,7 @@ struct ConstRotation {
   Mat3 R = Mat3::Identity();
   Kind kind = Permutation;           // signed permutation (free), rotation about x, general
   double cx = 1, sx = 0;             // RotX: R = Rx(angle), cos and sin of the angle
+  double s2x = 0, csx = 0;           // RotX: sin^2 and sin cos of the angle
   std::array<int, 3> perm{{0, 1, 2}};  // (R^T x)_k = sign[k] * x[perm[k]]
   std::array<int, 3> iperm{{0, 1, 2}};  // (R x)_k = isign[k] * x[iperm[k]]
   std::array<bool, 3> neg{{false, false, false}};

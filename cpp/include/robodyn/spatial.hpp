@@ -139,6 +139,84 @@ ROBODYN_INLINE V3T<S> rotc(const ConstRotation& R, const V3T<S>& x) {
   }
 }
 
+// R A R^T for symmetric A and a rotation R by an angle in the (a, b) plane (f: the fixed axis),
+// given sin^2 and sin cos of the angle (c^2 = 1 - s^2): 8 mul
+template <int a, int b, int f, class S>
+ROBODYN_INLINE void rotate_sym_plane(const S& c, const S& s, const S& s2, const S& cs, M3T<S>& A) {
+  const S dd = A(a, a) - A(b, b);
+  const S Aaa = A(a, a) - s2 * dd - (cs + cs) * A(a, b);
+  const S Abb = A(a, a) + A(b, b) - Aaa;
+  const S Aab = cs * dd + A(a, b) - (s2 + s2) * A(a, b);
+  const S Aaf = c * A(a, f) - s * A(b, f);
+  const S Abf = s * A(a, f) + c * A(b, f);
+  A(a, a) = Aaa;
+  A(b, b) = Abb;
+  A(a, b) = A(b, a) = Aab;
+  A(a, f) = A(f, a) = Aaf;
+  A(b, f) = A(f, b) = Abf;
+}
+
+// R B R^T for a general B, same rotation: 12 mul
+template <int a, int b, int f, class S>
+ROBODYN_INLINE void rotate_gen_plane(const S& c, const S& s, const S& s2, const S& cs, M3T<S>& B) {
+  const S dd = B(a, a) - B(b, b), e = B(a, b) + B(b, a);
+  const S t = cs * dd, se = s2 * e;
+  const S Baa = B(a, a) - s2 * dd - cs * e;
+  const S Bbb = B(a, a) + B(b, b) - Baa;
+  const S Bab = t + B(a, b) - se, Bba = t + B(b, a) - se;
+  const S Baf = c * B(a, f) - s * B(b, f), Bbf = s * B(a, f) + c * B(b, f);
+  const S Bfa = c * B(f, a) - s * B(f, b), Bfb = s * B(f, a) + c * B(f, b);
+  B(a, a) = Baa;
+  B(b, b) = Bbb;
+  B(a, b) = Bab;
+  B(b, a) = Bba;
+  B(a, f) = Baf;
+  B(b, f) = Bbf;
+  B(f, a) = Bfa;
+  B(f, b) = Bfb;
+}
+
+// R B R^T for the constant rotation Rc: free for a signed permutation
+template <bool kSym, class S>
+ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B) {
+  switch (R.kind) {
+    case ConstRotation::Permutation: {
+      M3T<S> Y;
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          const S& x = B(R.iperm[i], R.iperm[j]);
+          Y(i, j) = R.ineg[i] != R.ineg[j] ? S(-x) : x;
+        }
+      return Y;
+    }
+    case ConstRotation::RotX: {
+      M3T<S> Y = B;
+      if (kSym)
+        rotate_sym_plane<1, 2, 0, S>(S(R.cx), S(R.sx), S(R.s2x), S(R.csx), Y);
+      else
+        rotate_gen_plane<1, 2, 0, S>(S(R.cx), S(R.sx), S(R.s2x), S(R.csx), Y);
+      return Y;
+    }
+    default: {
+      const M3T<S> Rs = R.R.template cast<S>();
+      return Rs * B * Rs.transpose();
+    }
+  }
+}
+
+// E B E^T with E = Rc Rz(q) the parent-to-body rotation of body i (B symmetric if kSym)
+template <bool kSym, class S>
+ROBODYN_INLINE M3T<S> rotate_to_parent(const Model& m, const DataTpl<S>& d, int i, M3T<S> B) {
+  if (m.type[i] == JointType::Revolute) {
+    const S s2 = d.s[i] * d.s[i], cs = d.c[i] * d.s[i];
+    if (kSym)
+      rotate_sym_plane<0, 1, 2, S>(d.c[i], d.s[i], s2, cs, B);
+    else
+      rotate_gen_plane<0, 1, 2, S>(d.c[i], d.s[i], s2, cs, B);
+  }
+  return rotate_const<kSym, S>(m.Rc[i], B);
+}
+
 // parent-to-body rotation applied to a body-frame vector: E x = Rc Rz(q) x
 template <class S>
 ROBODYN_INLINE V3T<S> applyE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {

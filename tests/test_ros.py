@@ -1,0 +1,571 @@
+"""The ROS 2 nodes (robodyn-ros2, robodyn-ros2-sim) over real ROS 2 transport.
+
+Every node runs as its own process (``python -m robodyn.ros.node``); this test process is the
+peer (its own rclpy context). Each test picks a random private ROS_DOMAIN_ID in 100..230 and
+keeps discovery on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST); every process has
+a ``duration`` parameter as a last-resort bound, and every wait here is bounded in time.
+Skipped when rclpy is not installed (the ``ros`` extra).
+"""
+
+import math
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("sensor_msgs.msg")
+pytest.importorskip("trajectory_msgs.msg")
+
+import rclpy.task  # noqa: E402
+from rclpy.signals import SignalHandlerOptions  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
+
+import robodyn  # noqa: E402
+from robodyn import trajectories  # noqa: E402
+from robodyn.ros import node as rosnode  # noqa: E402
+from robodyn.ros import sim as rosnode_sim  # noqa: E402
+
+# longest life of any process started here (s); the tests stop them much earlier
+PROCESS_LIMIT = 60.0
+_executor = rosnode._executor  # the nodes' executor (rclpy's EventsExecutor where available)
+
+
+def _clip(robot, tau):
+    lim = np.asarray(robot.effort_limits, dtype=float)
+    lim = np.where((lim > 0) & np.isfinite(lim), lim, np.inf)
+    return np.clip(tau, -lim, lim)
+
+
+class Ros:
+    """A private ROS 2 domain: this process's peer node, and the node processes started in it.
+
+    The caller has put ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (read by rcl at
+    init) and ROS_LOG_DIR in this process's environment; the nodes inherit it.
+    """
+
+    def __init__(self, tmp_path):
+        self.domain = int(os.environ["ROS_DOMAIN_ID"])
+        assert os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+        self.tmp = tmp_path
+        self.env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.procs = []
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=self.domain,
+                   signal_handler_options=SignalHandlerOptions.NO)
+        self.node = rclpy.create_node("robodyn_test_peer", context=self.context)
+        self.commands = []      # (receive time, (n,) array)
+        self.states = []        # (header stamp, names, position, velocity)
+        self.lock = threading.Lock()
+        self.state_pub = self.node.create_publisher(JointState, rosnode.JOINT_STATES, 10)
+        self.ref_pub = self.node.create_publisher(JointTrajectory, rosnode.REFERENCE, 10)
+        self.executor = _executor(self.context)
+        self.executor.add_node(self.node)
+        self._stop = rclpy.task.Future()
+        self._thread = threading.Thread(target=self.executor.spin_until_future_complete,
+                                        args=(self._stop,), kwargs={"timeout_sec": PROCESS_LIMIT},
+                                        daemon=True)
+        self._thread.start()
+
+    def listen(self, commands=False, states=False):
+        """Record the commands (and / or the joint states) the nodes publish."""
+        if commands:
+            self.node.create_subscription(Float64MultiArray, rosnode.COMMANDS, self._on_command,
+                                          10)
+        if states:
+            self.node.create_subscription(JointState, rosnode.JOINT_STATES, self._on_state, 10)
+
+    def _on_command(self, msg):
+        with self.lock:
+            self.commands.append((time.monotonic(), np.array(msg.data)))
+
+    def _on_state(self, msg):
+        with self.lock:
+            self.states.append((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec,
+                                list(msg.name), np.array(msg.position), np.array(msg.velocity)))
+
+    def start(self, module, *params):
+        """Start ``python -m robodyn.ros.<module> --ros-args -p ...``; returns the Popen."""
+        args = [sys.executable, "-m", f"robodyn.ros.{module}", "--ros-args"]
+        for p in params + (f"duration:={PROCESS_LIMIT}",):
+            args += ["-p", p]
+        path = self.tmp / f"{module}-{len(self.procs)}.log"
+        with open(path, "ab") as log:  # append mode: the child always writes at the end
+            proc = subprocess.Popen(args, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+        proc.log_path = path
+        self.procs.append(proc)
+        return proc
+
+    @staticmethod
+    def output(proc):
+        return proc.log_path.read_text(errors="replace")
+
+    def stop(self, proc, sig=signal.SIGTERM):
+        """Signal a process started here; returns its exit status (killed after 10 s)."""
+        if proc.poll() is None:
+            proc.send_signal(sig)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        return proc.returncode
+
+    def close(self):
+        for proc in self.procs:
+            self.stop(proc)
+        self._stop.set_result(True)
+        self.executor.wake()
+        self._thread.join(timeout=5)
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+    # --- peer helpers ---
+
+    def send_state(self, names, q, qd):
+        msg = JointState()
+        msg.name = list(names)
+        msg.position = [float(x) for x in q]
+        msg.velocity = [float(x) for x in qd]
+        self.state_pub.publish(msg)
+
+    def clear(self):
+        with self.lock:
+            self.commands.clear()
+            self.states.clear()
+
+    def last_command(self):
+        with self.lock:
+            return self.commands[-1][1] if self.commands else None
+
+    def wait_for(self, predicate, timeout, action=None, every=0.02):
+        """Call ``action`` every ``every`` s until ``predicate()`` holds; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if action is not None:
+                action()
+            if predicate():
+                return True
+            time.sleep(every)
+        return False
+
+
+@pytest.fixture
+def ros(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(random.SystemRandom().randint(100, 230)))
+    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    monkeypatch.setenv("ROS_STATIC_PEERS", "")
+    monkeypatch.setenv("ROS_LOG_DIR", str(tmp_path / "ros_log"))
+    r = Ros(tmp_path)
+    yield r
+    r.close()
+
+
+def _matches(ros, expected, tol=1e-9):
+    def check():
+        c = ros.last_command()
+        return c is not None and c.shape == expected.shape and np.allclose(c, expected, rtol=tol,
+                                                                             atol=tol)
+    return check
+
+
+def _point_msg(names, q, qd=None, qdd=None):
+    return rosnode.trajectory_message(names, [0.0], [q], None if qd is None else [qd],
+                                      None if qdd is None else [qdd])
+
+
+def _malformed_references(names):
+    """(what, message) pairs robodyn-ros2 must reject."""
+    n = len(names)
+    good = np.linspace(0.1, 0.6, n)
+    bad = []
+
+    def msg(nm, P, V=None, A=None, times=None):
+        times = [0.0] if times is None else times
+        return rosnode.trajectory_message(nm, times, P, V, A)
+
+    bad.append(("unknown name", msg(names[:-1] + ["elbow_of_nobody"], [good])))
+    bad.append(("missing name", msg(names[:-1], [good[:-1]])))
+    bad.append(("duplicate name", msg(names[:-1] + names[:1], [good])))
+    bad.append(("short positions", msg(names, [good[:-1]])))
+    bad.append(("long velocities", msg(names, [good], [np.zeros(n + 1)])))
+    bad.append(("NaN position", msg(names, [np.where(np.arange(n) == 2, np.nan, good)])))
+    bad.append(("inf acceleration", msg(names, [good], [good], [np.full(n, np.inf)])))
+    bad.append(("times not increasing", msg(names, [good, good], times=[0.5, 0.5])))
+    bad.append(("negative time", msg(names, [good, good], times=[-1.0, 0.5])))
+    bad.append(("accelerations without velocities", msg(names, [good], None, [good])))
+    empty = JointTrajectory()
+    empty.joint_names = list(names)
+    bad.append(("no points", empty))
+    ragged = msg(names, [good, good], times=[0.0, 1.0])
+    ragged.points[1].velocities = [0.0] * n
+    bad.append(("velocities on some points only", ragged))
+    return bad
+
+
+# --- pure parts, in process --------------------------------------------------------------------
+
+
+def test_reference_interpolates_the_points_like_a_trajectory_controller():
+    motion = trajectories.thesis_motion()
+    ts = np.arange(0.0, 2.0 + 1e-12, 0.02)
+    Q, QD, QDD = motion.sample(ts)
+    out = np.empty((3, 6))
+    for V, A in ((None, None), (QD, None), (QD, QDD)):
+        ref = rosnode.reference_from_points(ts, Q, V, A)
+        for i in (0, 7, 50, 100):
+            # every knot is met exactly, with the derivatives given
+            r = ref(ts[i], out)
+            np.testing.assert_allclose(r[0], Q[i], rtol=0, atol=1e-12)
+            if V is not None:
+                np.testing.assert_allclose(r[1], QD[i], rtol=0, atol=1e-9)
+            if A is not None:
+                np.testing.assert_allclose(r[2], QDD[i], rtol=0, atol=1e-7)
+    # quintic through 10 ms samples of the thesis motion: close everywhere, held at the end
+    ref = rosnode.reference_from_points(ts, Q, QD, QDD)
+    tt = np.linspace(0.0, 2.5, 777)
+    want = np.stack(motion.sample(tt), axis=1)
+    got = np.array([ref(t, out).copy() for t in tt])
+    assert np.abs(got - want).max(axis=(0, 2)).tolist() < [1e-11, 1e-9, 1e-7]
+    # linear interpolation between two points, midway
+    lin = rosnode.reference_from_points([0.0, 2.0], np.array([[0.0] * 6, [1.0] * 6]))
+    np.testing.assert_allclose(lin(1.0, out), [[0.5] * 6, [0.5] * 6, [0.0] * 6])
+
+
+def test_a_single_point_is_held_and_a_late_first_point_starts_from_the_current_state():
+    q, qd, qdd = np.arange(6.0), np.ones(6), -np.ones(6)
+    out = np.empty((3, 6))
+    held = rosnode.reference_from_points([0.7], q[None], qd[None], qdd[None])
+    for t in (-1.0, 0.0, 0.7, 100.0):
+        np.testing.assert_array_equal(held(t, out), [q, qd, qdd])
+    start = (np.zeros(6), np.zeros(6), np.zeros(6))
+    ref = rosnode.reference_from_points([1.0, 2.0], np.array([q, q]), start=start)
+    np.testing.assert_allclose(ref(0.0, out)[0], 0.0, atol=0)
+    np.testing.assert_allclose(ref(0.5, out)[0], 0.5 * q)
+    np.testing.assert_allclose(ref(1.5, out)[0], q)
+
+
+def test_parse_trajectory_matches_names_in_any_order_and_rejects_bad_messages():
+    robot = robodyn.robots.stanford_arm()
+    names = robot.joint_names
+    order = rosnode.JointOrder(names)
+    q = np.linspace(0.1, 0.6, 6)
+    perm = [3, 0, 5, 1, 4, 2]
+    msg = _point_msg([names[i] for i in perm], q[perm], 2 * q[perm], 3 * q[perm])
+    out = np.empty((3, 6))
+    np.testing.assert_array_equal(rosnode.parse_trajectory(msg, order)(0.0, out),
+                                  [q, 2 * q, 3 * q])
+    for what, bad in _malformed_references(list(names)):
+        with pytest.raises(ValueError):
+            rosnode.parse_trajectory(bad, order)
+            pytest.fail(f"accepted a message with {what}")
+
+
+def test_load_robot_takes_a_bundled_name_a_urdf_path_or_urdf_text():
+    path = robodyn.robots.urdf_path("intelledex_605")
+    for robot in (rosnode.load_robot("intelledex_605"), rosnode.load_robot(str(path)),
+                  rosnode.load_robot(robot_description=path.read_text())):
+        assert robot.n == 6 and robot.name == "intelledex_605"
+    for args in ((), ("intelledex_605", path.read_text()), ("no_such_robot",),
+                 ("", "<robot name='broken'>")):
+        with pytest.raises(rosnode.ConfigError):
+            rosnode.load_robot(*args)
+    assert rosnode.gains(2.0, 3, "kp").tolist() == [2.0, 2.0, 2.0]
+    for bad in (-1.0, [1.0, 2.0], float("nan"), "x"):
+        with pytest.raises(rosnode.ConfigError):
+            rosnode.gains(bad, 3, "kp")
+
+
+class _NoPublish:
+    def publish(self, msg):
+        pass
+
+
+def _tick_memory(node, ticks=2000):
+    """(growth, transient peak) in bytes over ``ticks`` calls of the node's tick."""
+    import itertools
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        node._tick()
+        base, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        for _ in itertools.repeat(None, ticks):
+            node._tick()
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return current - base, peak - base
+
+
+@pytest.mark.parametrize("mode", rosnode.MODES)
+def test_the_control_tick_allocates_no_arrays(ros, mode):
+    """tracemalloc sees numpy's buffers and every Python object: over 2000 ticks nothing stays
+    allocated and no transient as large as one (n,) array appears. The same tick with robodyn
+    calls that return a new array instead of writing into ``out=`` does show one, so the probe
+    can fail. rclpy's publish is stubbed out (its allocations are not the tick's)."""
+    from rclpy.parameter import Parameter
+
+    robot = robodyn.robots.intelledex_605()
+    node = rosnode.ControllerNode(context=ros.context, parameter_overrides=[
+        Parameter("robot", value="intelledex_605"), Parameter("mode", value=mode),
+        Parameter("joint_state_timeout", value=1e6)])
+    try:
+        node._pub = _NoPublish()
+        motion = trajectories.thesis_motion()
+        ts = np.arange(0.0, 2.0 + 1e-12, 0.02)
+        Q, QD, QDD = motion.sample(ts)
+        node._on_joint_state(JointState(name=robot.joint_names, position=Q[3].tolist(),
+                                        velocity=QD[3].tolist()))
+        node._on_reference(rosnode.trajectory_message(robot.joint_names, ts, Q, QD, QDD))
+        for _ in range(50):
+            node._tick()
+        assert node.published == 50
+        growth, peak = _tick_memory(node)
+        assert node.published == 2051
+        array_bytes = sys.getsizeof(np.empty(robot.n))  # header and data
+        assert growth == 0 and peak < array_bytes, (growth, peak, array_bytes)
+
+        def allocating(fn):
+            return lambda *args, out: np.copyto(out, fn(*args))
+
+        node._id = allocating(robot.inverse_dynamics)
+        node._gravity = allocating(robot.gravity_torques)
+        assert _tick_memory(node)[1] >= array_bytes
+    finally:
+        node.destroy_node()
+
+
+def test_the_simulator_integrates_like_robodyn_simulate_and_rejects_bad_commands(ros):
+    from rclpy.parameter import Parameter
+
+    robot = robodyn.robots.intelledex_605()
+    q0 = np.array([0.1, 1.2, 0.3, -0.4, 0.5, 0.6])
+    sim = rosnode_sim.ArmSimulator(context=ros.context, parameter_overrides=[
+        Parameter("robot", value="intelledex_605"), Parameter("q0", value=q0.tolist())])
+    try:
+        # a passive fall, 200 RK4 steps of 1 ms, against robodyn.simulate's RK4
+        for _ in range(200):
+            sim._rk4(1e-3)
+        res = robodyn.simulate(robot, None, duration=0.2, dt=1e-3, integrator="rk4", q0=q0)
+        np.testing.assert_allclose(sim._q, res.q[-1], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(sim._qd, res.qd[-1], rtol=0, atol=1e-9)
+        assert np.abs(sim._q - q0).max() > 1e-2  # it did fall
+        # commands: the wrong length or NaN are rejected, the last good one is kept, clipped
+        good = Float64MultiArray(data=[1.0, -2.0, 3.0, -400.0, 5.0, 0.5])
+        sim._on_command(good)
+        applied = _clip(robot, np.array(good.data))
+        np.testing.assert_array_equal(sim._tau, applied)
+        assert sim.running
+        for data in ([1.0] * 5, [1.0] * 7, [1.0, float("nan")] + [0.0] * 4,
+                     [float("inf")] + [0.0] * 5):
+            sim._on_command(Float64MultiArray(data=data))
+        assert sim.rejected == 4
+        np.testing.assert_array_equal(sim._tau, applied)
+    finally:
+        sim.destroy_node()
+
+
+def test_a_command_that_overflows_is_not_published(ros):
+    from rclpy.parameter import Parameter
+
+    robot = robodyn.robots.stanford_arm()
+    node = rosnode.ControllerNode(context=ros.context, parameter_overrides=[
+        Parameter("robot", value="stanford_arm"), Parameter("mode", value="feedforward")])
+    sent = []
+    try:
+        node._pub = type("Pub", (), {"publish": lambda self, msg: sent.append(list(msg.data))})()
+        huge = np.full(robot.n, 1e200)  # finite, but its squares overflow
+        node._on_reference(_point_msg(robot.joint_names, np.zeros(robot.n), huge))
+        with np.errstate(invalid="ignore"):  # as robodyn-ros2's main() sets it
+            node._tick()
+        assert sent == []
+        node._on_reference(_point_msg(robot.joint_names, np.zeros(robot.n), np.ones(robot.n)))
+        node._tick()
+        assert len(sent) == 1 and np.all(np.isfinite(sent[0]))
+    finally:
+        node.destroy_node()
+
+
+# --- nodes over ROS 2 ----------------------------------------------------------------------
+
+
+def test_feedforward_commands_are_inverse_dynamics_and_survive_malformed_references(ros):
+    robot = robodyn.robots.stanford_arm()
+    names = list(robot.joint_names)
+    ros.listen(commands=True)
+    ctrl = ros.start("node", "robot:=stanford_arm", "mode:=feedforward", "rate_hz:=200.0")
+    rng = np.random.default_rng(7)
+    perm = rng.permutation(robot.n)
+    shuffled = [names[i] for i in perm]
+
+    def expect(q, qd, qdd):
+        return _clip(robot, robot.inverse_dynamics(q, qd, qdd))
+
+    # a reference point, names shuffled: the command is inverse dynamics in joint order
+    q = np.array([0.3, 0.9, 0.6, -0.4, 0.5, 0.2])
+    qd, qdd = rng.uniform(-1, 1, 6), rng.uniform(-2, 2, 6)
+    good = _point_msg(shuffled, q[perm], qd[perm], qdd[perm])
+    want = expect(q, qd, qdd)
+    assert ros.wait_for(_matches(ros, want), 20.0, lambda: ros.ref_pub.publish(good)), (
+        f"no command equal to inverse_dynamics: last {ros.last_command()}, want {want}\n"
+        + ros.output(ctrl))
+    assert np.all(np.abs(want) < robot.effort_limits)  # unclipped, so the check is exact ID
+
+    # malformed references are rejected, the node keeps commanding the last good one (paced:
+    # the reference queue keeps the last 10)
+    for what, bad in _malformed_references(names) * 2:
+        ros.ref_pub.publish(bad)
+        time.sleep(0.01)
+    time.sleep(0.2)
+    ros.clear()
+    assert ros.wait_for(lambda: len(ros.commands) >= 20, 5.0)
+    assert ctrl.poll() is None, ros.output(ctrl)
+    with ros.lock:
+        seen = np.array([c for _, c in ros.commands])
+    np.testing.assert_allclose(seen, np.broadcast_to(want, seen.shape), rtol=1e-9, atol=1e-9)
+
+    # it is still listening: a new point with a large acceleration, clipped at the limits
+    qdd2 = np.array([40.0, -40.0, 30.0, 20.0, -20.0, 20.0])
+    want2 = expect(q, qd, qdd2)
+    assert np.any(np.abs(robot.inverse_dynamics(q, qd, qdd2)) > robot.effort_limits)
+    fast = _point_msg(names, q, qd, qdd2)
+    assert ros.wait_for(_matches(ros, want2), 10.0, lambda: ros.ref_pub.publish(fast)), (
+        f"last {ros.last_command()}, want {want2}")
+    assert ros.stop(ctrl) == 0
+    log = ros.output(ctrl)
+    assert "rejected a reference trajectory" in log
+    found = re.search(r"rejected joint_states=(\d+) reference=(\d+)", log)
+    assert found and int(found.group(2)) >= len(_malformed_references(names)), log
+
+
+def test_computed_torque_law_stale_fallback_and_malformed_joint_states(ros):
+    robot = robodyn.robots.intelledex_605()
+    names = list(robot.joint_names)
+    kp = np.array([100.0, 120.0, 140.0, 160.0, 180.0, 200.0])
+    kd = 25.0
+    ros.listen(commands=True)
+    ctrl = ros.start("node", "robot:=intelledex_605", "mode:=computed_torque",
+                     "rate_hz:=200.0", f"kp:={kp.tolist()}", f"kd:={kd}",
+                     "joint_state_timeout:=1.0")
+    rng = np.random.default_rng(11)
+    perm = rng.permutation(robot.n)
+    q = np.array([0.2, 1.2, -0.3, 0.4, 0.1, -0.2])
+    qd = np.array([0.1, -0.2, 0.3, 0.0, 0.2, -0.1])
+    q_r = q + rng.uniform(-0.05, 0.05, 6)
+    qd_r, qdd_r = rng.uniform(-0.5, 0.5, 6), rng.uniform(-1, 1, 6)
+    last_good = [0.0]
+
+    def send_state():
+        ros.send_state([names[i] for i in perm], q[perm], qd[perm])
+        last_good[0] = time.monotonic()
+
+    def expect():
+        v = qdd_r + kp * (q_r - q) + kd * (qd_r - qd)
+        return _clip(robot, robot.inverse_dynamics(q, qd, v))
+
+    # before any reference: gravity compensation at the measured q
+    gravity = _clip(robot, robot.gravity_torques(q))
+    assert ros.wait_for(_matches(ros, gravity), 20.0, send_state), (
+        f"last {ros.last_command()}, want g(q) {gravity}\n" + ros.output(ctrl))
+    # with a reference point: the computed-torque law
+    ref = _point_msg(names, q_r, qd_r, qdd_r)
+
+    def send_both():
+        send_state()
+        ros.ref_pub.publish(ref)
+
+    assert ros.wait_for(_matches(ros, expect()), 10.0, send_both), (
+        f"last {ros.last_command()}, want {expect()}")
+
+    # malformed joint states (with other values, so that taking one would show) are rejected:
+    # the law stays at the last good state
+    qb, vb = q + 0.3, qd - 0.2
+    bad = [(names[:-1] + ["nobody"], qb, vb), (names[:-1], qb[:-1], vb[:-1]),
+           (names[:-1] + names[:1], qb, vb), (names, qb[:-1], vb), (names, qb, vb[:-2]),
+           (names, np.where(np.arange(6) == 1, np.nan, qb), vb),
+           (names, qb, np.where(np.arange(6) == 4, -np.inf, vb)), (names, qb, [])]
+    for nm, qq, vv in bad * 2:  # paced: the joint-state queue keeps the last one
+        ros.send_state(nm, qq, vv)
+        time.sleep(0.01)
+    time.sleep(0.05)
+    ros.clear()
+    assert ros.wait_for(lambda: len(ros.commands) >= 10, 5.0)
+    with ros.lock:
+        seen = np.array([c for _, c in ros.commands])
+    assert time.monotonic() - last_good[0] < 0.9, "too slow to test before the timeout"
+    np.testing.assert_allclose(seen, np.broadcast_to(expect(), seen.shape), rtol=1e-9,
+                               atol=1e-9)
+
+    # no more joint states: after the timeout, gravity compensation at the last good q
+    assert ros.wait_for(_matches(ros, gravity), 5.0), f"last {ros.last_command()}"
+    assert time.monotonic() - last_good[0] > 0.9
+    # and back to computed torque when they resume
+    assert ros.wait_for(_matches(ros, expect()), 5.0, send_state)
+    assert ctrl.poll() is None
+    assert ros.stop(ctrl, signal.SIGINT) == 0
+    log = ros.output(ctrl)
+    assert "rejected a joint_states message" in log
+    found = re.search(r"rejected joint_states=(\d+)", log)
+    assert found and int(found.group(1)) >= len(bad), log
+    assert "gravity compensation at the last good position" in log
+    assert "computed torque resumed" in log
+
+
+def test_closed_loop_with_the_simulated_arm_tracks_the_thesis_motion(ros):
+    robot = robodyn.robots.intelledex_605()
+    names = list(robot.joint_names)
+    motion = trajectories.thesis_motion()
+    q0 = motion(0.0)[0]
+    ros.listen(states=True)
+    sim = ros.start("sim", "robot:=intelledex_605", f"q0:={q0.tolist()}", "rate_hz:=1000.0")
+    ctrl = ros.start("node", "robot:=intelledex_605", "mode:=computed_torque", "rate_hz:=1000.0",
+                     "kp:=400.0", "kd:=40.0")
+    # wait until the controller commands (it has the simulator's joint states)
+    assert ros.wait_for(lambda: "no reference yet" in ros.output(ctrl), 20.0), (
+        ros.output(sim) + ros.output(ctrl))
+    assert ros.wait_for(lambda: len(ros.states) > 10, 10.0), ros.output(sim)
+    # the seed motion, sampled every 20 ms with velocities and accelerations
+    ts = np.arange(0.0, motion.duration + 1e-12, 0.02)
+    Q, QD, QDD = motion.sample(ts)
+    # the reference is sent once: wait until the controller's subscription is matched
+    assert ros.wait_for(lambda: ros.ref_pub.get_subscription_count() > 0, 10.0)
+    time.sleep(0.2)
+    ros.clear()
+    sent = time.time()  # the simulator stamps its joint states with the system clock
+    ros.ref_pub.publish(rosnode.trajectory_message(names, ts, Q, QD, QDD))
+    time.sleep(motion.duration + 1.0)
+    with ros.lock:
+        states = list(ros.states)
+    assert ros.stop(ctrl) == 0 and ros.stop(sim, signal.SIGINT) == 0
+    t = np.array([s[0] for s in states]) - sent
+    assert [s[1] for s in states[:1]] == [names]
+    q = np.array([s[2] for s in states])
+    err = np.abs(q - motion.sample(t)[0]).max(axis=1)
+    moving = t <= motion.duration
+    final = t > motion.duration + 0.5
+    print(f"\nclosed loop, Intelledex 605 thesis motion over ROS 2: {len(t)} joint states, "
+          f"max |q - q_ref| {err[moving].max():.2e} rad while moving, "
+          f"{err[final].max():.2e} rad 0.5 s after the end")
+    assert moving.sum() > 500 and final.sum() > 50
+    assert err[moving].max() < 0.08, err[moving].max()
+    assert err[final].max() < 2e-3, err[final].max()
+    np.testing.assert_allclose(q[-1], np.full(6, math.pi / 3), atol=2e-3)
+
+
+def test_bad_parameters_exit_with_status_2(ros):
+    proc = ros.start("node", "robot:=intelledex_605", "mode:=torque_please")
+    assert proc.wait(timeout=30) == 2
+    assert "mode: expected one of" in ros.output(proc)

@@ -26,7 +26,7 @@ import numpy as np
 
 import robodyn
 from robodyn import control as ct
-from robodyn.simulate import simulate
+from robodyn.simulation import simulate
 
 
 def per_call(fn, number=20000, repeat=5):

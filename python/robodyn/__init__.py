@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._core import get_num_threads, set_num_threads
 from ._spec import Body, Frame, ModelSpec
 from .robot import Robot
+from .simulation import SimulationResult, simulate
 
 __version__ = "0.1.0"
 
@@ -42,12 +43,8 @@ def __getattr__(name):
 
     if name in ("robots", "trajectories", "control", "urdf", "dh"):
         return importlib.import_module(f".{name}", __name__)
-    if name == "simulate":
-        from .simulate import simulate
-
-        return simulate
     raise AttributeError(f"module 'robodyn' has no attribute '{name}'")
 
 
-__all__ = ["Robot", "ModelSpec", "Body", "Frame", "load_urdf", "from_dh", "set_num_threads",
+__all__ = ["Robot", "ModelSpec", "Body", "Frame", "load_urdf", "from_dh", "set_num_threads", "SimulationResult",
            "get_num_threads", "robots", "trajectories", "control", "simulate"]

@@ -367,7 +367,7 @@ class _Progress:
 def _simulate_run(args):
     """controlled simulation with a summary, CSV and plots"""
     from . import trajectories as tr
-    from .simulate import simulate
+    from .simulation import simulate
 
     robot = load_robot(args.robot)
     n = robot.n

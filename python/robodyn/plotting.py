@@ -1,4 +1,4 @@
-"""Figures of a :class:`~robodyn.simulate.SimulationResult` (optional ``plot`` extra).
+"""Figures of a :class:`~robodyn.simulation.SimulationResult` (optional ``plot`` extra).
 
 matplotlib is imported lazily, only when a figure is drawn; without it the functions raise
 ``ImportError`` saying ``pip install robodyn[plot]``. Figures are built with

@@ -671,16 +671,3 @@ class SimulationResult:
         """
         from .plotting import plot_result
         return plot_result(self, path=path, show=show)
-
-
-class _CallableModule(type(os)):
-    """Lets ``robodyn.simulate(...)`` work even after ``import robodyn.simulate`` has bound
-    the package attribute ``robodyn.simulate`` to this module instead of the function."""
-
-    def __call__(self, *args, **kwargs):
-        return simulate(*args, **kwargs)
-
-
-import sys as _sys  # noqa: E402
-
-_sys.modules[__name__].__class__ = _CallableModule

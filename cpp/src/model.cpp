@@ -151,6 +151,8 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.h_nz.assign(n + 1, {{false, false, false}});
   m.Ibar.assign(n + 1, Mat3::Zero());
   m.I_nz.assign(n + 1, {{false, false, false, false, false, false}});
+  m.J.assign(n + 1, Mat3::Zero());
+  m.J_nz.assign(n + 1, {{false, false, false, false, false, false}});
   m.armature.assign(n + 1, 0);
   m.damping.assign(n + 1, 0);
   m.friction.assign(n + 1, 0);
@@ -211,6 +213,8 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     for (int k = 0; k < 3; ++k) m.h_nz[i][k] = m.h[i][k] != 0;
     const int rr[6] = {0, 1, 2, 0, 0, 1}, cc[6] = {0, 1, 2, 1, 2, 2};
     for (int k = 0; k < 6; ++k) m.I_nz[i][k] = m.Ibar[i](rr[k], cc[k]) != 0;
+    m.J[i] = 0.5 * m.Ibar[i].trace() * Mat3::Identity() - m.Ibar[i];
+    for (int k = 0; k < 6; ++k) m.J_nz[i][k] = m.J[i](rr[k], cc[k]) != 0;
     m.armature[i] = b.armature;
     m.damping[i] = b.damping;
     m.friction[i] = b.friction;

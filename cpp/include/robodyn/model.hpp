@@ -71,6 +71,8 @@ struct Model {
   std::vector<std::array<bool, 3>> h_nz;   // which components of h are non-zero
   std::vector<Mat3> Ibar;             // rotational inertia about the internal origin
   std::vector<std::array<bool, 6>> I_nz;   // non-zero entries of Ibar: xx yy zz xy xz yz
+  std::vector<Mat3> J;                // second moment of mass about the origin, tr(Ibar)/2 - Ibar
+  std::vector<std::array<bool, 6>> J_nz;   // non-zero entries of J: xx yy zz xy xz yz
   std::vector<double> armature, damping, friction;
   std::vector<double> lower, upper, velocity, effort;
   Vec3 gravity{0, 0, -9.81};          // in the base frame

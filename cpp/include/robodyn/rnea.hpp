@@ -40,6 +40,26 @@ ROBODYN_INLINE V3T<S> accel_apply(const M3T<S>& W, const Vec3& c, const std::arr
                 dot_const<S>(W(2, 0), W(2, 1), W(2, 2), c, nz));
 }
 
+// the moment of the relative inertial forces about the origin, n = sum r x (W r) dm, from
+// [n] = W J - J W^T (J the second moment of mass): the skew part of W J, 6 sparse dot products
+template <class S>
+ROBODYN_INLINE V3T<S> moment_from_W(const M3T<S>& W, const Mat3& J, const std::array<bool, 6>& nz) {
+  // (W J)_ij = sum_k W_ik J_kj, skipping zero J_kj; J entries (xx yy zz xy xz yz) -> nz index
+  const int id[3][3] = {{0, 3, 4}, {3, 1, 5}, {4, 5, 2}};
+  auto WJ = [&](int i, int j) {
+    S acc(0);
+    bool any = false;
+    for (int k = 0; k < 3; ++k) {
+      if (!nz[id[k][j]]) continue;
+      const S t = W(i, k) * S(J(k, j));
+      acc = any ? S(acc + t) : t;
+      any = true;
+    }
+    return acc;
+  };
+  return V3T<S>(WJ(2, 1) - WJ(1, 2), WJ(0, 2) - WJ(2, 0), WJ(1, 0) - WJ(0, 1));
+}
+
 template <bool kVel, bool kAcc, bool kJoint, class S>
 void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
   static_assert(kVel || !kAcc, "accelerations without velocities are not used");
@@ -47,7 +67,7 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
   // The spatial recursion a_i = X a_p + S qdd + v x S qd, f = I a + v x* I v, written with the
   // classical acceleration of the body origin a' = a + w x v (no linear velocity needed) and
   // W = [wd] + [w][w] (Balafoutis):  a'_i = E^T (a'_p + W_p r) [+ 2 w x z u + z ud],
-  //   n_i = Ibar wd + w x (Ibar w) + h x a',   f_i = mass a' + W_i h.
+  //   n_i = skew(W_i J_i) + h x a' (= Ibar wd + w x (Ibar w) + h x a'),  f_i = mass a' + W_i h.
   // Without velocities (gravity torques) w = wd = 0: a'_i = E^T a'_p, n = h x a', f = mass a'.
   // Base: w = wd = 0, a' = -gravity (fictitious upward acceleration, Featherstone 5.3).
   d.al[0] = -m.gravity.template cast<S>();
@@ -100,8 +120,7 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
     d.al[i] = a;
     d.W[i] = accel_matrix<S>(w, wd);
     // net force on the body, moment about its origin
-    d.fn[i] = sym_mul<S>(m.Ibar[i], m.I_nz[i], wd) + cross<S>(w, sym_mul<S>(m.Ibar[i], m.I_nz[i], w)) +
-              const_cross<S>(h, hz, a);
+    d.fn[i] = moment_from_W<S>(d.W[i], m.J[i], m.J_nz[i]) + const_cross<S>(h, hz, a);
     d.ff[i] = S(m.mass[i]) * a + accel_apply<S>(d.W[i], h, hz);
   }
   // backward pass: project on the joint axis, push the force to the parent

@@ -44,7 +44,20 @@ ROBODYN_INLINE V3T<S> accel_apply(const M3T<S>& W, const Vec3& c, const std::arr
 // [n] = W J - J W^T (J the second moment of mass): the skew part of W J, 6 sparse dot products
 template <class S>
 ROBODYN_INLINE V3T<S> moment_from_W(const M3T<S>& W, const Mat3& J, const std::array<bool, 6>& nz) {
-  // (W J)_ij = sum_k W_ik J_kj, skipping zero J_kj; J entries (xx yy zz xy xz yz) -> nz index
+  const bool diagonal = nz[0] && nz[1] && nz[2] && !nz[3] && !nz[4] && !nz[5];
+  if (diagonal) {
+    // (W J)_ij = W_ij J_jj: 6 mul, 3 add
+    const S J0(J(0, 0)), J1(J(1, 1)), J2(J(2, 2));
+    return V3T<S>(W(2, 1) * J1 - W(1, 2) * J2, W(0, 2) * J2 - W(2, 0) * J0,
+                  W(1, 0) * J0 - W(0, 1) * J1);
+  }
+  if (nz[0] && nz[1] && nz[2] && nz[3] && nz[4] && nz[5]) {
+    // full J: 18 mul, 15 add
+    const M3T<S> Js = J.template cast<S>();
+    auto WJ = [&](int i, int j) { return W(i, 0) * Js(0, j) + W(i, 1) * Js(1, j) + W(i, 2) * Js(2, j); };
+    return V3T<S>(WJ(2, 1) - WJ(1, 2), WJ(0, 2) - WJ(2, 0), WJ(1, 0) - WJ(0, 1));
+  }
+  // other patterns: (W J)_ij = sum_k W_ik J_kj, skipping zero J_kj (J: xx yy zz xy xz yz)
   const int id[3][3] = {{0, 3, 4}, {3, 1, 5}, {4, 5, 2}};
   auto WJ = [&](int i, int j) {
     S acc(0);

@@ -37,7 +37,8 @@ fi
 # cases first: the kernels header (if any) is written with them
 "$PY" "$ROOT/bench/cpp_cases.py" --out "$OUT/cases" --kernels "$OUT/kernels"
 
-FLAGS=(-O3 -DNDEBUG -std=c++17)
+# -g only for the callgrind profiles: it does not change the generated code
+FLAGS=(-O3 -DNDEBUG -std=c++17 -g)
 INCLUDES=(-I "$ROOT/cpp/include" -isystem "$PREFIX/include" -isystem "$PREFIX/include/eigen3"
           -isystem "$PREFIX/include/urdfdom_headers" -isystem "$PREFIX/include/urdfdom")
 # the compile definitions of the pinocchio::pinocchio_headers and pinocchio_parsers targets

@@ -1,6 +1,7 @@
 """Instructions per Python call, counted by valgrind (independent of the machine's load).
 
     python bench/py_callgrind.py ROBOT QUANTITY LABEL [--reps R]
+    python bench/py_callgrind.py ur5 --table bench/results/py_callgrind.json
 
 runs one implementation of robodyn.bench (e.g. ``ur5 id "robodyn out="``, ``ur5 id pinocchio``)
 R times over its pool of states and exits; run under ``valgrind --tool=callgrind`` with R and
@@ -58,13 +59,31 @@ def count(robot, quantity, labels, reps=5000):
     return {k: (v - loop if v is not None else None) for k, v in out.items()}
 
 
+LABELS = ("robodyn", "robodyn out=", "robodyn specialised", "pinocchio")
+
+
+def table(robot="ur5", quantities=("id", "M", "fd"), labels=LABELS, reps=3000):
+    """{quantity: {label: instructions per call}} for bench/results/py_callgrind.json."""
+    return {q: count(robot, q, labels, reps) for q in quantities}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("robot")
-    ap.add_argument("quantity")
-    ap.add_argument("label")
+    ap.add_argument("quantity", nargs="?")
+    ap.add_argument("label", nargs="?")
     ap.add_argument("--reps", type=int, default=5000)
+    ap.add_argument("--table", metavar="JSON",
+                    help="count every LABELS implementation of id, M, fd on ROBOT under "
+                         "valgrind and write the table to JSON (about 10 minutes)")
     a = ap.parse_args()
+    if a.table:
+        import json
+
+        t = {"robot": a.robot, "instructions": table(a.robot, reps=min(a.reps, 3000))}
+        pathlib.Path(a.table).write_text(json.dumps(t, indent=1))
+        print(json.dumps(t, indent=1))
+        return
     if a.label == "loop":  # the loop alone: subtracted from the others
         rows = [(0,)] * 64
         for i in range(a.reps):

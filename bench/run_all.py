@@ -61,7 +61,7 @@ def machine():
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
         for key in ("Model name", "CPU(s)", "Hypervisor vendor"):
-            m = re.search(rf"^{key}:\s*(.+)$", out, re.M)
+            m = re.search(rf"^{re.escape(key)}:\s*(.+)$", out, re.M)
             if m:
                 info[key.lower().replace(" ", "_").replace("(s)", "s")] = m.group(1).strip()
     except OSError:
@@ -109,35 +109,44 @@ def run_harness(binary, files, *extra):
     return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
 
 
-def callgrind_counts(binary, case_file, impls, reps=2000):
-    """Instructions per call of each implementation: (Ir(reps) - Ir(0)) / reps."""
+def callgrind_counts(binary, case_file, impls, reps=1000, workers=2):
+    """Instructions per call of each implementation: (Ir(reps) - Ir(0)) / reps, the harness
+    counting only its timed loop (--instr-atstart=no and callgrind's client requests). The
+    counts do not depend on the machine's load, so two runs go at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
     if shutil.which("valgrind") is None:
         return {"error": "valgrind not installed"}
 
-    def total(impl, n):
-        out = BUILD / "callgrind.out.tmp"
-        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+    def total(job):
+        impl, n = job
+        r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                            "--instr-atstart=no",
                             str(binary), "--states", "64", "--count", impl, "--reps", str(n),
                             str(case_file)], capture_output=True, text=True)
         m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
         if r.returncode != 0 or not m:
             raise RuntimeError(f"callgrind {impl}: {r.stderr[-1500:]}")
-        out.unlink(missing_ok=True)
         return int(m.group(1))
 
-    base = total(impls[0], 0)
-    return {impl: (total(impl, reps) - base) / reps for impl in impls}
+    jobs = [(impls[0], 0)] + [(impl, reps) for impl in impls]
+    with ThreadPoolExecutor(workers) as ex:
+        totals = list(ex.map(total, jobs))
+    return {impl: (t - totals[0]) / reps for impl, t in zip(impls, totals[1:])}
 
 
-def callgrind_profile(binary, case_file, impl, reps=2000, top=12):
-    """The functions where ``impl`` spends its instructions (callgrind_annotate, inclusive of
-    inlined code attributed to the enclosing function)."""
-    out = BUILD / f"callgrind.{impl.replace(' ', '_')}.out"
+def callgrind_profile(binary, case_file, impl, path, reps=1000, top=25):
+    """Where ``impl`` spends its instructions: callgrind_annotate's per-function and per-line
+    counts (the harness is built with -g), written to ``path``; returns the top lines."""
+    out = BUILD / f"callgrind.profile.out"
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                    "--instr-atstart=no",
                     str(binary), "--states", "64", "--count", impl, "--reps", str(reps),
                     str(case_file)], capture_output=True, text=True, check=True)
-    r = subprocess.run(["callgrind_annotate", "--threshold=99", str(out)], capture_output=True,
-                       text=True)
+    r = subprocess.run(["callgrind_annotate", "--auto=yes", "--threshold=99", str(out)],
+                       capture_output=True, text=True)
+    out.unlink(missing_ok=True)
+    pathlib.Path(path).write_text(r.stdout)
     lines = [ln for ln in r.stdout.splitlines() if re.match(r"^\s*[\d,]+ \(", ln)]
     return lines[:top]
 
@@ -158,7 +167,7 @@ def fit_growth(ns, ts):
         tot = float(np.sum((ts - ts.mean()) ** 2))
         out[f"deg{deg}"] = {"coef": c.tolist(), "r2": 1 - ss / tot if tot else 1.0}
     c2 = out["deg2"]["coef"]
-    out["quadratic_share_at_max_n"] = float(c2[0] * ns.max() ** 2 / np.polyval(c2, ns.max()))
+    out["quadratic_share_at_max_n"] = float(abs(c2[0]) * ns.max() ** 2 / np.polyval(c2, ns.max()))
     out["loglog_slope"] = float(np.polyfit(np.log(ns), np.log(ts), 1)[0])
     return out
 
@@ -217,8 +226,8 @@ def latency_table(lat):
 
 
 def growth_table(growth):
-    lines = ["| series | t(n) linear fit (ns) | R^2 linear | R^2 quadratic | quadratic share "
-             "at n = 48 | log-log slope |", "|---|---|---|---|---|---|"]
+    lines = ["| series (ns, or instructions) | linear fit | R^2 linear | R^2 quadratic | "
+             "quadratic term at n = 48 | log-log slope |", "|---|---|---|---|---|---|"]
     for name, g in growth.items():
         b, a = g["deg1"]["coef"]
         lines.append(f"| {name} | {a:.0f} + {b:.1f} n | {g['deg1']['r2']:.4f} | "
@@ -227,85 +236,138 @@ def growth_table(growth):
     return "\n".join(lines)
 
 
+VARIANTS = (("robodyn", "robodyn"), ("robodyn out=", "robodyn, out="),
+            ("robodyn kane", "robodyn Kane"), ("robodyn specialised", "robodyn specialised"))
+CPP_VARIANTS = {"id": ("robodyn rnea", "robodyn kane", "specialised id"),
+                "M": ("robodyn crba", "specialised M"),
+                "fd": ("robodyn aba", "robodyn kane_forward", "specialised fd"),
+                "g": ("robodyn gravity", "specialised g")}
+CPP_REF = {"id": "pinocchio rnea", "M": "pinocchio crba", "fd": "pinocchio aba",
+           "g": "pinocchio gravity"}
+
+
+def _bars(ax, groups, series, title, ylabel, target=None):
+    """Grouped bars: series = [(label, [(median, lo, hi) per group])]."""
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(groups))
+    for k, (lab, vals) in enumerate(series):
+        med = np.array([v[0] for v in vals], float)
+        err = np.array([[v[0] - v[1] for v in vals], [v[2] - v[0] for v in vals]], float)
+        ax.bar(x + k * width, med, width, yerr=err, capsize=2, label=lab)
+    ax.axhline(1.0, color="k", lw=0.8)
+    if target:
+        for t, lab in target:
+            ax.axhline(t, color="r", ls="--", lw=0.8)
+            ax.text(len(groups) - 0.5, t, lab, color="r", fontsize=7, va="bottom", ha="right")
+    ax.set_xticks(x + width * (len(series) - 1) / 2)
+    ax.set_xticklabels(groups, rotation=10)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7)
+
+
+def _spread(vals):
+    vals = [v for v in vals if v is not None and np.isfinite(v)]
+    if not vals:
+        return (np.nan, np.nan, np.nan)
+    return (float(np.median(vals)), float(min(vals)), float(max(vals)))
+
+
 def plot(res, path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
-    # (a) Python single call, 6-DOF robots, robodyn / Pinocchio
-    ax = axes[0]
-    six = [r for r in res["python"] if r["name"] in SIX]
+    fig, axes = plt.subplots(2, 2, figsize=(15, 10))
     qs = list(B.QUANTITIES)
-    width = 0.8 / max(1, len(six))
-    for k, r in enumerate(six):
-        vals = [r["single"].get(q, {}).get("robodyn", (np.nan, np.nan))[1] for q in qs]
-        ax.bar(np.arange(len(qs)) + k * width, vals, width, label=r["name"])
-    ax.axhline(1.0, color="k", lw=0.8)
-    ax.axhline(0.6, color="r", ls="--", lw=0.8, label="target 0.6")
-    ax.set_xticks(np.arange(len(qs)) + width * (len(six) - 1) / 2)
-    ax.set_xticklabels([B.QUANTITY_NAMES[q] for q in qs], rotation=15)
-    ax.set_ylabel("time / Pinocchio time")
-    ax.set_title("Python, one call, 6-DOF robots")
-    ax.legend(fontsize=8)
-    # (b) C++ per call against n, with the linear fits
-    ax = axes[1]
+    names = [B.QUANTITY_NAMES[q] for q in qs]
+    six = [r for r in res["python"] if r["name"] in SIX]
+    # (a) Python single call, 6-DOF robots
+    series = []
+    for lab, text in VARIANTS:
+        vals = [_spread([r["single"].get(q, {}).get(lab, (0, None))[1] for r in six]) for q in qs]
+        if any(np.isfinite(v[0]) for v in vals):
+            series.append((text, vals))
+    _bars(axes[0, 0], names, series, "Python, one call, 6-DOF robots (median, range over "
+          f"{', '.join(r['name'] for r in six)})", "time / Pinocchio time",
+          [(0.6, "target 0.6")])
+    # (b) C++ per call, 6-DOF robots: time ratios and instruction ratios
+    cpp6 = [r for r in res.get("cpp", []) if r["case"] in SIX]
+    cg = res.get("callgrind", {})
+    series = []
+    picks = (("robodyn generic: time", {q: CPP_VARIANTS[q][0] for q in qs}),
+             ("robodyn Kane: time", {"id": "robodyn kane", "fd": "robodyn kane_forward"}),
+             ("specialised: time", {q: f"specialised {q}" for q in qs}))
+    for text, pick in picks:
+        series.append((text, [_spread([r["impl"][pick[q]]["ratio"] for r in cpp6
+                                       if pick.get(q) in r["impl"]]) for q in qs]))
+    vals = []
+    for q in qs:
+        vals.append(_spread([d[CPP_VARIANTS[q][0]] / d[CPP_REF[q]] for d in
+                             (cg.get(k, {}) for k in SIX)
+                             if CPP_VARIANTS[q][0] in d and CPP_REF[q] in d]))
+    series.append(("robodyn generic: instructions", vals))
+    _bars(axes[0, 1], names, series, "C++, one call, 6-DOF robots", "robodyn / Pinocchio",
+          [(0.8, "id target generic 0.8"), (0.4, "id target specialised 0.4")])
+    # (c) C++ time per call against n
+    ax = axes[1, 0]
     chains = [r for r in res.get("cpp", []) if r["case"].startswith("chain")]
+    styles = (("robodyn rnea", "o-"), ("robodyn kane", "s-"), ("robodyn aba", "^-"),
+              ("robodyn crba", "v-"), ("pinocchio rnea", "o--"), ("pinocchio aba", "^--"),
+              ("pinocchio crba", "v--"))
     if chains:
-        ns = [r["n"] for r in chains]
-        for name, style in (("robodyn rnea", "o-"), ("robodyn kane", "s-"),
-                            ("robodyn aba", "^-"), ("robodyn crba", "v-"),
-                            ("pinocchio rnea", "o--"), ("pinocchio aba", "^--"),
-                            ("pinocchio crba", "v--")):
+        ns = np.array([r["n"] for r in chains])
+        for name, style in styles:
             ts = [r["impl"][name]["ns"] for r in chains if name in r["impl"]]
             if len(ts) == len(ns):
-                ax.plot(ns, ts, style, label=name, ms=4)
-        for name, g in res.get("growth", {}).items():
-            if name.startswith("C++ robodyn") and name.split("C++ ")[1] in ("robodyn rnea",
-                                                                            "robodyn aba"):
-                b, a = g["deg1"]["coef"]
-                x = np.array([min(ns), max(ns)])
-                ax.plot(x, a + b * x, "k:", lw=0.8)
+                ax.plot(ns, np.array(ts) / 1e3, style, label=name, ms=4)
         ax.set_xlabel("n (random DH chain)")
-        ax.set_ylabel("ns per call (C++)")
-        ax.set_title("C++ per call against n (dotted: linear fits)")
-        ax.legend(fontsize=8)
-    # (c) Python batch per state against n
-    ax = axes[2]
-    pch = [r for r in res["python"] if r["name"].startswith("chain")]
-    if pch:
-        ns = [r["n"] for r in pch]
-        for q, lab, style in (("id", "robodyn batch", "o-"), ("id", "robodyn kane batch", "s-"),
-                              ("fd", "robodyn batch", "^-"), ("M", "robodyn batch", "v-")):
-            ts = [r["batch"].get(q, {}).get(lab, (np.nan,))[0] * 1e9 for r in pch]
-            ax.plot(ns, ts, style, label=f"{q}: {lab}", ms=4)
-        ts = [r["single"]["id"]["pinocchio"][0] * 1e9 for r in pch]
-        ax.plot(ns, ts, "o--", label="id: one pin.rnea call from Python", ms=4)
+        ax.set_ylabel("microseconds per call (C++)")
+        ax.set_title("C++ time per call against n", fontsize=10)
+        ax.legend(fontsize=7)
+    # (d) instructions per call against n, with the linear fits
+    ax = axes[1, 1]
+    cgc = res.get("callgrind_chains", {})
+    if cgc:
+        ns = np.array(sorted(int(k[5:]) for k in cgc))
+        for name, style in styles:
+            ys = [cgc[f"chain{n}"].get(name) for n in ns]
+            if all(y is not None for y in ys):
+                ax.plot(ns, np.array(ys) / 1e3, style, label=name, ms=4)
+                g = res["growth"].get(f"instructions {name}")
+                if g:
+                    b, a = g["deg1"]["coef"]
+                    ax.plot(ns, (a + b * ns) / 1e3, "k:", lw=0.8)
         ax.set_xlabel("n (random DH chain)")
-        ax.set_ylabel("ns per state")
-        ax.set_title("Python batch (N states per call), per state")
-        ax.legend(fontsize=8)
+        ax.set_ylabel("thousand instructions per call (callgrind)")
+        ax.set_title("instructions per call against n (dotted: linear fits)", fontsize=10)
+        ax.legend(fontsize=7)
     m = res["machine"]
-    fig.suptitle(f"robodyn benchmarks, {m.get('model_name', '?')} ({m.get('cpus', '?')} cores, "
-                 f"shared), {m['date']}", fontsize=11)
+    fig.suptitle(f"robodyn against Pinocchio {m['versions'].get('pinocchio', '?')}: "
+                 f"{m.get('model_name', '?')}, {m.get('cpus', '?')} cores (shared), "
+                 f"{m['date']}", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
 def targets(res):
-    """Which figures of the issue are reached: list of (target, value text, met)."""
+    """The figures of the issue: list of (target, value text, met: True / False / None)."""
     out = []
     py = {r["name"]: r for r in res["python"]}
     for q, name in (("id", "inverse dynamics"), ("M", "mass matrix"), ("fd", "forward dynamics")):
-        vals = {k: py[k]["single"][q]["robodyn"][1] for k in SIX if k in py and q in py[k]["single"]}
-        outs = {k: py[k]["single"][q]["robodyn out="][1] for k in vals}
-        if vals:
-            worst = max(vals.values())
-            out.append((f"Python single call, 6-DOF, {name} <= 0.6x Pinocchio",
-                        ", ".join(f"{k} {v:.2f}x (out= {outs[k]:.2f}x)" for k, v in vals.items()),
-                        worst <= 0.6))
+        rows = {k: py[k]["single"][q] for k in SIX if k in py and q in py[k]["single"]}
+        if not rows:
+            continue
+        plain = {k: r["robodyn"][1] for k, r in rows.items()}
+        outs = {k: r["robodyn out="][1] for k, r in rows.items()}
+        met_plain, met_out = max(plain.values()) <= 0.6, max(outs.values()) <= 0.6
+        verdict = ("met" if met_plain else "met with out= only" if met_out else "NOT met")
+        out.append((f"Python single call, 6-DOF, {name} <= 0.6x Pinocchio",
+                    f"{verdict}: plain call " + ", ".join(f"{k} {v:.2f}x" for k, v in plain.items())
+                    + "; with out= " + ", ".join(f"{k} {v:.2f}x" for k, v in outs.items()),
+                    met_plain or (None if met_out else False)))
     vals = {k: py[k]["batch"]["id"]["robodyn batch"][1] for k in SIX
             if k in py and "id" in py[k]["batch"]}
     if vals:
@@ -314,80 +376,96 @@ def targets(res):
                     max(vals.values()) <= 0.25))
     cpp = {r["case"]: r for r in res.get("cpp", [])}
     cg = res.get("callgrind", {})
-    for impl, limit, label in (("robodyn rnea", 0.8, "generic"), ("specialised id", 0.4,
-                                                                   "specialised")):
-        vals = {k: cpp[k]["impl"][impl]["ratio"] for k in SIX if k in cpp
-                and impl in cpp[k]["impl"]}
+    for impl, limit, label in (("robodyn rnea", 0.8, "generic"),
+                               ("specialised id", 0.4, "specialised")):
+        vals = {k: cpp[k]["impl"][impl]["ratio"] for k in SIX
+                if k in cpp and impl in cpp[k]["impl"]}
+        title = f"C++ 6-DOF inverse dynamics, {label} <= {limit}x Pinocchio"
         if not vals:
-            out.append((f"C++ 6-DOF inverse dynamics, {label} <= {limit}x Pinocchio",
-                        "not measured (no specialised kernels)", None))
+            out.append((title, "not measured", None))
             continue
-        ir = {k: cg[k][impl] / cg[k]["pinocchio rnea"] for k in cg
-              if impl in cg[k] and "pinocchio rnea" in cg[k]}
-        text = ", ".join(f"{k} {v:.2f}x" for k, v in vals.items())
+        ir = {k: cg[k][impl] / cg[k]["pinocchio rnea"] for k in SIX
+              if k in cg and impl in cg[k] and "pinocchio rnea" in cg[k]}
+        text = "time " + ", ".join(f"{k} {v:.2f}x" for k, v in vals.items())
         if ir:
             text += "; instructions " + ", ".join(f"{k} {v:.2f}x" for k, v in ir.items())
-        out.append((f"C++ 6-DOF inverse dynamics, {label} <= {limit}x Pinocchio", text,
-                    max(vals.values()) <= limit))
-    for name, g in res.get("growth", {}).items():
-        if name.startswith("C++ robodyn") and ("rnea" in name or "aba" in name
-                                               or "kane" in name):
-            lin = g["quadratic_share_at_max_n"] < 0.1 and g["deg1"]["r2"] > 0.99
-            out.append((f"linear growth up to n = 48: {name}",
-                        f"R^2 {g['deg1']['r2']:.4f}, quadratic share at 48: "
-                        f"{100 * g['quadratic_share_at_max_n']:.1f}%, log-log slope "
-                        f"{g['loglog_slope']:.2f}", lin))
+        out.append((title, text, max(vals.values()) <= limit))
+    for name in ("robodyn rnea", "robodyn kane", "robodyn aba", "pinocchio rnea",
+                 "pinocchio aba"):
+        g = res.get("growth", {}).get(f"instructions {name}")
+        t = res.get("growth", {}).get(f"C++ {name}")
+        if not g:
+            continue
+        lin = g["quadratic_share_at_max_n"] < 0.05 and g["deg1"]["r2"] > 0.999
+        text = (f"instructions: R^2 of the linear fit {g['deg1']['r2']:.5f}, quadratic term "
+                f"{100 * g['quadratic_share_at_max_n']:.1f}% of the count at n = 48")
+        if t:
+            text += (f"; time: R^2 {t['deg1']['r2']:.3f}, log-log slope "
+                     f"{t['loglog_slope']:.2f}")
+        out.append((f"linear growth of {name} up to n = 48", text,
+                    lin if name.startswith("robodyn") else None))
     return out
+
+
+def _verdict(ok):
+    return "met" if ok else ("see note" if ok is None else "NOT met")
 
 
 def performance_md(res, tgts):
     m = res["machine"]
     py = {r["name"]: r for r in res["python"]}
     cpp = {r["case"]: r for r in res.get("cpp", [])}
+    cg = res.get("callgrind", {})
     lines = ["## Performance", "",
-             f"Measured on {m['date']} on an {m.get('model_name', '?')} virtual machine with "
-             f"{m.get('cpus', '?')} cores, shared with other work: every library runs in the "
-             "same process, interleaved, and the numbers are medians of many rounds of this "
-             "thread's CPU time, given as ratios to Pinocchio "
-             f"{m['versions'].get('pinocchio', '?')} (lower is faster). Reproduce with "
-             "`python bench/run_all.py` (the full tables are in bench/results/RESULTS.md) or "
-             "`robodyn bench`.", ""]
+             f"Measured on {m['date']} on an {m.get('model_name', '?')} virtual machine "
+             f"({m.get('cpus', '?')} cores, shared with other jobs), against Pinocchio "
+             f"{m['versions'].get('pinocchio', '?')}: every library runs in the same process, "
+             "interleaved, and each number is the median over many rounds of this thread's CPU "
+             "time, given as a ratio to Pinocchio (lower is faster; for crba and aba the faster "
+             "of Pinocchio's two conventions).", ""]
     lines += ["| 6-DOF robot | Python: inverse dynamics | mass matrix | forward dynamics | "
-              "batch inverse dynamics, per state | C++ inverse dynamics |",
-              "|---|---|---|---|---|---|"]
+              "Python batch, inverse dynamics per state | C++ inverse dynamics | "
+              "C++ specialised |", "|---|---|---|---|---|---|---|"]
     for k in SIX:
         if k not in py:
             continue
         r = py[k]
-        cells = [_fmt_ratio(r["single"].get(q, {}).get("robodyn", (0, None))[1])
-                 for q in ("id", "M", "fd")]
+        cells = []
+        for q in ("id", "M", "fd"):
+            e = r["single"].get(q, {})
+            cells.append(f"{_fmt_ratio(e.get('robodyn', (0, None))[1])} "
+                         f"({_fmt_ratio(e.get('robodyn out=', (0, None))[1])} with out=)")
         cells.append(_fmt_ratio(r["batch"].get("id", {}).get("robodyn batch", (0, None))[1]))
         c = cpp.get(k, {}).get("impl", {})
         cc = _fmt_ratio(c.get("robodyn rnea", {}).get("ratio"))
-        if "specialised id" in c:
-            cc += f" (specialised {c['specialised id']['ratio']:.2f}x)"
+        if k in cg and "robodyn rnea" in cg[k] and "pinocchio rnea" in cg[k]:
+            cc += f" ({cg[k]['robodyn rnea'] / cg[k]['pinocchio rnea']:.2f}x instructions)"
         cells.append(cc)
+        cells.append(_fmt_ratio(c.get("specialised id", {}).get("ratio")))
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
-    lines += ["", "Python columns: one call from Python on a single state (robodyn returning a "
-              "new array; with `out=` it is a little faster) against `pin.rnea`, `pin.crba`, "
-              "`pin.aba`; the batch column is one robodyn call on 10,000 states, per state, "
-              "against one `pin.rnea` call. C++: robodyn and Pinocchio compiled from their "
-              "headers with the same flags (-O3 -DNDEBUG), both from the same URDF."]
+    lines += ["", "Python: one call on one state (robodyn's plain call returns a new array; "
+              "`out=` writes into a preallocated one) against `pin.rnea`, `pin.crba`, `pin.aba`. "
+              "Batch: one robodyn call on 10,000 states (C++ loop, one thread), per state, "
+              "against one `pin.rnea` call from Python. C++: robodyn and Pinocchio compiled "
+              "from their headers with the same flags (-O3 -DNDEBUG), both models read from "
+              "the same URDF; specialised = the robot-specific code of `robot.specialized()`. "
+              "MuJoCo (`mj_inverse`) takes 2-3x Pinocchio's time per Python call and the "
+              "Robotics Toolbox (`rne`) about 10x on these arms."]
     growth = res.get("growth", {})
     parts = []
-    for name in ("C++ robodyn rnea", "C++ robodyn aba"):
-        if name in growth:
-            b, a = growth[name]["deg1"]["coef"]
-            parts.append(f"{name.split('robodyn ')[1]} {a:.0f} + {b:.1f} n ns "
-                         f"(R^2 {growth[name]['deg1']['r2']:.3f})")
+    for name in ("robodyn rnea", "robodyn aba"):
+        g = growth.get(f"instructions {name}")
+        if g:
+            b, a = g["deg1"]["coef"]
+            parts.append(f"{name.split()[1]} {a:.0f} + {b:.0f} n instructions "
+                         f"(R^2 {g['deg1']['r2']:.4f})")
     if parts:
-        lines += ["", "Time per call grows linearly with the number of joints (random chains "
-                  "n = 6..48): " + "; ".join(parts) + "."]
-    lines += ["", "Targets of the benchmark issue:", ""]
-    for t, v, ok in tgts:
-        mark = "met" if ok else ("not measured" if ok is None else "NOT met")
-        lines.append(f"- {t}: {mark} ({v})")
-    return "\n".join(lines) + "\n"
+        lines += ["", "Inverse dynamics and the articulated-body forward dynamics cost a fixed "
+                  "amount per joint (random chains n = 6..48): " + "; ".join(parts) + "."]
+    lines += ["", "Reproduce with `python bench/run_all.py` (all tables: bench/results/"
+              "RESULTS.md, plot: bench/results/bench.png) or, for a quick table, "
+              "`robodyn bench`.", ""]
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,6 +477,9 @@ def main():
     ap.add_argument("--no-cpp", action="store_true", help="skip the C++ views")
     ap.add_argument("--no-build", action="store_true", help="use the built C++ harness")
     ap.add_argument("--no-callgrind", action="store_true")
+    ap.add_argument("--py-callgrind", action="store_true",
+                    help="count the instructions of Python calls (UR5; ~10 min) into "
+                         "OUT/py_callgrind.json (otherwise an existing file is reported)")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--latency", type=int, default=1_000_000)
@@ -461,16 +542,46 @@ def main():
                                                         for r in cpp_chains])
         if not (a.quick or a.no_callgrind):
             res["callgrind"] = {}
-            for k in ("ur5", "intelledex_605", "stanford_arm", "chain48"):
+            for k in ("ur5", "intelledex_605", "stanford_arm"):
                 f = BUILD / "cases" / f"{k}.model"
                 if not f.exists():
                     continue
-                names = subprocess.run([str(binary), "--list", str(f)], capture_output=True,
-                                       text=True).stdout.split("\n")
-                names = [s for s in names if s and (k != "chain48" or s.endswith(
-                    ("rnea", "kane", "aba", "id")))]
+                names = [x for x in subprocess.run([str(binary), "--list", str(f)],
+                                                   capture_output=True, text=True
+                                                   ).stdout.split("\n") if x]
                 log(f"callgrind {k}: {len(names)} implementations ...")
                 res["callgrind"][k] = callgrind_counts(binary, f, names)
+            res["callgrind_chains"] = {}
+            growth_impls = ["robodyn rnea", "robodyn kane", "robodyn aba", "robodyn crba",
+                            "pinocchio rnea", "pinocchio aba", "pinocchio crba"]
+            for c in cases:
+                if c.name.startswith("chain"):
+                    log(f"callgrind {c.name} ...")
+                    res["callgrind_chains"][c.name] = callgrind_counts(
+                        binary, BUILD / "cases" / f"{c.name}.model", growth_impls, reps=200)
+            cgc = res["callgrind_chains"]
+            ns = sorted(int(k[5:]) for k in cgc)
+            for name in growth_impls:
+                growth[f"instructions {name}"] = fit_growth(ns, [cgc[f"chain{n}"][name]
+                                                                 for n in ns])
+            prof = out / "profiles"
+            prof.mkdir(exist_ok=True)
+            res["profiles"] = {}
+            for k, impl in (("ur5", "robodyn crba"), ("ur5", "pinocchio crba"),
+                            ("chain48", "robodyn crba"), ("ur5", "robodyn rnea")):
+                f = BUILD / "cases" / f"{k}.model"
+                name = f"{k}_{impl.replace(' ', '_')}.txt"
+                log(f"callgrind profile {k} {impl} ...")
+                res["profiles"][f"{k} {impl}"] = callgrind_profile(binary, f, impl, prof / name)
+    pyc = out / "py_callgrind.json"
+    if a.py_callgrind:
+        import py_callgrind
+
+        log("callgrind of Python calls, ur5 (slow) ...")
+        pyc.write_text(json.dumps({"robot": "ur5", "instructions": py_callgrind.table("ur5")},
+                                  indent=1))
+    if pyc.exists():
+        res["py_callgrind"] = json.loads(pyc.read_text())["instructions"]
     res["growth"] = growth
     tg = targets(res)
     res["targets"] = [{"target": t, "value": v, "met": ok} for t, v, ok in tg]
@@ -507,10 +618,34 @@ def main():
                 ratio = ir / d[ref] if ref in d else float("nan")
                 md.append(f"| {k} | {impl} | {ir:.0f} | {_fmt_ratio(ratio)} |")
         md.append("")
+    if res.get("py_callgrind"):
+        md += ["## Instructions per Python call (valgrind --tool=callgrind, UR5; the empty "
+               "loop subtracted)", "", "| quantity | " + " | ".join(
+                   next(iter(res["py_callgrind"].values())).keys()) + " |",
+               "|---|" + "---|" * len(next(iter(res["py_callgrind"].values())))]
+        for q, d in res["py_callgrind"].items():
+            pin = d.get("pinocchio")
+            md.append(f"| {q} | " + " | ".join(
+                "-" if v is None else f"{v:.0f}" + (f" ({v / pin:.2f}x)" if pin else "")
+                for v in d.values()) + " |")
+        md.append("")
+    if res.get("callgrind_chains"):
+        cgc = res["callgrind_chains"]
+        impls = list(next(iter(cgc.values())).keys())
+        md += ["## Instructions per call against n (random DH chains, callgrind)", "",
+               "| n | " + " | ".join(impls) + " |", "|---|" + "---|" * len(impls)]
+        for k, d in cgc.items():
+            md.append(f"| {k[5:]} | " + " | ".join(f"{d[i]:.0f}" for i in impls) + " |")
+        md.append("")
     if growth:
-        md += ["## Growth with n (random DH chains)", "", growth_table(growth), ""]
-    md += ["## Targets", ""] + [f"- {t}: {'met' if ok else ('not measured' if ok is None else 'NOT met')} ({v})"
-                                for t, v, ok in tg] + [""]
+        md += ["## Growth with n (random DH chains): least-squares fits", "",
+               growth_table(growth), ""]
+    if res.get("profiles"):
+        md += ["## Where the instructions go (callgrind_annotate, top lines; full profiles in "
+               "bench/results/profiles/)", ""]
+        for k, lines in res["profiles"].items():
+            md += [f"**{k}**", "", "```"] + lines[:14] + ["```", ""]
+    md += ["## Targets", ""] + [f"- {t}: {_verdict(ok)} ({v})" for t, v, ok in tg] + [""]
     (out / "RESULTS.md").write_text("\n".join(md))
     (out / "PERFORMANCE.md").write_text(performance_md(res, tg))
     plot(res, out / "bench.png")

@@ -389,3 +389,187 @@ def test_progress_is_reported(intelledex):
     assert 50 <= len(seen) <= 200
     assert seen[-1] == (0.5, 0.5)
     assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
+
+
+# --- the C++ loop (engine="cpp") against the Python loop ------------------------------------
+#
+# Both engines integrate the same grid with the same stage formulas and the same order of the
+# floating-point operations in the control laws; what differs is summation order in the RK4
+# combination (numpy's dot) and the reference evaluated by sample(ts) instead of ref(t). The
+# cases are well-conditioned closed loops (or short runs) so rounding does not grow beyond
+# 1e-12 of the signals' size; a saturated, chattering loop would amplify it chaotically.
+
+W10 = 2 * math.pi * 10.0  # a 10 Hz computed-torque bandwidth
+
+
+def run_both(robot, make_controller, reference, **kwargs):
+    """(python result, its controller, cpp result, its controller)."""
+    out = []
+    for engine in ("python", "cpp"):
+        ctrl = make_controller()
+        res = simulate(robot, ctrl, reference, engine=engine, **kwargs)
+        assert res.stats["engine"] == engine
+        out += [res, ctrl]
+    return out
+
+
+def assert_same_run(a, b, tol=1e-12):
+    np.testing.assert_array_equal(a.t, b.t)
+    for name in ("q", "qd", "tau"):
+        x, y = getattr(a, name), getattr(b, name)
+        scale = max(1.0, float(np.max(np.abs(x))))
+        np.testing.assert_allclose(y, x, rtol=0, atol=tol * scale, err_msg=name)
+    for key in ("steps", "fd_calls", "control_calls"):
+        assert a.stats[key] == b.stats[key], key
+    assert a.saturated_calls == b.saturated_calls
+
+
+ENGINE_CASES = {
+    "computed torque, 1 kHz hold, rk4": (
+        lambda r: ct.ComputedTorque(r, W10**2, 2 * W10), dict(control_rate=1000.0)),
+    "computed torque, continuous, rk4": (
+        lambda r: ct.ComputedTorque(r, W10**2, 2 * W10), dict(control_rate=None)),
+    "computed torque, 1 kHz hold, euler": (
+        lambda r: ct.ComputedTorque(r, W10**2, 2 * W10),
+        dict(control_rate=1000.0, integrator="euler")),
+    "computed torque, continuous, euler": (
+        lambda r: ct.ComputedTorque(r, W10**2, 2 * W10),
+        dict(control_rate=None, integrator="euler")),
+    "computed torque, 300 Hz off the dt grid": (
+        lambda r: ct.ComputedTorque(r, W10**2, 2 * W10), dict(control_rate=300.0)),
+    "computed torque by kane, plant by crba": (
+        lambda r: ct.ComputedTorque(r, W10**2, 2 * W10, method="kane"),
+        dict(method="crba")),
+    "computed torque, plant by kane": (
+        lambda r: ct.ComputedTorque(r, W10**2, 2 * W10), dict(method="kane")),
+    "computed torque, +10 % controller model": (
+        lambda r: ct.ComputedTorque(scaled_masses(r, 1.1), W10**2, 2 * W10),
+        dict(control_rate=500.0)),
+    "pd + gravity, 1 kHz hold": (
+        lambda r: ct.PDGravity(r, *ct.pd_gains(r, np.zeros(r.n), 5.0),
+                               saturate=False), dict()),
+    "pd + gravity, continuous, -10 % model": (
+        lambda r: ct.PDGravity(scaled_masses(r, 0.9), *ct.pd_gains(r, np.zeros(r.n), 5.0),
+                               saturate=False), dict(control_rate=None)),
+    "feedforward + pd, -10 % model, euler": (
+        lambda r: ct.Feedforward(scaled_masses(r, 0.9), *ct.pd_gains(r, np.zeros(r.n), 5.0),
+                                 saturate=False),
+        dict(integrator="euler")),
+    "feedforward alone, continuous (short: open loop)": (
+        lambda r: ct.Feedforward(r, saturate=False), dict(control_rate=None, duration=0.5)),
+    "passive": (lambda r: None, dict(duration=0.5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENGINE_CASES))
+@pytest.mark.parametrize("name", ["intelledex_605", "stanford_arm"])
+def test_cpp_engine_matches_python_engine(case, name, request):
+    robot = request.getfixturevalue("intelledex" if name == "intelledex_605" else "stanford")
+    make, kwargs = ENGINE_CASES[case]
+    kwargs = {"duration": 2.0, "dt": 1e-3, **kwargs}
+    ref = (tr.thesis_motion(robot=robot) if name == "intelledex_605"
+           else tr.stanford_demo(T=2.0, robot=robot))
+    a, ca, b, cb = run_both(robot, lambda: make(robot), ref, **kwargs)
+    assert np.max(np.abs(a.q - a.q[0])) > 0.05  # the arm really moves
+    assert_same_run(a, b)
+    if ca is not None:
+        assert ca.calls == cb.calls == a.stats["control_calls"]
+
+
+def test_cpp_engine_saturation_matches(intelledex):
+    # shoulder and elbow limited to 90 % of their peak torque on the motion: clipped over part
+    # of the run, the loop stays well-conditioned
+    ref = tr.thesis_motion(robot=intelledex)
+    free = simulate(intelledex, ct.ComputedTorque(intelledex, 400.0, 40.0, saturate=False), ref,
+                    duration=2.0, engine="python")
+    limits = np.full(6, np.inf)
+    limits[1:3] = 0.9 * np.max(np.abs(free.tau[:, 1:3]), axis=0)
+    for kwargs in ({"control_rate": 1000.0}, {"control_rate": None},
+                   {"control_rate": 1000.0, "integrator": "euler"}):
+        a, ca, b, cb = run_both(intelledex, lambda: ct.ComputedTorque(
+            intelledex, 400.0, 40.0, effort_limits=limits), ref, duration=2.0, **kwargs)
+        assert 100 < a.saturated_calls < a.stats["control_calls"]
+        assert np.all(np.abs(b.tau) <= np.where(np.isfinite(limits), limits, np.inf))
+        assert_same_run(a, b)
+        assert ca.saturated_calls == cb.saturated_calls
+
+
+def test_cpp_engine_reproduces_noise_and_delay(intelledex):
+    # the C++ loop draws the same measurement noise (one block from the controller's seeded
+    # generator, in the Python loop's order) and keeps the same delay ring
+    ref = tr.thesis_motion(robot=intelledex)
+    for options in ({"noise_std": 1e-4, "delay": 2}, {"velocity_noise_std": 1e-3},
+                    {"noise_std": 1e-4, "velocity_noise_std": 1e-3, "delay": 1},
+                    {"delay": 3}):
+        a, ca, b, cb = run_both(intelledex, lambda: ct.ComputedTorque(
+            intelledex, 400.0, 40.0, seed=7, saturate=False, **options), ref, duration=1.0)
+        assert_same_run(a, b)
+        assert ca.rng.bit_generator.state == cb.rng.bit_generator.state
+        np.testing.assert_allclose(cb._ring, ca._ring, rtol=0, atol=1e-12)
+    quiet = simulate(intelledex, ct.ComputedTorque(intelledex, 400.0, 40.0, saturate=False), ref,
+                     duration=1.0, engine="cpp")
+    assert np.max(np.abs(quiet.q - b.q)) > 1e-7  # the noise and delay did act
+
+
+def test_cpp_engine_uses_generated_kernels_like_python(intelledex):
+    fast = intelledex.specialized()
+    if not any(fast._kernels()):
+        pytest.skip("no generated kernels for this robot")
+    ref = tr.thesis_motion(robot=intelledex)
+    a, _, b, _ = run_both(fast, lambda: ct.ComputedTorque(fast, W10**2, 2 * W10), ref,
+                          duration=1.0)
+    assert_same_run(a, b)
+    generic = simulate(intelledex, ct.ComputedTorque(intelledex, W10**2, 2 * W10), ref,
+                       duration=1.0, engine="cpp")
+    np.testing.assert_allclose(b.q, generic.q, rtol=0, atol=1e-9)
+
+
+def test_engine_auto_picks_cpp_for_builtin_controllers(intelledex):
+    ref = tr.thesis_motion(robot=intelledex)
+
+    class Custom(ct.PDGravity):  # a subclass may override the law: Python loop
+        pass
+
+    runs = [
+        (ct.ComputedTorque(intelledex, 100.0, 20.0), {}, "cpp"),
+        (None, {}, "cpp"),
+        (ct.PDGravity(intelledex, 100.0, 10.0), {"integrator": "euler"}, "cpp"),
+        (ct.ComputedTorque(intelledex, 100.0, 20.0), {"integrator": "rk45"}, "python"),
+        (Custom(intelledex, 100.0, 10.0), {}, "python"),
+        (lambda t, q, qd, r: np.zeros(6), {}, "python"),
+    ]
+    for ctrl, kwargs, engine in runs:
+        res = simulate(intelledex, ctrl, ref, duration=0.02, **kwargs)
+        assert res.stats["engine"] == engine, (ctrl, kwargs)
+    res = simulate(intelledex, ct.PDGravity(intelledex, 1.0, 1.0),
+                   lambda t: (np.zeros(6), np.zeros(6), np.zeros(6)), duration=0.02)
+    assert res.stats["engine"] == "python"  # a reference without sample(ts)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"integrator": "rk45"}, "rk45"),
+    ({"controller": lambda t, q, qd, r: np.zeros(6)}, "not one of"),
+    ({"controller": "pd", "engine": "fast"}, "engine"),
+    ({"reference": lambda t: (np.zeros(6),) * 3, "controller": "pd"}, "sample"),
+])
+def test_engine_cpp_refuses_what_it_cannot_run(intelledex, kwargs, match):
+    kwargs = {"engine": "cpp", **kwargs}
+    if kwargs.get("controller") == "pd":
+        kwargs["controller"] = ct.PDGravity(intelledex, 1.0, 1.0)
+    with pytest.raises(ValueError, match=match):
+        simulate(intelledex, duration=0.01, **kwargs)
+
+
+@pytest.mark.parametrize("engine", ["python", "cpp"])
+def test_both_engines_raise_on_divergence_and_pass_progress_errors(intelledex, engine):
+    ctrl = ct.ComputedTorque(intelledex, 1e8, 0.0, saturate=False)
+    with pytest.raises(SimulationError, match="diverged"):
+        simulate(intelledex, ctrl, tr.constant(np.full(6, 0.1)), duration=1.0,
+                 q0=np.zeros(6), integrator="euler", engine=engine)
+
+    def stop(t, T):
+        if t > 0.1:
+            raise KeyError("stop")
+
+    with pytest.raises(KeyError):
+        simulate(intelledex, None, None, duration=0.5, progress=stop, engine=engine)

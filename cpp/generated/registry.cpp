@@ -19,13 +19,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "dadc174b3d3ce75846e80db3f47d6770550685019a3c30c7cfdac513486d2a97",
+       "85e45e72ea57f60e70bac16038d93dff5b37cf1fa640011d4bc772249422c017",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "9eae56c8a71b74b6005ac45d7559901b321d75363374a0a74970028fdda789ef",
+       "16dddee4bab5e0cec598b84ad009b1ef938ff1b5fbd0af4771ac476be0f8eb6b",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

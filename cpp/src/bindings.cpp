@@ -25,9 +25,13 @@
 #include "robodyn/model.hpp"
 #include "robodyn/opcount.hpp"
 #include "robodyn/rnea.hpp"
+#include "robodyn/simulate.hpp"
 
 namespace py = pybind11;
 using namespace robodyn;
+
+// simulate.cpp: _core._simulate_fixed; `view` gives a RobotCore's model and generated kernels
+void register_simulation(py::module_& m, SimRobot (*view)(py::handle));
 
 namespace {
 
@@ -684,7 +688,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("_builtin_kernels", [] {
     py::list l;
     for (const BuiltinKernels& k : builtin_kernels())
-      l.append(py::make_tuple(k.name, k.sha256, reinterpret_cast<std::uintptr_t>(k.inverse_dynamics),
+      l.append(py::make_tuple(k.name, k.sha256,
+                              reinterpret_cast<std::uintptr_t>(k.inverse_dynamics),
                               reinterpret_cast<std::uintptr_t>(k.mass_matrix),
                               reinterpret_cast<std::uintptr_t>(k.gravity),
                               reinterpret_cast<std::uintptr_t>(k.forward_dynamics)));
@@ -698,4 +703,9 @@ PYBIND11_MODULE(_core, m) {
       throw py::error_already_set();
     Py_DECREF(descr);
   }
+
+  register_simulation(m, [](py::handle h) {
+    RobotCore& r = h.cast<RobotCore&>();
+    return SimRobot{&r.model_, r.kernels_.id, r.kernels_.g, r.kernels_.fd};
+  });
 }

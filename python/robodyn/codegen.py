@@ -57,7 +57,6 @@ __all__ = ["Graph", "Kernel", "Generated", "trace", "simplify", "generate", "spe
 
 # node operations (the codes of cpp/include/robodyn/codegen.hpp)
 CONST, INPUT, NEG, ADD, SUB, MUL, DIV, SIN, COS, SQRT, SIGN = range(11)
-_OP_NAMES = ("const", "input", "neg", "add", "sub", "mul", "div", "sin", "cos", "sqrt", "sign")
 
 # the kernels, in the order of RobotCore._set_kernels; algorithm traced, inputs, output
 FUNCTIONS = ("inverse_dynamics", "mass_matrix", "gravity", "forward_dynamics")
@@ -67,6 +66,12 @@ _TRACED = {"inverse_dynamics": ("inverse_dynamics", "inverse_dynamics_kane"),
            "gravity": ("gravity", "gravity_kane"),
            "forward_dynamics": ("forward_dynamics_crba", "forward_dynamics_kane",
                                 "forward_dynamics_aba")}
+# the generic C++ each traced algorithm runs
+_FROM = {"inverse_dynamics": "rnea", "inverse_dynamics_kane": "kane",
+         "mass_matrix": "crba", "mass_matrix_kane": "kane_inertia",
+         "gravity": "gravity_torques", "gravity_kane": "kane at qd = qdd = 0",
+         "forward_dynamics_crba": "forward_dynamics_crba", "forward_dynamics_kane": "kane_forward",
+         "forward_dynamics_aba": "aba"}
 _ARGS = {"inverse_dynamics": (("q", "qd", "qdd"), "tau"), "mass_matrix": (("q",), "M"),
          "gravity": (("q",), "tau"), "forward_dynamics": (("q", "qd", "tau"), "qdd")}
 # Robot.op_counts algorithm names answered by the generated kernels
@@ -112,6 +117,13 @@ class Graph:
             self.c.append(c)
             self._index[key] = k
         return k
+
+    def truncate(self, size):
+        """Forget the nodes created after the graph had ``size`` nodes."""
+        for k in range(size, len(self.op)):
+            del self._index[(self.op[k], self.a[k], self.b[k], self.c[k])]
+        for arr in (self.op, self.a, self.b, self.c):
+            del arr[size:]
 
     # leaves
     def const(self, v):
@@ -305,7 +317,7 @@ def trace(robot, algorithm):
 # simplification
 
 
-def simplify(g, outputs, n=None):
+def simplify(g, outputs):
     """A new (graph, outputs) computing the same values with fewer operations.
 
     The graph is rebuilt bottom-up through the simplifying constructors (keeping only what
@@ -340,6 +352,13 @@ def _cancel(poly):
     return {m: cm for m, cm in poly.items() if abs(cm[0]) > 1e-13 * cm[1]}
 
 
+class _Expansion:
+    """The polynomials of the nodes and where terms cancelled (the rewrite candidates)."""
+
+    def __init__(self, P, fired):
+        self.P, self.fired = P, fired
+
+
 def _polynomials(g, live):
     """node -> {monomial (sorted atom ids): (coefficient, magnitude summed)} or None (atom)."""
     cos_of = {g.a[k]: k for k in live if g.op[k] == COS}
@@ -366,7 +385,7 @@ def _polynomials(g, live):
             if not changed:
                 return poly
 
-    P = {}
+    P, fired = {}, set()
     for k in live:
         op = g.op[k]
         if op == CONST:
@@ -385,6 +404,7 @@ def _polynomials(g, live):
             R = dict(A)
             for m, (c, mag) in B.items():
                 _add_term(R, m, sign * c, mag)
+            size = len(R)
             R = _cancel(R)
         else:
             if len(A) * len(B) > _PRODUCT_LIMIT:
@@ -394,9 +414,13 @@ def _polynomials(g, live):
             for ma, (ca, ga) in A.items():
                 for mb, (cb, gb) in B.items():
                     _add_term(R, tuple(sorted(ma + mb)), ca * cb, ga * gb)
+            size = len(R)
             R = reduce_squares(_cancel(R))
+        # a cancellation here or below: the candidates for a rewrite
+        if len(R) < size or g.a[k] in fired or g.b[k] in fired:
+            fired.add(k)
         P[k] = R if len(R) <= _POLY_LIMIT else None
-    return P
+    return _Expansion(P, fired)
 
 
 def _build_polynomial(h, terms, get):
@@ -441,10 +465,10 @@ def _build_polynomial(h, terms, get):
     return x
 
 
-def _rebuild(g, outputs, replace, visited=None):
+def _rebuild(g, outputs, replace, visited=None, compact=True):
     """g rebuilt through the simplifying constructors, dead nodes dropped, the nodes in
-    ``replace`` built from their polynomials. ``visited`` (a set) receives the nodes of g
-    that were needed."""
+    ``replace`` built from their polynomials. ``visited`` (a dict) receives, for each node of
+    g that was needed, its id in the new graph (before compaction)."""
     # the nodes needed: operands, or for a replaced node the atoms of its polynomial
     need = bytearray(len(g))
     stack = list(outputs)
@@ -480,7 +504,8 @@ def _rebuild(g, outputs, replace, visited=None):
             new[k] = h.build(op, new[g.a[k]])
     if visited is not None:
         visited.update(new)
-    return _compact(h, [new[o] for o in outputs])
+    outs = [new[o] for o in outputs]
+    return _compact(h, outs) if compact else (h, outs)
 
 
 def _cost(g, outputs):
@@ -488,26 +513,8 @@ def _cost(g, outputs):
     return c["mul"] + c["add"] + _TRIG_WEIGHT * c["trig"]
 
 
-def _pythagoras(g, outputs):
-    live = g.live(outputs)
-    P = _polynomials(g, live)
-    candidates = [k for k in live if P[k] is not None and g.op[k] in (ADD, SUB, MUL)]
-    best, accepted = _cost(g, outputs), {}
-    reached = set(live)
-    for k in reversed(candidates):
-        if k not in reached:
-            continue  # no longer needed after an accepted rewrite above it
-        trial = dict(accepted)
-        trial[k] = P[k]
-        visited = set()
-        h, outs = _rebuild(g, outputs, trial, visited)
-        cost = _cost(h, outs)
-        if cost < best:
-            best, accepted, reached = cost, trial, visited
-    return _rebuild(g, outputs, accepted)
-
-
 def _compact(g, outputs):
+    """g with only the nodes the outputs need, renumbered in the same (topological) order."""
     h = Graph()
     new = {}
     for k in g.live(outputs):
@@ -521,6 +528,96 @@ def _compact(g, outputs):
         else:
             new[k] = h._intern(op, new[g.a[k]])
     return h, [new[o] for o in outputs]
+
+
+def _use_counts(g, outputs):
+    uses = [0] * len(g)
+    for k in g.live(outputs):
+        op = g.op[k]
+        if op in (ADD, SUB, MUL, DIV):
+            uses[g.a[k]] += 1
+            uses[g.b[k]] += 1
+        elif op not in (CONST, INPUT):
+            uses[g.a[k]] += 1
+    for o in outputs:
+        uses[o] += 1
+    return uses
+
+
+def _weight(op):
+    if op in (ADD, SUB, MUL, DIV):
+        return 1
+    if op in (SIN, COS, SQRT):
+        return _TRIG_WEIGHT
+    return 0
+
+
+def _operands(g, y):
+    op = g.op[y]
+    if op in (ADD, SUB, MUL, DIV):
+        return (g.a[y], g.b[y])
+    if op in (CONST, INPUT):
+        return ()
+    return (g.a[y],)
+
+
+def _rewrite_gain(h, x, root, before, uses):
+    """Cost saved by using node ``root`` (built from node ``before`` on) instead of node x:
+    the weighted operations of x's fanout-free cone that the new nodes do not reuse, minus
+    the weighted new operations."""
+    if root == x:
+        return 0
+    extra = {}
+    for y in range(before, len(h)):
+        for z in _operands(h, y):
+            if z < before:
+                extra[z] = extra.get(z, 0) + 1
+    if root < before:
+        extra[root] = extra.get(root, 0) + 1
+    added = sum(_weight(h.op[y]) for y in range(before, len(h)))
+    freed, taken, stack = 0, {}, [x]
+    while stack:
+        y = stack.pop()
+        freed += _weight(h.op[y])
+        for z in _operands(h, y):
+            taken[z] = taken.get(z, 0) + 1
+            if taken[z] == uses[z] + extra.get(z, 0):
+                stack.append(z)
+    return freed - added
+
+
+def _pythagoras(g, outputs):
+    live = g.live(outputs)
+    ex = _polynomials(g, live)
+    P = ex.P
+    # candidates: the nodes at or above a cancellation, tried from the outputs down; each is
+    # rewritten when that saves operations, then the whole graph is rebuilt and re-checked
+    candidates = [k for k in live if k in ex.fired and P[k] is not None]
+    accepted, where = {}, {}
+    h, outs = _rebuild(g, outputs, accepted, where, compact=False)
+    best, uses = _cost(h, outs), _use_counts(h, outs)
+    for k in reversed(candidates):
+        if k not in where:
+            continue  # no longer needed after an accepted rewrite above it
+        x = where[k]
+        if uses[x] == 0:
+            continue
+        before = len(h)
+        root = _build_polynomial(h, sorted((m, c) for m, (c, _) in P[k].items()),
+                                 where.__getitem__)
+        gain = _rewrite_gain(h, x, root, before, uses)
+        h.truncate(before)
+        if gain <= 0:
+            continue
+        trial = dict(accepted)
+        trial[k] = P[k]
+        trial_where = {}
+        h2, outs2 = _rebuild(g, outputs, trial, trial_where, compact=False)
+        cost = _cost(h2, outs2)
+        if cost < best:
+            best, accepted, where, h, outs = cost, trial, trial_where, h2, outs2
+            uses = _use_counts(h, outs)
+    return _rebuild(g, outputs, accepted)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -575,7 +672,7 @@ class Kernel:
     graph: Graph
     outputs: list
     counts: dict
-    source: str = ""   # the algorithm it was traced from
+    traced: str = ""   # the algorithm it was traced from (codegen.cpp's name)
 
 
 @dataclass
@@ -610,7 +707,7 @@ def _literal(v):
     return f"({text})" if v < 0 else text
 
 
-def _emit_function(kernel, symbol, n, joint_types):
+def _emit_function(kernel, symbol, n):
     g, outputs = kernel.graph, kernel.outputs
     ins, out = _ARGS[kernel.function]
     names = {}
@@ -626,16 +723,6 @@ def _emit_function(kernel, symbol, n, joint_types):
             return _literal(g.c[x])
         return names[x]
 
-    def angle_name(x):
-        # joints (1-based) whose angles sum to node x, or None
-        if g.op[x] == INPUT and g.a[x] < n:
-            return [g.a[x] + 1]
-        if g.op[x] == ADD:
-            left, right = angle_name(g.a[x]), angle_name(g.b[x])
-            if left and right:
-                return sorted(left + right)
-        return None
-
     if kernel.function == "mass_matrix":
         wanted = [outputs[i * n + j] for i in range(n) for j in range(i + 1)]
     else:
@@ -644,17 +731,13 @@ def _emit_function(kernel, symbol, n, joint_types):
         op, a, b = g.op[k], g.a[k], g.b[k]
         if op in (CONST, INPUT):
             continue
-        if op in (SIN, COS):
-            joints = angle_name(a)
-            if joints:
-                name = ("s" if op == SIN else "c") + "_".join(map(str, joints)) \
-                    if any(j > 9 for j in joints) or len(joints) == 1 \
-                    else ("s" if op == SIN else "c") + "".join(map(str, joints))
-                if name not in names.values():
-                    names[k] = name
-                    fn = "std::sin" if op == SIN else "std::cos"
-                    lines.append(f"  const double {name} = {fn}({ref(a)});")
-                    continue
+        if op in (SIN, COS) and g.op[a] == INPUT and g.a[a] < n:
+            # sin and cos of joint angle i (1-based): s<i>, c<i>
+            name = ("s" if op == SIN else "c") + str(g.a[a] + 1)
+            names[k] = name
+            fn = "std::sin" if op == SIN else "std::cos"
+            lines.append(f"  const double {name} = {fn}({ref(a)});")
+            continue
         counter += 1
         name = f"x{counter}"
         names[k] = name
@@ -700,7 +783,8 @@ _DOCS = {
     "gravity": "tau = g(q), the gravity torques.  q, tau: (n,)",
     "forward_dynamics": (
         "qdd solving (M(q) + diag(armature)) qdd = tau - C(q, qd) qd - g(q) - damping qd\n"
-        "- friction sign(qd).  q, qd, tau, qdd: (n,)  (NaN when M is not positive definite)"),
+        "- friction sign(qd).  q, qd, tau, qdd: (n,). M is not checked for positive\n"
+        "definiteness (a singular M gives inf or NaN)."),
 }
 
 
@@ -718,7 +802,7 @@ def generate(robot, name=None):
     for function in FUNCTIONS:
         best = None
         for algorithm in _TRACED[function]:
-            g, outs = simplify(*trace(robot, algorithm), n)
+            g, outs = simplify(*trace(robot, algorithm))
             k = Kernel(function, g, outs, g.counts(outs), algorithm)
             cost = k.counts["mul"] + k.counts["add"]
             if best is None or cost < best[0]:
@@ -742,12 +826,12 @@ def generate(robot, name=None):
         "// <cmath>. Every array is double, row-major.",
         "//",
         "// Operations per call (mul = multiplications + divisions, add = additions +",
-        "// subtractions, negation free, trig = sin/cos/sqrt calls):",
+        "// subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm",
+        "// each function was traced from (the shortest of robodyn's formulations):",
     ]
     for function in FUNCTIONS:
         k = gen.kernels[function]
-        head.append("//   " + _count_line(function, k.counts)
-                    + (f"  ({k.source})" if function == "forward_dynamics" else ""))
+        head.append("//   " + _count_line(function, k.counts) + f"  (from {_FROM[k.traced]})")
     body = ["\n".join(head), "", "#include <cmath>", "", 'extern "C" {', ""]
     decls = []
     for function in FUNCTIONS:
@@ -755,7 +839,7 @@ def generate(robot, name=None):
         ins, out = _ARGS[function]
         doc = "\n".join("// " + line for line in _DOCS[function].splitlines())
         body.append(doc)
-        body.append(_emit_function(k, gen.symbol(function), n, types))
+        body.append(_emit_function(k, gen.symbol(function), n))
         params = ", ".join([f"const double* {v}" for v in ins] + [f"double* {out}"])
         decls.append(doc + f"\nvoid {gen.symbol(function)}({params});\n")
     body.append('}  // extern "C"\n')

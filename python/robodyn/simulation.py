@@ -19,7 +19,18 @@ Integrators:
   first-same-as-last property; it integrates adaptively *between* consecutive grid points, so
   the control instants are respected and the output is sampled on the same grid.
 
-This module imports only NumPy, the standard library and the pure-Python parts of robodyn.
+Engines: the fixed-step integrators ("rk4", "euler") also run as a loop in C++
+(``robodyn._core._simulate_fixed``, cpp/include/robodyn/simulate.hpp) when the plant is a
+:class:`robodyn.Robot`, the controller is ``None`` or one of :class:`~robodyn.control.ComputedTorque`,
+:class:`~robodyn.control.PDGravity`, :class:`~robodyn.control.Feedforward` (measurement noise
+and delay included) and the reference has ``.sample(ts)`` (every robodyn trajectory). The
+reference is then sampled once, in Python, at every instant the controller will run, and the
+loop runs without the GIL. It performs the Python loop's operations in the same order, so the
+two engines agree to rounding (about 1e-15 per step). ``engine="python"`` forces the Python
+loop, ``engine="cpp"`` the C++ one (``ValueError`` if the run does not qualify).
+
+This module imports only NumPy, the standard library and the pure-Python parts of robodyn
+(the C++ core is imported when the C++ engine runs).
 """
 
 from __future__ import annotations
@@ -31,11 +42,16 @@ import time
 import numpy as np
 
 from . import trajectories as _traj
-from .control import Controller
+from .control import ComputedTorque, Controller, Feedforward, PDGravity
 
-__all__ = ["simulate", "SimulationResult", "SimulationError", "INTEGRATORS"]
+__all__ = ["simulate", "SimulationResult", "SimulationError", "INTEGRATORS", "ENGINES"]
 
 INTEGRATORS = ("rk4", "euler", "rk45")
+ENGINES = ("auto", "cpp", "python")
+
+# the control laws the C++ loop implements, by controller class (subclasses run in Python)
+_CPP_LAWS = {ComputedTorque: "computed_torque", PDGravity: "pd_gravity",
+             Feedforward: "feedforward"}
 
 # check the state for NaN/inf every this many steps (a power of two minus one, as a mask)
 _FINITE_CHECK_MASK = 255
@@ -120,7 +136,7 @@ def _with_out(fn, *args, **kwargs):
 
 def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
              control_rate=1000.0, integrator="rk4", q0=None, qd0=None, *, rtol=1e-8,
-             atol=1e-10, method="aba", max_steps=2_000_000, progress=None):
+             atol=1e-10, method="aba", max_steps=2_000_000, progress=None, engine="auto"):
     """Simulate ``robot`` for ``duration`` seconds and return a :class:`SimulationResult`.
 
     Parameters
@@ -148,10 +164,16 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         ``max(100 (grid points - 1), 100000)`` attempted steps.
     progress : callable ``progress(t, duration)`` or None
         Called about a hundred times during the run, and once at the end.
+    engine : "auto", "cpp" or "python"
+        Which loop integrates: ``"auto"`` takes the C++ loop whenever the run qualifies (see
+        the module documentation), ``"cpp"`` insists on it, ``"python"`` never uses it. Both
+        give the same result to rounding; ``result.stats["engine"]`` says which ran.
     """
     n = int(robot.n)
     duration = _positive(duration, "duration")
     dt = _positive(dt, "dt")
+    if engine not in ENGINES:
+        raise ValueError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator: expected one of {', '.join(INTEGRATORS)}, "
                          f"got {integrator!r}")
@@ -191,22 +213,139 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         reference = _traj.Constant(q0)
 
     grid, flags = _time_grid(duration, dt, period, int(max_steps))
+    core = None
+    if engine != "python":
+        core, why = _cpp_engine(robot, controller, reference, integrator, method)
+        if core is None and engine == "cpp":
+            raise ValueError(f"engine='cpp': {why}; use engine='auto' or 'python'")
     if isinstance(controller, Controller):
         controller.reset()  # fresh measurement history, noise seed and counters per run
-    loop = _Loop(robot, controller, reference, n, method, continuous)
+    loop = None if core is not None else _Loop(robot, controller, reference, n, method,
+                                                continuous)
+    # timed: the loop, and for the C++ engine also sampling the reference it needs
     start, cpu_start = time.perf_counter(), time.process_time()
-    if integrator == "rk45":
+    if core is not None:
+        rec, stats = _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0,
+                              integrator, method, continuous, progress, duration)
+    elif integrator == "rk45":
         max_attempts = max(100 * (grid.shape[0] - 1), 100_000)
         rec, stats = loop.run_rk45(grid, flags, q0, qd0, rtol, atol, max_attempts, progress,
                                    duration)
     else:
         rec, stats = loop.run_fixed(integrator, grid, flags, q0, qd0, progress, duration)
+    stats["engine"] = "python" if core is None else "cpp"
     wall = time.perf_counter() - start
     stats["cpu_time"] = time.process_time() - cpu_start
 
     return SimulationResult._build(robot, controller, reference, grid, rec, stats, wall,
                                    integrator=integrator, dt=dt, control_rate=rate,
                                    duration=duration)
+
+
+def _cpp_engine(robot, controller, reference, integrator, method):
+    """``(core, None)`` if the C++ loop can run this simulation, else ``(None, reason)``."""
+    if integrator not in ("rk4", "euler"):
+        return None, f"integrator {integrator!r} runs in Python (the C++ loop: rk4, euler)"
+    try:
+        from . import _core as core
+    except ImportError:  # pragma: no cover - the package does not import without its core
+        return None, "the C++ core is not available"
+    if not hasattr(core, "_simulate_fixed"):
+        return None, "the installed C++ core has no simulation loop (rebuild robodyn)"
+    if not isinstance(robot, core.RobotCore):
+        return None, "the plant is not a robodyn.Robot"
+    if method not in ("aba", "crba", "kane"):
+        return None, f"method {method!r} is not one of 'aba', 'crba', 'kane'"
+    if controller is None:
+        return core, None
+    law = _CPP_LAWS.get(type(controller))
+    if law is None:
+        return None, (f"the controller (a {type(controller).__name__}) is not one of "
+                      f"ComputedTorque, PDGravity, Feedforward")
+    if not isinstance(controller.robot, core.RobotCore):
+        return None, "the controller's model is not a robodyn.Robot"
+    if law != "pd_gravity" and controller.method not in ("rnea", "kane"):
+        return None, f"controller method {controller.method!r} is not 'rnea' or 'kane'"
+    if not callable(getattr(reference, "sample", None)):
+        return None, "the reference has no sample(ts) method (not a robodyn trajectory)"
+    return core, None
+
+
+def _control_times(grid, flags, continuous, rk4):
+    """The times of the control calls in call order (the C++ loop's reference rows):
+    the control instants; continuous RK4: ``t_k, t_k + h/2, t_k + h`` per interval, then the
+    last point (the midpoint stages share a row); continuous Euler: the grid."""
+    if not continuous:
+        return grid[flags]
+    if not rk4:
+        return grid
+    t, h = grid[:-1], np.diff(grid)
+    N = t.shape[0]
+    ts = np.empty(3 * N + 1)
+    ts[0:3 * N:3] = t
+    ts[1:3 * N:3] = t + 0.5 * h
+    ts[2:3 * N:3] = t + h
+    ts[-1] = grid[-1]
+    return ts
+
+
+def _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrator, method,
+             continuous, progress, duration):
+    """The fixed-step loop in C++: same grid, stages and control calls as ``_Loop.run_fixed``."""
+    n = int(robot.n)
+    m = grid.shape[0]
+    Q, QD, TAU = np.empty((m, n)), np.empty((m, n)), np.empty((m, n))
+    kw = {}
+    if controller is not None:
+        ts = _control_times(grid, flags, continuous, integrator == "rk4")
+        rows = ts.shape[0]
+        ref = []
+        for name, a in zip(("q", "qd", "qdd"), reference.sample(ts)):
+            a = np.ascontiguousarray(a, dtype=np.float64)
+            if a.shape != (rows, n):
+                raise ValueError(f"reference: sample(ts) must give ({rows}, {n}) arrays, got "
+                                 f"{name} of shape {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"reference: non-finite {name} in sample(ts)")
+            ref.append(a)
+        c = controller
+        noise_q = noise_qd = None
+        if c.noise_std is not None or c.velocity_noise_std is not None:
+            # the draws the Python loop makes, call after call: n for q, then n for qd
+            parts = (c.noise_std is not None) + (c.velocity_noise_std is not None)
+            z = c.rng.standard_normal((rows, parts * n))
+            if c.noise_std is not None:
+                noise_q = np.ascontiguousarray(z[:, :n]) * c.noise_std
+            if c.velocity_noise_std is not None:
+                noise_qd = np.ascontiguousarray(z[:, (parts - 1) * n:]) * c.velocity_noise_std
+        kw = dict(controller=c.robot, law=_CPP_LAWS[type(c)],
+                  kp=np.ascontiguousarray(c.kp, dtype=np.float64),
+                  kd=np.ascontiguousarray(c.kd, dtype=np.float64),
+                  feedback=bool(getattr(c, "_fb", True)),
+                  kane=getattr(c, "method", "rnea") == "kane", limit=c._limit,
+                  q_ref=ref[0], qd_ref=ref[1], qdd_ref=ref[2], noise_q=noise_q,
+                  noise_qd=noise_qd, delay=c.delay, ring=None if c._ideal else c._ring)
+    if progress is not None:
+        kw["progress"] = lambda t: progress(t, duration)
+        kw["every"] = max(1, (m - 1) // 100)
+    out = core._simulate_fixed(robot, grid, flags, q0, qd0, Q, QD, TAU, integrator=integrator,
+                               method=method, continuous=continuous, **kw)
+    if controller is not None:
+        controller.calls += out["control_calls"]
+        controller.saturated_calls += out["saturated_calls"]
+    status, t = out["status"], out["t"]
+    if status == "diverged":
+        _Loop._diverged(t, None)
+    if status == "fd_failed":
+        raise ValueError("forward dynamics failed: the mass matrix is not positive definite at "
+                         "this state")
+    if status != "ok":  # pragma: no cover - "stopped" re-raises the progress callback's error
+        raise SimulationError(f"simulation stopped at t = {t:.6g} s ({status})")
+    if progress is not None:
+        progress(duration, duration)
+    stats = {"steps": m - 1, "rejected": 0, "fd_calls": out["fd_calls"],
+             "control_calls": out["control_calls"]}
+    return {"q": Q, "qd": QD, "tau": TAU}, stats
 
 
 class _Loop:
@@ -526,7 +665,7 @@ class SimulationResult:
     kinetic, potential, energy : (N+1,) kinetic, gravity potential and total energy (J).
     joint_names, robot_name, controller_name, integrator, dt, control_rate (Hz or None),
     duration, wall_time (s, of the integration loop), stats (steps, rejected, fd_calls,
-    control_calls, cpu_time: process CPU seconds of the loop).
+    control_calls, cpu_time: process CPU seconds of the loop, engine: "cpp" or "python").
     """
 
     def __init__(self, t, q, qd, tau, q_ref=None, qd_ref=None, qdd_ref=None, kinetic=None,
@@ -558,8 +697,11 @@ class SimulationResult:
     @classmethod
     def _build(cls, robot, controller, reference, grid, rec, stats, wall, **meta):
         n = int(robot.n)
-        Q = np.ascontiguousarray(rec["y"][:, :n])
-        QD = np.ascontiguousarray(rec["y"][:, n:])
+        if "y" in rec:
+            Q = np.ascontiguousarray(rec["y"][:, :n])
+            QD = np.ascontiguousarray(rec["y"][:, n:])
+        else:
+            Q, QD = rec["q"], rec["qd"]
         kin = _batch_or_loop(robot.kinetic_energy, Q, QD)
         pot = _batch_or_loop(robot.potential_energy, Q)
         q_ref, qd_ref, qdd_ref = _sample_reference(reference, grid, n)
@@ -614,7 +756,8 @@ class SimulationResult:
             f"simulated {self.duration:g} s in {self.wall_time:.3f} s wall: real-time factor "
             f"{self.real_time_factor:.1f}x ({self.stats.get('steps', 0)} steps, "
             f"{self.stats.get('fd_calls', 0)} forward-dynamics calls, "
-            f"{self.stats.get('control_calls', 0)} controller calls)",
+            f"{self.stats.get('control_calls', 0)} controller calls, "
+            f"{self.stats.get('engine', 'python')} loop)",
         ]
         width = max(8, max(len(s) for s in self.joint_names))
         err = self.max_error

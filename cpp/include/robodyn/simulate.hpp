@@ -1,0 +1,338 @@
+// Fixed-step closed-loop simulation: the C++ engine of robodyn.simulation.simulate.
+//
+// The plant qdd = FD(q, qd, tau) (aba, crba + Cholesky or Kane, as the Python method) is
+// integrated over a time grid t_0 < t_1 < ... < t_N by classical RK4 (four FD calls per
+// interval) or semi-implicit Euler (qd += h qdd(q, qd); q += h qd, one call). A joint-space
+// control law of robodyn.control runs at the grid points flagged as control instants, its
+// torque held until the next one (zero-order hold), or, in continuous mode, at every
+// integrator stage. The controller has its own model, which may differ from the plant's.
+//
+// The loop is the Python loop of simulation.py operation for operation (same grid, same stage
+// formulas, same order of the floating-point operations in the control laws), so both engines
+// agree to rounding. Nothing is allocated after the Simulator is built.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "robodyn/aba.hpp"
+#include "robodyn/codegen.hpp"
+#include "robodyn/crba.hpp"
+#include "robodyn/data.hpp"
+#include "robodyn/kane.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/rnea.hpp"
+
+namespace robodyn {
+
+// A robot as the loop calls it: its model and the generated kernels that replace the generic
+// algorithms when set (robodyn.codegen), as the Python methods dispatch them.
+struct SimRobot {
+  const Model* model = nullptr;
+  IdKernel id = nullptr;             // replaces rnea()
+  GravityKernel gravity = nullptr;   // replaces gravity_torques()
+  FdKernel fd = nullptr;             // replaces aba() and forward_dynamics_crba()
+};
+
+enum class SimIntegrator : unsigned char { RK4, SemiImplicitEuler };
+enum class SimForward : unsigned char { Aba, Crba, Kane };
+enum class SimLaw : unsigned char { None, ComputedTorque, PDGravity, Feedforward };
+
+// The control law and its measurement model (robodyn.control), with e = q_ref - q and
+// edot = qd_ref - qd:
+//   ComputedTorque  tau = ID_c(q, qd, qdd_ref + kp e + kd edot)
+//   PDGravity       tau = kp e + kd edot + g_c(q)
+//   Feedforward     tau = ID_c(q_ref, qd_ref, qdd_ref) [+ kp e + kd edot]
+// then clipped to +-limit. ID_c and g_c are the controller model's inverse dynamics and
+// gravity torques. The law sees the measurement: q + noise_q[call], qd + noise_qd[call],
+// taken `delay` calls earlier (the first one before that).
+struct SimController {
+  SimLaw law = SimLaw::None;
+  SimRobot robot;                     // the controller's own model
+  bool kane = false;                  // ID_c by kane() rather than rnea()
+  const double* kp = nullptr;         // (n,) position gains
+  const double* kd = nullptr;         // (n,) velocity gains
+  bool feedback = true;               // Feedforward only: add kp e + kd edot
+  const double* limit = nullptr;      // (n,) torque bounds (inf: none); null: no saturation
+  const double* noise_q = nullptr;    // (control calls, n) added to the measured q, or null
+  const double* noise_qd = nullptr;   // (control calls, n) added to the measured qd, or null
+  int delay = 0;                      // measurement delay, in control calls
+  double* ring = nullptr;             // (delay + 1, 2, n) last measurements (rows q, qd);
+                                      // needed when there is noise or delay
+};
+
+// The time grid: N intervals, points t[0..N] (s), control[k] = 1 at a control instant.
+struct SimGrid {
+  const double* t = nullptr;               // (N + 1,)
+  const unsigned char* control = nullptr;  // (N + 1,), ignored in continuous mode
+  long N = 0;
+  bool continuous = false;                 // control law at every stage instead
+};
+
+// The reference, row-major (rows, n), one row per control call in call order: zero-order
+// hold: the control instants; continuous RK4: t_k, t_k + h/2, t_k + h for each interval k (the
+// two midpoint stages share a row), then t_N; continuous Euler: the grid points.
+struct SimReference {
+  const double* q = nullptr;
+  const double* qd = nullptr;
+  const double* qdd = nullptr;
+  long rows = 0;
+};
+
+// The record: (N + 1, n) row-major arrays, row k the state at t_k and the torque applied from
+// t_k on (the held command, or the first-stage torque in continuous mode).
+struct SimOutput {
+  double* q = nullptr;
+  double* qd = nullptr;
+  double* tau = nullptr;
+};
+
+enum class SimStatus : unsigned char {
+  Ok,
+  Diverged,               // non-finite state or torque
+  ForwardDynamicsFailed,  // FD failed at a finite state (mass matrix not positive definite)
+  Stopped                 // the progress callback asked to stop
+};
+
+struct SimResult {
+  SimStatus status = SimStatus::Ok;
+  double t = 0;              // time of the failure (s)
+  long fd_calls = 0;
+  long control_calls = 0;
+  long saturated_calls = 0;  // control calls in which at least one joint was clipped
+};
+
+// Reference rows (= control calls) the loop needs for this grid and integrator.
+inline long sim_control_calls(const SimGrid& g, SimIntegrator integrator) {
+  if (g.continuous) return integrator == SimIntegrator::RK4 ? 3 * g.N + 1 : g.N + 1;
+  long c = 0;
+  for (long k = 0; k <= g.N; ++k) c += g.control[k] ? 1 : 0;
+  return c;
+}
+
+class Simulator {
+ public:
+  // plant and controller must outlive the Simulator; both models must have the same n.
+  Simulator(const SimRobot& plant, SimForward method, SimIntegrator integrator,
+            const SimController& controller)
+      : plant_(plant), method_(method), integrator_(integrator), ctrl_(controller),
+        n_(plant.model->n), pd_(*plant.model),
+        cd_(controller.robot.model ? *controller.robot.model : *plant.model),
+        Z_(4 * 3 * n_, 0.0), tmp_(2 * n_, 0.0), tau_(n_, 0.0), v_(n_, 0.0), g_(n_, 0.0) {
+    ideal_ = ctrl_.noise_q == nullptr && ctrl_.noise_qd == nullptr && ctrl_.delay == 0;
+  }
+
+  // Runs the loop from (q0, qd0) at t_0. progress(t) -> bool is called after every
+  // `every`-th interval (0: never) with t = t_k; false stops the run (status Stopped).
+  template <class Progress>
+  SimResult run(const SimGrid& grid, const SimReference& ref, const double* q0,
+                const double* qd0, const SimOutput& out, long every, Progress&& progress);
+
+ private:
+  bool forward(const double* q, const double* qd, double* qdd);
+  void inverse(const double* q, const double* qd, const double* qdd, double* tau);
+  bool control(const double* q, const double* qd, const SimReference& ref, long row);
+  bool finite(const double* x, long size) const {
+    for (long i = 0; i < size; ++i)
+      if (!std::isfinite(x[i])) return false;
+    return true;
+  }
+
+  SimRobot plant_;
+  SimForward method_;
+  SimIntegrator integrator_;
+  SimController ctrl_;
+  int n_;
+  bool ideal_;
+  Data pd_;                  // plant workspace (private: the loop runs without the GIL)
+  Data cd_;                  // controller workspace
+  std::vector<double> Z_;    // (4, 3n): stage s is [q_s | qd_s | qdd_s]; stage 0 the state
+  std::vector<double> tmp_;  // (2n,) RK4 increment
+  std::vector<double> tau_;  // (n,) applied (held) torque
+  std::vector<double> v_;    // (n,) commanded acceleration / feedback torque
+  std::vector<double> g_;    // (n,) gravity torques
+  long calls_ = 0, saturated_ = 0, fd_calls_ = 0;
+};
+
+// qdd = FD(q, qd, tau_) of the plant; false on failure (as the Python method, a generated
+// kernel fails when its result is not finite)
+inline bool Simulator::forward(const double* q, const double* qd, double* qdd) {
+  const Model& m = *plant_.model;
+  ++fd_calls_;
+  if (plant_.fd && method_ != SimForward::Kane) {
+    plant_.fd(q, qd, tau_.data(), qdd);
+    return finite(qdd, n_);
+  }
+  switch (method_) {
+    case SimForward::Aba: return aba(m, pd_, q, qd, tau_.data(), qdd);
+    case SimForward::Crba: return forward_dynamics_crba(m, pd_, q, qd, tau_.data(), qdd);
+    case SimForward::Kane: return kane_forward(m, pd_, q, qd, tau_.data(), qdd);
+  }
+  return false;
+}
+
+// tau = ID_c(q, qd, qdd) of the controller's model
+inline void Simulator::inverse(const double* q, const double* qd, const double* qdd,
+                               double* tau) {
+  const Model& m = *ctrl_.robot.model;
+  if (ctrl_.kane)
+    kane(m, cd_, q, qd, qdd, tau);
+  else if (ctrl_.robot.id)
+    ctrl_.robot.id(q, qd, qdd, tau);
+  else
+    rnea(m, cd_, q, qd, qdd, tau);
+}
+
+// tau_ from the control law at the measured state, reference row `row`; false if the torque
+// is not finite
+inline bool Simulator::control(const double* q, const double* qd, const SimReference& ref,
+                               long row) {
+  const int n = n_;
+  const double* qr = ref.q + row * n;
+  const double* qdr = ref.qd + row * n;
+  const double* qddr = ref.qdd + row * n;
+  const double* kp = ctrl_.kp;
+  const double* kd = ctrl_.kd;
+  double* tau = tau_.data();
+  // measurement: this call's (noisy) sample into the ring, the law sees the delayed one
+  if (!ideal_) {
+    const long slots = ctrl_.delay + 1;
+    double* slot = ctrl_.ring + (calls_ % slots) * 2 * n;
+    for (int i = 0; i < n; ++i) {
+      slot[i] = q[i];
+      slot[n + i] = qd[i];
+    }
+    if (ctrl_.noise_q)
+      for (int i = 0; i < n; ++i) slot[i] += ctrl_.noise_q[calls_ * n + i];
+    if (ctrl_.noise_qd)
+      for (int i = 0; i < n; ++i) slot[n + i] += ctrl_.noise_qd[calls_ * n + i];
+    const double* seen = ctrl_.ring + (std::max(calls_ - ctrl_.delay, 0L) % slots) * 2 * n;
+    q = seen;
+    qd = seen + n;
+  }
+  // the law; kp e + kd edot evaluated as in control.py: (kp e) + (kd edot)
+  switch (ctrl_.law) {
+    case SimLaw::ComputedTorque:
+      for (int i = 0; i < n; ++i) {
+        const double pd = kp[i] * (qr[i] - q[i]) + kd[i] * (qdr[i] - qd[i]);
+        v_[i] = pd + qddr[i];
+      }
+      inverse(q, qd, v_.data(), tau);
+      break;
+    case SimLaw::PDGravity:
+      for (int i = 0; i < n; ++i) tau[i] = kp[i] * (qr[i] - q[i]) + kd[i] * (qdr[i] - qd[i]);
+      if (ctrl_.robot.gravity)
+        ctrl_.robot.gravity(q, g_.data());
+      else
+        gravity_torques(*ctrl_.robot.model, cd_, q, g_.data());
+      for (int i = 0; i < n; ++i) tau[i] += g_[i];
+      break;
+    case SimLaw::Feedforward:
+      inverse(qr, qdr, qddr, tau);
+      if (ctrl_.feedback)
+        for (int i = 0; i < n; ++i) tau[i] += kp[i] * (qr[i] - q[i]) + kd[i] * (qdr[i] - qd[i]);
+      break;
+    case SimLaw::None:
+      break;
+  }
+  // saturation: count the call if any joint is beyond its bound, then clip
+  if (const double* lim = ctrl_.limit) {
+    bool over = false;
+    for (int i = 0; i < n; ++i) over = over || std::abs(tau[i]) > lim[i];
+    if (over) {
+      ++saturated_;
+      for (int i = 0; i < n; ++i) tau[i] = std::max(std::min(tau[i], lim[i]), -lim[i]);
+    }
+  }
+  ++calls_;
+  return finite(tau, n);
+}
+
+template <class Progress>
+SimResult Simulator::run(const SimGrid& grid, const SimReference& ref, const double* q0,
+                         const double* qd0, const SimOutput& out, long every,
+                         Progress&& progress) {
+  const int n = n_;
+  const long N = grid.N;
+  const bool cont = grid.continuous;
+  const bool ctrl = ctrl_.law != SimLaw::None;
+  const bool rk4 = integrator_ == SimIntegrator::RK4;
+  calls_ = saturated_ = fd_calls_ = 0;
+  std::fill(tau_.begin(), tau_.end(), 0.0);
+  std::fill(Z_.begin(), Z_.end(), 0.0);
+  // stage s: state Z[s, :2n] = (q_s, qd_s), derivative k_s = Z[s, n:] = (qd_s, qdd_s)
+  double* Zs[4];
+  for (int s = 0; s < 4; ++s) Zs[s] = Z_.data() + s * 3 * n;
+  double* y = Zs[0];
+  double* tmp = tmp_.data();
+  std::copy(q0, q0 + n, y);
+  std::copy(qd0, qd0 + n, y + n);
+  // Runge-Kutta weights as simulation.py forms them: (1, 2, 2, 1) / 6, times h
+  const double w[4] = {1.0 / 6.0, 2.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0};
+  long row = 0;  // next reference row (zero-order hold)
+  SimResult res;
+  auto finish = [&](SimStatus status, double t) {
+    res.status = status;
+    res.t = t;
+    res.fd_calls = fd_calls_;
+    res.control_calls = calls_;
+    res.saturated_calls = saturated_;
+    return res;
+  };
+  // a failed FD: divergence if anything is non-finite, else a numerical failure
+  auto fd_failed = [&](double t) {
+    const bool ok = finite(Z_.data(), 12L * n) && finite(tau_.data(), n);
+    return finish(ok ? SimStatus::ForwardDynamicsFailed : SimStatus::Diverged, t);
+  };
+  for (long k = 0; k < N; ++k) {
+    const double t = grid.t[k];
+    const double h = grid.t[k + 1] - t;
+    // control update at t_k, then record the state and the torque applied from t_k on
+    if (ctrl && (cont || grid.control[k]) &&
+        !control(y, y + n, ref, cont ? (rk4 ? 3 * k : k) : row++))
+      return finish(SimStatus::Diverged, t);
+    std::copy(y, y + n, out.q + k * n);
+    std::copy(y + n, y + 2 * n, out.qd + k * n);
+    std::copy(tau_.data(), tau_.data() + n, out.tau + k * n);
+    if (rk4) {
+      // y_s = y + c_s h k_(s-1); y += h (k_0 + 2 k_1 + 2 k_2 + k_3) / 6
+      const double c[4] = {0.0, 0.5 * h, 0.5 * h, h};
+      const long crow[4] = {0, 3 * k + 1, 3 * k + 1, 3 * k + 2};
+      for (int s = 0; s < 4; ++s) {
+        double* Zc = Zs[s];
+        if (s > 0) {
+          const double* kprev = Zs[s - 1] + n;
+          for (int j = 0; j < 2 * n; ++j) Zc[j] = y[j] + kprev[j] * c[s];
+          if (ctrl && cont && !control(Zc, Zc + n, ref, crow[s]))
+            return finish(SimStatus::Diverged, t);
+        }
+        if (!forward(Zc, Zc + n, Zc + 2 * n)) return fd_failed(t);
+      }
+      double wh[4];
+      for (int s = 0; s < 4; ++s) wh[s] = w[s] * h;
+      for (int j = 0; j < 2 * n; ++j)
+        tmp[j] = wh[0] * Zs[0][n + j] + wh[1] * Zs[1][n + j] + wh[2] * Zs[2][n + j] +
+                 wh[3] * Zs[3][n + j];
+      for (int j = 0; j < 2 * n; ++j) y[j] += tmp[j];
+    } else {
+      // semi-implicit Euler: velocity first, then position with the new velocity
+      double* a = y + 2 * n;
+      if (!forward(y, y + n, a)) return fd_failed(t);
+      for (int i = 0; i < n; ++i) y[n + i] += a[i] * h;
+      for (int i = 0; i < n; ++i) y[i] += y[n + i] * h;
+    }
+    if (!finite(y, 2 * n)) return finish(SimStatus::Diverged, grid.t[k + 1]);
+    if (every > 0 && k % every == 0 && !progress(t)) return finish(SimStatus::Stopped, t);
+  }
+  // the last point: control update (if due) and record
+  if (ctrl && (cont || grid.control[N]) &&
+      !control(y, y + n, ref, cont ? (rk4 ? 3 * N : N) : row++))
+    return finish(SimStatus::Diverged, grid.t[N]);
+  std::copy(y, y + n, out.q + N * n);
+  std::copy(y + n, y + 2 * n, out.qd + N * n);
+  std::copy(tau_.data(), tau_.data() + n, out.tau + N * n);
+  return finish(SimStatus::Ok, grid.t[N]);
+}
+
+}  // namespace robodyn

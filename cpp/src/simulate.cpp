@@ -1,0 +1,222 @@
+// Python binding of the fixed-step simulation loop (robodyn/simulate.hpp): _core._simulate_fixed,
+// called by robodyn.simulation.simulate (engine "cpp"). Registered from bindings.cpp, which
+// passes a function giving the model and generated kernels of a RobotCore object.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cmath>
+#include <string>
+
+#include "robodyn/simulate.hpp"
+
+namespace py = pybind11;
+using namespace robodyn;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& name, const std::string& why) {
+  throw py::value_error(name + ": " + why);
+}
+
+std::string shape_str(py::ssize_t rows, py::ssize_t cols) {
+  return "(" + std::to_string(rows) + (cols < 0 ? ",)" : ", " + std::to_string(cols) + ")");
+}
+
+// A C-contiguous float64 input of shape (rows,) (cols < 0) or (rows, cols), finite; converted
+// once if needed (the copy is kept in `keep`). None gives nullptr when allowed.
+const double* input(py::handle h, const char* name, py::ssize_t rows, py::ssize_t cols,
+                    py::object& keep, bool allow_none = false) {
+  if (h.is_none()) {
+    if (allow_none) return nullptr;
+    bad(name, "expected an array of shape " + shape_str(rows, cols) + ", got None");
+  }
+  using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
+  keep = Arr::ensure(h);
+  if (!keep) {
+    PyErr_Clear();
+    bad(name, "expected a float array of shape " + shape_str(rows, cols));
+  }
+  const auto a = py::reinterpret_borrow<py::array>(keep);
+  const bool ok = cols < 0 ? (a.ndim() == 1 && a.shape(0) == rows)
+                           : (a.ndim() == 2 && a.shape(0) == rows && a.shape(1) == cols);
+  if (!ok) {
+    std::string got = "(";
+    for (py::ssize_t k = 0; k < a.ndim(); ++k)
+      got += std::to_string(a.shape(k)) + (k + 1 < a.ndim() ? ", " : a.ndim() == 1 ? "," : "");
+    bad(name, "expected shape " + shape_str(rows, cols) + ", got " + got + ")");
+  }
+  const auto* p = static_cast<const double*>(a.data());
+  for (py::ssize_t k = 0; k < a.size(); ++k)
+    if (!std::isfinite(p[k])) bad(name, "contains NaN or inf");
+  return p;
+}
+
+// A writeable C-contiguous float64 output of shape (rows, cols), written in place.
+double* output(py::handle h, const char* name, py::ssize_t rows, py::ssize_t cols) {
+  auto& api = py::detail::npy_api::get();
+  if (!api.PyArray_Check_(h.ptr())) bad(name, "expected a numpy array");
+  auto a = py::reinterpret_borrow<py::array>(h);
+  const int need = py::array::c_style;
+  if (!(a.flags() & need) || !a.dtype().is(py::dtype::of<double>()) || !a.writeable())
+    bad(name, "expected a writeable C-contiguous float64 array");
+  if (a.ndim() != 2 || a.shape(0) != rows || a.shape(1) != cols)
+    bad(name, "expected shape " + shape_str(rows, cols));
+  return static_cast<double*>(a.mutable_data());
+}
+
+const char* status_name(SimStatus s) {
+  switch (s) {
+    case SimStatus::Ok: return "ok";
+    case SimStatus::Diverged: return "diverged";
+    case SimStatus::ForwardDynamicsFailed: return "fd_failed";
+    case SimStatus::Stopped: return "stopped";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
+  m.def(
+      "_simulate_fixed",
+      [view](py::handle plant, py::handle grid, py::handle control, py::handle q0,
+             py::handle qd0, py::handle q_out, py::handle qd_out, py::handle tau_out,
+             const std::string& integrator, const std::string& method, bool continuous,
+             py::handle controller, const std::string& law, py::handle kp, py::handle kd,
+             bool feedback, bool kane, py::handle limit, py::handle q_ref, py::handle qd_ref,
+             py::handle qdd_ref, py::handle noise_q, py::handle noise_qd, int delay,
+             py::handle ring, py::handle progress, long every) {
+        // the plant and the options
+        const SimRobot p = view(plant);
+        const py::ssize_t n = p.model->n;
+        SimIntegrator integ;
+        if (integrator == "rk4")
+          integ = SimIntegrator::RK4;
+        else if (integrator == "euler")
+          integ = SimIntegrator::SemiImplicitEuler;
+        else
+          bad("integrator", "expected 'rk4' or 'euler', got '" + integrator + "'");
+        SimForward fd;
+        if (method == "aba")
+          fd = SimForward::Aba;
+        else if (method == "crba")
+          fd = SimForward::Crba;
+        else if (method == "kane")
+          fd = SimForward::Kane;
+        else
+          bad("method", "expected 'aba', 'crba' or 'kane', got '" + method + "'");
+
+        // the grid and the record
+        py::object keep_t, keep_c, keep[10];
+        const py::ssize_t points = py::len(grid);
+        if (points < 2) bad("grid", "expected at least two time points");
+        SimGrid g;
+        g.t = input(grid, "grid", points, -1, keep_t);
+        g.N = points - 1;
+        g.continuous = continuous;
+        using U8 = py::array_t<unsigned char, py::array::c_style | py::array::forcecast>;
+        keep_c = U8::ensure(control);
+        if (!keep_c || py::len(keep_c) != points) bad("control", "expected (len(grid),) flags");
+        g.control = static_cast<const unsigned char*>(
+            py::reinterpret_borrow<py::array>(keep_c).data());
+        for (py::ssize_t k = 0; k + 1 < points; ++k)
+          if (!(g.t[k + 1] > g.t[k])) bad("grid", "times must be strictly increasing");
+        const double* pq0 = input(q0, "q0", n, -1, keep[0]);
+        const double* pqd0 = input(qd0, "qd0", n, -1, keep[1]);
+        SimOutput out;
+        out.q = output(q_out, "q_out", points, n);
+        out.qd = output(qd_out, "qd_out", points, n);
+        out.tau = output(tau_out, "tau_out", points, n);
+
+        // the controller
+        SimController c;
+        if (law == "none")
+          c.law = SimLaw::None;
+        else if (law == "computed_torque")
+          c.law = SimLaw::ComputedTorque;
+        else if (law == "pd_gravity")
+          c.law = SimLaw::PDGravity;
+        else if (law == "feedforward")
+          c.law = SimLaw::Feedforward;
+        else
+          bad("law", "expected 'none', 'computed_torque', 'pd_gravity' or 'feedforward'");
+        SimReference ref;
+        if (c.law != SimLaw::None) {
+          c.robot = view(controller);
+          if (c.robot.model->n != n)
+            bad("controller", "its model has " + std::to_string(c.robot.model->n) +
+                                  " joints, the plant " + std::to_string(n));
+          c.kane = kane;
+          c.feedback = feedback;
+          c.kp = input(kp, "kp", n, -1, keep[2]);
+          c.kd = input(kd, "kd", n, -1, keep[3]);
+          if (!limit.is_none()) {
+            using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
+            keep[4] = Arr::ensure(limit);
+            if (!keep[4] || py::len(keep[4]) != n) bad("limit", "expected shape (n,)");
+            c.limit = static_cast<const double*>(py::reinterpret_borrow<py::array>(keep[4]).data());
+          }
+          const long calls = sim_control_calls(g, integ);
+          ref.rows = calls;
+          ref.q = input(q_ref, "q_ref", calls, n, keep[5]);
+          ref.qd = input(qd_ref, "qd_ref", calls, n, keep[6]);
+          ref.qdd = input(qdd_ref, "qdd_ref", calls, n, keep[7]);
+          c.noise_q = input(noise_q, "noise_q", calls, n, keep[8], true);
+          c.noise_qd = input(noise_qd, "noise_qd", calls, n, keep[9], true);
+          if (delay < 0) bad("delay", "must be >= 0");
+          c.delay = delay;
+          if (c.noise_q || c.noise_qd || delay > 0) {
+            if (continuous) bad("continuous", "noise and delay need a control rate");
+            if (!py::array::check_(ring)) bad("ring", "expected a numpy array");
+            auto r = py::reinterpret_borrow<py::array>(ring);
+            if (!(r.flags() & py::array::c_style) || !r.dtype().is(py::dtype::of<double>()) ||
+                !r.writeable() || r.size() != (delay + 1) * 2 * n)
+              bad("ring", "expected a writeable C-contiguous float64 array of shape "
+                          "(delay + 1, 2, n)");
+            c.ring = static_cast<double*>(r.mutable_data());
+          }
+        }
+
+        // the loop, without the GIL; the progress callback takes it back
+        bool py_error = false;
+        auto report = [&](double t) {
+          py::gil_scoped_acquire acquire;
+          try {
+            progress(t);
+          } catch (py::error_already_set& e) {
+            e.restore();
+            py_error = true;
+            return false;
+          }
+          return true;
+        };
+        SimResult r;
+        {
+          Simulator sim(p, fd, integ, c);
+          py::gil_scoped_release release;
+          r = sim.run(g, ref, pq0, pqd0, out, progress.is_none() ? 0 : every, report);
+        }
+        if (py_error) throw py::error_already_set();
+        py::dict d;
+        d["status"] = status_name(r.status);
+        d["t"] = r.t;
+        d["fd_calls"] = r.fd_calls;
+        d["control_calls"] = r.control_calls;
+        d["saturated_calls"] = r.saturated_calls;
+        return d;
+      },
+      py::arg("plant"), py::arg("grid"), py::arg("control"), py::arg("q0"), py::arg("qd0"),
+      py::arg("q_out"), py::arg("qd_out"), py::arg("tau_out"), py::kw_only(),
+      py::arg("integrator") = "rk4", py::arg("method") = "aba", py::arg("continuous") = false,
+      py::arg("controller") = py::none(), py::arg("law") = "none", py::arg("kp") = py::none(),
+      py::arg("kd") = py::none(), py::arg("feedback") = true, py::arg("kane") = false,
+      py::arg("limit") = py::none(), py::arg("q_ref") = py::none(),
+      py::arg("qd_ref") = py::none(), py::arg("qdd_ref") = py::none(),
+      py::arg("noise_q") = py::none(), py::arg("noise_qd") = py::none(), py::arg("delay") = 0,
+      py::arg("ring") = py::none(), py::arg("progress") = py::none(), py::arg("every") = 1,
+      "Fixed-step closed-loop simulation (robodyn.simulation.simulate, engine 'cpp'): RK4 or "
+      "semi-implicit Euler over `grid`, the control law at the flagged instants (zero-order "
+      "hold) or at every stage (continuous), the reference one row per control call. Writes "
+      "q_out, qd_out, tau_out (len(grid), n) and returns {status, t, fd_calls, control_calls, "
+      "saturated_calls}.");
+}

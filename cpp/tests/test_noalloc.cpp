@@ -53,6 +53,7 @@ void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
+#include "robodyn/simulate.hpp"
 
 // ---------------------------------------------------------------- counting allocators
 
@@ -380,6 +381,55 @@ std::string check_results(const Model& m, Data& d, const double* q, const double
   return "";
 }
 
+// the C++ simulation loop (computed torque at a zero-order hold, RK4, then semi-implicit Euler):
+// everything is sized before the counters are armed, Simulator::run must allocate nothing
+int check_simulation(const char* label, const Model& m) {
+  const int n = m.n;
+  const long N = 200;
+  std::vector<double> t(N + 1), kp(n, 100.0), kd(n, 20.0), q0(n, 0.1), qd0(n, 0.0);
+  std::vector<unsigned char> control(N + 1, 0);
+  for (long k = 0; k <= N; ++k) {
+    t[k] = 1e-3 * k;
+    control[k] = k % 2 == 0;
+  }
+  SimGrid grid;
+  grid.t = t.data();
+  grid.control = control.data();
+  grid.N = N;
+  SimRobot robot;
+  robot.model = &m;
+  SimController ctrl;
+  ctrl.law = SimLaw::ComputedTorque;
+  ctrl.robot = robot;
+  ctrl.kp = kp.data();
+  ctrl.kd = kd.data();
+  const long rows = sim_control_calls(grid, SimIntegrator::RK4);
+  std::vector<double> rq(rows * n, 0.2), rqd(rows * n, 0.0), rqdd(rows * n, 0.0);
+  SimReference ref{rq.data(), rqd.data(), rqdd.data(), rows};
+  std::vector<double> oq((N + 1) * n), oqd((N + 1) * n), otau((N + 1) * n);
+  SimOutput out{oq.data(), oqd.data(), otau.data()};
+  int failures = 0;
+  for (SimIntegrator integrator : {SimIntegrator::RK4, SimIntegrator::SemiImplicitEuler}) {
+    Simulator sim(robot, SimForward::Aba, integrator, ctrl);
+    const long n0 = g_news, m0 = g_mallocs, e0 = g_eigen_asserts;
+    Eigen::internal::set_is_malloc_allowed(false);
+    g_armed = true;
+    const SimResult res =
+        sim.run(grid, ref, q0.data(), qd0.data(), out, 50, [](double) { return true; });
+    g_armed = false;
+    Eigen::internal::set_is_malloc_allowed(true);
+    const long news = g_news - n0, mallocs = g_mallocs - m0, eigen = g_eigen_asserts - e0;
+    if (news || mallocs || eigen || res.status != SimStatus::Ok || res.fd_calls == 0) {
+      std::printf("FAIL %s: simulate (%s) allocated %ld new, %ld malloc, %ld Eigen asserts; "
+                  "status %d, %ld forward-dynamics calls\n", label,
+                  integrator == SimIntegrator::RK4 ? "rk4" : "euler", news, mallocs, eigen,
+                  static_cast<int>(res.status), res.fd_calls);
+      ++failures;
+    }
+  }
+  return failures;
+}
+
 // warms up, then runs every algorithm at new and repeated states with the counters armed
 int check_model(const char* label, const Model& m, const std::string& mode) {
   std::mt19937_64 g(1234);
@@ -449,6 +499,7 @@ int check_model(const char* label, const Model& m, const std::string& mode) {
       ++failures;
     }
   }
+  failures += check_simulation(label, m);
   std::printf("%s: n=%d, %ld guarded calls (%ld cache hits, %ld misses), %d failure(s)\n", label,
               n, t.calls, hits, misses, failures);
   return failures;

@@ -24,7 +24,6 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import robodyn  # noqa: E402
 from robodyn import bench as B  # noqa: E402
 
 CHAIN_SIZES = (6, 12, 18, 24, 30, 36, 42, 48)

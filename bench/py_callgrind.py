@@ -81,8 +81,9 @@ def main():
         import json
 
         t = {"robot": a.robot, "instructions": table(a.robot, reps=min(a.reps, 3000))}
+        print(json.dumps(t, indent=1), flush=True)
+        pathlib.Path(a.table).parent.mkdir(parents=True, exist_ok=True)
         pathlib.Path(a.table).write_text(json.dumps(t, indent=1))
-        print(json.dumps(t, indent=1))
         return
     if a.label == "loop":  # the loop alone: subtracted from the others
         rows = [(0,)] * 64

@@ -448,7 +448,14 @@ PyObject* guarded(Fn&& fn) {
   return nullptr;
 }
 
-RobotCore& self_of(PyObject* self) { return py::handle(self).cast<RobotCore&>(); }
+// the C++ object of a Robot: the method descriptors guarantee self is a RobotCore instance, so
+// the holder is read directly (pybind11's generic cast would look the type up on every call)
+RobotCore& self_of(PyObject* self) {
+  auto v = reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder();
+  if (!v.holder_constructed() || v.value_ptr() == nullptr)
+    throw py::type_error("Robot is not initialised (a subclass must call Robot.__init__)");
+  return *static_cast<RobotCore*>(v.value_ptr());
+}
 
 PyObject* fast_inverse_dynamics(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                                 PyObject* kw) {

@@ -22,7 +22,8 @@ std::string body_label(const BodySpec& b, int i) {
   std::ostringstream s;
   s << "body " << i;
   if (!b.name.empty()) s << " ('" << b.name << "'";
-  if (!b.joint_name.empty()) s << (b.name.empty() ? " (" : ", ") << "joint '" << b.joint_name << "'";
+  if (!b.joint_name.empty())
+    s << (b.name.empty() ? " (" : ", ") << "joint '" << b.joint_name << "'";
   if (!b.name.empty() || !b.joint_name.empty()) s << ")";
   return s.str();
 }
@@ -209,7 +210,8 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     const Mat3 Ic = Ra[i].transpose() * b.inertia * Ra[i];
     m.mass[i] = b.mass;
     m.h[i] = b.mass * c;
-    m.Ibar[i] = 0.5 * (Ic + Ic.transpose()) + b.mass * (c.dot(c) * Mat3::Identity() - c * c.transpose());
+    m.Ibar[i] = 0.5 * (Ic + Ic.transpose()) +
+                b.mass * (c.dot(c) * Mat3::Identity() - c * c.transpose());
     for (int k = 0; k < 3; ++k) m.h_nz[i][k] = m.h[i][k] != 0;
     const int rr[6] = {0, 1, 2, 0, 0, 1}, cc[6] = {0, 1, 2, 1, 2, 2};
     for (int k = 0; k < 6; ++k) m.I_nz[i][k] = m.Ibar[i](rr[k], cc[k]) != 0;
@@ -218,7 +220,6 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.armature[i] = b.armature;
     m.damping[i] = b.damping;
     m.friction[i] = b.friction;
-    m.has_friction = m.has_friction || b.damping != 0 || b.friction != 0;
     m.lower[i] = b.lower;
     m.upper[i] = b.upper;
     m.velocity[i] = b.velocity;

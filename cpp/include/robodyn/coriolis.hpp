@@ -3,9 +3,9 @@
 // In base-frame coordinates, with joint axes s_j, body velocities v_i and inertias I_i,
 //   C = sum_i J_i^T (I_i Jdot_i + B_i J_i),   B_i = (v_i x* I_i - I_i v_i x + T(I_i v_i)) / 2,
 // where T(f) m = m x* f is skew-symmetric, so Mdot - 2C = sum_i (Jdot^T I J - J^T I Jdot)
-// - sum_i J^T T J is skew (the velocity-dependent inertia rate is split evenly). Summing I_i and B_i over subtrees
-// (composites) gives C_kj = s_k' (Ic_k sdot_j + Bc_k s_j) for j an ancestor of k (or k), and
-// C_jk = s_j' (Ic_k sdot_k + Bc_k s_k) for j a strict ancestor of k.
+// - sum_i J^T T J is skew (the velocity-dependent inertia rate is split evenly). Summing I_i
+// and B_i over subtrees (composites) gives C_kj = s_k' (Ic_k sdot_j + Bc_k s_j) for j an
+// ancestor of k (or k), and C_jk = s_j' (Ic_k sdot_k + Bc_k s_k) for j a strict ancestor of k.
 #pragma once
 
 #include "robodyn/data.hpp"

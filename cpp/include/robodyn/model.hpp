@@ -84,7 +84,6 @@ struct Model {
 
   std::vector<std::string> joint_names, link_names;  // n joints; n + extra frames links
 
-  bool has_friction = false;          // any damping or Coulomb friction
 };
 
 // Validates the bodies and frames and builds the model. Throws std::invalid_argument with a

@@ -54,7 +54,9 @@ ROBODYN_INLINE V3T<S> moment_from_W(const M3T<S>& W, const Mat3& J, const std::a
   if (nz[0] && nz[1] && nz[2] && nz[3] && nz[4] && nz[5]) {
     // full J: 18 mul, 15 add
     const M3T<S> Js = J.template cast<S>();
-    auto WJ = [&](int i, int j) { return W(i, 0) * Js(0, j) + W(i, 1) * Js(1, j) + W(i, 2) * Js(2, j); };
+    auto WJ = [&](int i, int j) {
+      return W(i, 0) * Js(0, j) + W(i, 1) * Js(1, j) + W(i, 2) * Js(2, j);
+    };
     return V3T<S>(WJ(2, 1) - WJ(1, 2), WJ(0, 2) - WJ(2, 0), WJ(1, 0) - WJ(0, 1));
   }
   // other patterns: (W J)_ij = sum_k W_ik J_kj, skipping zero J_kj (J: xx yy zz xy xz yz)

@@ -20,6 +20,9 @@ from reference import random_models as R
 
 pin = pytest.importorskip("pinocchio")
 
+from reference import pinocchio_models  # noqa: E402
+from reference.pinocchio_models import depth_first_order  # noqa: E402
+
 
 def close(actual, expected, rtol=1e-10):
     expected = np.asarray(expected, dtype=float)
@@ -27,36 +30,8 @@ def close(actual, expected, rtol=1e-10):
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale)
 
 
-def depth_first_order(spec):
-    """Body indices in depth-first preorder."""
-    children = {i: [] for i in range(-1, len(spec.bodies))}
-    for i, b in enumerate(spec.bodies):
-        children[b.parent].append(i)
-    order, stack = [], list(reversed(children[-1]))
-    while stack:
-        i = stack.pop()
-        order.append(i)
-        stack.extend(reversed(children[i]))
-    return np.array(order, dtype=int)
-
-
 def pinocchio_model(spec, order):
-    """The spec as a Pinocchio model; its joint k + 1 is body order[k]."""
-    rank = {int(i): k for k, i in enumerate(order)}
-    model = pin.Model()
-    model.gravity = pin.Motion(np.asarray(spec.gravity, dtype=float), np.zeros(3))
-    for i in order:
-        b = spec.bodies[i]
-        joint = (pin.JointModelRevoluteUnaligned if b.joint_type == "revolute"
-                 else pin.JointModelPrismaticUnaligned)(np.asarray(b.axis, dtype=float))
-        placement = pin.SE3(np.array(b.origin[:3, :3]), np.array(b.origin[:3, 3]))
-        parent = 0 if b.parent == -1 else rank[b.parent] + 1
-        jid = model.addJoint(parent, joint, placement, b.joint_name)
-        model.appendBodyToJoint(jid, pin.Inertia(float(b.mass), np.asarray(b.com, dtype=float),
-                                                 np.asarray(b.inertia, dtype=float)),
-                                pin.SE3.Identity())
-    model.armature = np.array([spec.bodies[i].armature for i in order], dtype=float)
-    return model
+    return pinocchio_models.pinocchio_model(pin, spec, order)
 
 
 def full(M):

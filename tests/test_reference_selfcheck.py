@@ -365,35 +365,7 @@ def test_random_models_are_valid_and_seeded(kind):
 
 # ---------------------------------------------------------------- Pinocchio, if installed
 
-def depth_first_order(spec):
-    """Body indices in depth-first preorder (Pinocchio needs every subtree contiguous)."""
-    children = {i: [] for i in range(-1, len(spec.bodies))}
-    for i, b in enumerate(spec.bodies):
-        children[b.parent].append(i)
-    order, stack = [], list(reversed(children[-1]))
-    while stack:
-        i = stack.pop()
-        order.append(i)
-        stack.extend(reversed(children[i]))
-    return np.array(order)
-
-
-def pinocchio_model(pin, spec, order):
-    """The same model in Pinocchio; its joint k + 1 is body order[k]."""
-    rank = {int(i): k for k, i in enumerate(order)}
-    model = pin.Model()
-    model.gravity = pin.Motion(np.asarray(spec.gravity, dtype=float), np.zeros(3))
-    for i in order:
-        b = spec.bodies[i]
-        joint = (pin.JointModelRevoluteUnaligned if b.joint_type == "revolute"
-                 else pin.JointModelPrismaticUnaligned)(np.asarray(b.axis, dtype=float))
-        placement = pin.SE3(b.origin[:3, :3].copy(), b.origin[:3, 3].copy())
-        parent = 0 if b.parent == -1 else rank[b.parent] + 1
-        jid = model.addJoint(parent, joint, placement, b.joint_name)
-        model.appendBodyToJoint(jid, pin.Inertia(b.mass, np.asarray(b.com), b.inertia),
-                                pin.SE3.Identity())
-    model.armature = np.array([spec.bodies[i].armature for i in order])
-    return model
+from reference.pinocchio_models import depth_first_order, pinocchio_model  # noqa: E402
 
 
 @pytest.mark.parametrize("kind", KINDS)

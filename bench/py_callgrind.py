@@ -14,6 +14,8 @@ subtracted by ``count``). ``count(robot, quantity, labels)`` does both runs for 
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import pathlib
 import re
 import subprocess
@@ -42,6 +44,10 @@ def _impl(robot, quantity, label):
                      f"{[im.label for im in impls]}")
 
 
+_DETERMINISTIC = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                  "MKL_NUM_THREADS": "1"}
+
+
 def count(robot, quantity, labels, reps=5000):
     """{label: instructions per call, the empty loop's subtracted} (None where valgrind
     failed)."""
@@ -49,9 +55,12 @@ def count(robot, quantity, labels, reps=5000):
     for label in ["loop"] + list(labels):
         totals = []
         for r in (0, reps):
+            # the two runs must differ by the calls alone: fixed hash seed, no BLAS thread pools
+            # (spinning threads); children traced because the interpreter may re-exec itself
             p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                                sys.executable, __file__, robot, quantity, label, "--reps",
-                                str(r)], capture_output=True, text=True)
+                                "--trace-children=yes", sys.executable, __file__, robot,
+                                quantity, label, "--reps", str(r)], capture_output=True,
+                               text=True, env={**os.environ, **_DETERMINISTIC})
             m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
             totals.append(int(m.group(1)) if p.returncode == 0 and m else None)
         out[label] = None if None in totals else (totals[1] - totals[0]) / reps
@@ -98,6 +107,7 @@ def main():
     rows = im.args
     k = len(rows)
     fn = im.fn
+    gc.disable()
     for i in range(a.reps):
         fn(*rows[i % k])
 

@@ -244,3 +244,11 @@ def test_module_runs_as_a_program():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "unknown robot" in proc.stderr
+
+
+def test_bench_command_runs_on_a_bundled_robot(capsys):
+    from robodyn import cli
+
+    assert cli.main(["bench", "stanford_arm", "--peers", "none", "--rounds", "3", "--batch", "16",
+                     "--quantities", "id"]) == 0
+    assert "stanford_arm" in capsys.readouterr().out

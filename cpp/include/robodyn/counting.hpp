@@ -17,6 +17,8 @@
 #include <cmath>
 #include <limits>
 
+#include "robodyn/scalar_traits.hpp"
+
 namespace robodyn {
 
 // Operations counted since the last reset_op_counts() on this thread.
@@ -102,34 +104,8 @@ class Counted {
 
 namespace Eigen {
 
-// Costs equal to double's, so that Eigen takes the same evaluation decisions (which
-// sub-expressions it evaluates into temporaries) as in the double build. Counted has no packet
-// type: Eigen runs its scalar paths, whose fixed-size products and reductions do exactly
-// k multiplications and k - 1 additions per length-k dot product (checked at first use by
-// count_ops).
+// the traits of a scalar standing for a double (scalar_traits.hpp)
 template <>
-struct NumTraits<robodyn::Counted> : GenericNumTraits<double> {
-  using Real = robodyn::Counted;
-  using NonInteger = robodyn::Counted;
-  using Nested = robodyn::Counted;
-  using Literal = robodyn::Counted;
-  enum {
-    IsComplex = 0,
-    IsInteger = 0,
-    IsSigned = 1,
-    RequireInitialization = 1,
-    ReadCost = NumTraits<double>::ReadCost,
-    AddCost = NumTraits<double>::AddCost,
-    MulCost = NumTraits<double>::MulCost
-  };
-  static Real epsilon() { return std::numeric_limits<double>::epsilon(); }
-  static Real dummy_precision() { return NumTraits<double>::dummy_precision(); }
-  static Real highest() { return std::numeric_limits<double>::max(); }
-  static Real lowest() { return std::numeric_limits<double>::lowest(); }
-  static Real infinity() { return std::numeric_limits<double>::infinity(); }
-  static Real quiet_NaN() { return std::numeric_limits<double>::quiet_NaN(); }
-  static int digits10() { return std::numeric_limits<double>::digits10; }
-  static int digits() { return std::numeric_limits<double>::digits; }
-};
+struct NumTraits<robodyn::Counted> : robodyn::DoubleLikeNumTraits<robodyn::Counted> {};
 
 }  // namespace Eigen

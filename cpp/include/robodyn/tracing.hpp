@@ -34,6 +34,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "robodyn/scalar_traits.hpp"
+
 namespace robodyn {
 
 namespace tracing {
@@ -299,31 +301,8 @@ class Traced {
 
 namespace Eigen {
 
-// Costs equal to double's, so that Eigen takes the same evaluation paths as for the counting
-// scalar; no packet type: Eigen runs its scalar paths.
+// the traits of a scalar standing for a double (scalar_traits.hpp)
 template <>
-struct NumTraits<robodyn::Traced> : GenericNumTraits<double> {
-  using Real = robodyn::Traced;
-  using NonInteger = robodyn::Traced;
-  using Nested = robodyn::Traced;
-  using Literal = robodyn::Traced;
-  enum {
-    IsComplex = 0,
-    IsInteger = 0,
-    IsSigned = 1,
-    RequireInitialization = 1,
-    ReadCost = NumTraits<double>::ReadCost,
-    AddCost = NumTraits<double>::AddCost,
-    MulCost = NumTraits<double>::MulCost
-  };
-  static Real epsilon() { return std::numeric_limits<double>::epsilon(); }
-  static Real dummy_precision() { return NumTraits<double>::dummy_precision(); }
-  static Real highest() { return std::numeric_limits<double>::max(); }
-  static Real lowest() { return std::numeric_limits<double>::lowest(); }
-  static Real infinity() { return std::numeric_limits<double>::infinity(); }
-  static Real quiet_NaN() { return std::numeric_limits<double>::quiet_NaN(); }
-  static int digits10() { return std::numeric_limits<double>::digits10; }
-  static int digits() { return std::numeric_limits<double>::digits; }
-};
+struct NumTraits<robodyn::Traced> : robodyn::DoubleLikeNumTraits<robodyn::Traced> {};
 
 }  // namespace Eigen

@@ -190,37 +190,35 @@ def _id_run(args):
 _CONTROLLERS = ("computed-torque", "pd-gravity", "feedforward", "none")
 
 
-def _rate(text):
-    if text.strip().lower() in ("continuous", "none", "inf"):
-        return None
+def _finite_float(text, *, positive):
+    """A finite number, > 0 (positive) or >= 0, for argparse."""
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a rate in Hz or 'continuous', got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a positive rate in Hz, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(v) and (v > 0 if positive else v >= 0)):
+        kind = "positive" if positive else "non-negative"
+        raise argparse.ArgumentTypeError(f"expected a {kind} number, got {text!r}")
     return v
 
 
 def _positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
+    return _finite_float(text, positive=True)
 
 
 def _nonneg_float(text):
+    return _finite_float(text, positive=False)
+
+
+def _rate(text):
+    """A control rate in Hz, or 'continuous' (None)."""
+    if text.strip().lower() in ("continuous", "none", "inf"):
+        return None
     try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (v >= 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
-    return v
+        return _positive_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive rate in Hz or 'continuous', got {text!r}") from None
 
 
 def _simulate_arguments(p):

@@ -19,13 +19,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "85e45e72ea57f60e70bac16038d93dff5b37cf1fa640011d4bc772249422c017",
+       "28af5df3fd26a8b3ad3a2dc546a513e85989b26785f98f7f0b6220ce5824c14c",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "16dddee4bab5e0cec598b84ad009b1ef938ff1b5fbd0af4771ac476be0f8eb6b",
+       "a809253dedf6201aac7d7f497c0c3b2946ff6e1a012852bebd0cc65c595ebbcc",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

@@ -565,7 +565,7 @@ PYBIND11_MODULE(_core, m) {
             const Vec3 grav(in.p[0], in.p[1], in.p[2]);
             // generated kernels have the gravity they were generated with built in
             if (grav != r.model_.gravity) r.kernels_ = RobotCore::Kernels();
-            r.model_.gravity = grav;
+            set_gravity(r.model_, grav);
           })
       .def(
           "coriolis_matrix",

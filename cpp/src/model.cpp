@@ -76,6 +76,8 @@ ConstRotation classify(const Mat3& R) {
     c.sx = c.R(2, 1);
     c.s2x = c.sx * c.sx;
     c.csx = c.cx * c.sx;
+    c.cpsx = c.cx + c.sx;
+    c.cmsx = c.cx - c.sx;
   }
   return c;
 }
@@ -133,6 +135,21 @@ void check_inertia(const std::string& who, double mass, const Mat3& I, bool chec
 Vec3 checked_gravity(const Vec3& g) {
   if (!g.allFinite()) throw std::invalid_argument("gravity: must be 3 finite numbers");
   return g;
+}
+
+void set_gravity(Model& m, const Vec3& g) {
+  m.gravity = checked_gravity(g);
+  m.gb.assign(m.n + 1, Vec3::Zero());
+  m.gb_nz.assign(m.n + 1, {{false, false, false}});
+  for (int i = 1; i <= m.n; ++i) {
+    if (m.parent[i] != 0) continue;
+    Vec3 v = m.Rc[i].R.transpose() * (-m.gravity);
+    for (int c = 0; c < 3; ++c) {
+      if (std::abs(v[c]) < 1e-15 * m.gravity.norm()) v[c] = 0;
+      m.gb_nz[i][c] = v[c] != 0;
+    }
+    m.gb[i] = v;
+  }
 }
 
 Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
@@ -245,6 +262,37 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.frame_p.push_back(Ra[b].transpose() * fr.p);
     m.link_names.push_back(fr.name);
   }
+  m.root_rev.assign(n + 1, 0);
+  m.kz.assign(n + 1, Vec3::Zero());
+  m.kz_nz.assign(n + 1, {{false, false, false}});
+  m.kzr.assign(n + 1, Vec3::Zero());
+  m.kzr_nz.assign(n + 1, {{false, false, false}});
+  m.kzk.assign(n + 1, Vec3::Zero());
+  m.kzk_nz.assign(n + 1, {{false, false, false}});
+  m.kzr2.assign(n + 1, 0);
+  for (int i = 1; i <= n; ++i) {
+    m.root_rev[i] = m.parent[i] == 0 && m.type[i] == JointType::Revolute;
+    Vec3 k = m.Rc[i].R.row(2).transpose();
+    for (int c = 0; c < 3; ++c) {
+      if (std::abs(k[c]) < 1e-15) k[c] = 0;
+      m.kz_nz[i][c] = k[c] != 0;
+    }
+    m.kz[i] = k;
+    Vec3 kr = m.Rc[i].R.transpose() * Vec3::UnitZ().cross(m.pc[i]);
+    for (int c = 0; c < 3; ++c) {
+      if (std::abs(kr[c]) < 1e-15) kr[c] = 0;
+      m.kzr_nz[i][c] = kr[c] != 0;
+    }
+    m.kzr[i] = kr;
+    Vec3 kk = kr.cross(k);
+    for (int c = 0; c < 3; ++c) {
+      if (std::abs(kk[c]) < 1e-15) kk[c] = 0;
+      m.kzk_nz[i][c] = kk[c] != 0;
+    }
+    m.kzk[i] = kk;
+    m.kzr2[i] = kr.squaredNorm();
+  }
+  set_gravity(m, m.gravity);
   // a joint that moves no inertia makes M singular: test at a few configurations
   Data d(m);
   Eigen::VectorXd q(n);

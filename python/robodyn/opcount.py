@@ -246,11 +246,26 @@ def _fit_entry(ns, ys, deg):
     return out
 
 
-def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True) -> dict:
+def _at_or_below_from(ns, ys, coef):
+    """Smallest n of the range from which every count is <= the published polynomial (None if
+    the last one is above it)."""
+    k = None
+    for n, y in zip(reversed(ns), reversed(ys)):
+        if y > _poly(coef, n) + 1e-9:
+            break
+        k = n
+    return k
+
+
+def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True, fit_from=2) -> dict:
     """Counts on generic all-revolute DH chains (:func:`generic_dh_rows`, one per n) and the
     least-squares growth formulas: {"n": [...], "counts": {alg: {"mul": [...], ...}},
-    "fits": {alg: {"mul": fit, "add": fit}}}. A fit gives the nominal form's coefficients
-    (highest power first) and max residual, and the lowest-degree exact polynomial if any.
+    "fits": {alg: {"mul": fit, "add": fit}}, "vs": {alg: {table_key: {"mul": n0, "add": n0}}}}.
+    A fit gives the nominal form's coefficients (highest power first) and max residual, and
+    the lowest-degree exact polynomial if any; fits use n >= ``fit_from`` (n = 1 is a single
+    body on the base, which the algorithms treat apart). "vs" gives, for each Table 10.1
+    formula an algorithm is set beside, the smallest n0 of the range such that robodyn's count
+    is at or below the formula for every n >= n0 (None: above it at the top of the range).
     With ``published`` and kane_nie.py available, Nie's algorithm is included as "nie_kane"."""
     import robodyn
 
@@ -273,9 +288,15 @@ def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True) -> di
         for a in algs:
             for k in ("mul", "add", "trig"):
                 counts[a][k].append(int(c[a][k]))
-    fits = {a: {k: _fit_entry(ns, counts[a][k], _DEGREE[a]) for k in ("mul", "add")}
-            for a in algs}
-    return {"n": ns, "seed": seed, "counts": counts, "fits": fits}
+    lo = max(n_lo, fit_from)
+    sel = [j for j, n in enumerate(ns) if n >= lo]
+    fns = [ns[j] for j in sel]
+    fits = {a: {k: _fit_entry(fns, [counts[a][k][j] for j in sel], _DEGREE[a])
+                for k in ("mul", "add")} for a in algs}
+    vs = {a: {t: {k: _at_or_below_from(ns, counts[a][k], FEATHERSTONE[t][1 if k == "mul" else 2])
+                  for k in ("mul", "add")} for t in _FEATHERSTONE_FOR.get(a, ())}
+          for a in algs}
+    return {"n": ns, "fit_n": fns, "seed": seed, "counts": counts, "fits": fits, "vs": vs}
 
 
 def formula(coef, exact=True) -> str:
@@ -406,18 +427,34 @@ def _fit_text(e):
     return text
 
 
+def _below_text(n0, ns):
+    if n0 is None:
+        return "above"
+    if n0 == ns[0]:
+        return f"<= for every n in {ns[0]}..{ns[-1]}"
+    return f"<= for n >= {n0}"
+
+
 def _print_growth(g, out):
+    fn = g.get("fit_n") or g["n"]
     print(f"Growth on generic all-revolute DH chains, n = {g['n'][0]}..{g['n'][-1]} "
-          f"(seed {g['seed']}): least-squares fits, max residual in operations; the exact "
-          f"polynomial too when the nominal form is not exact", file=out)
+          f"(seed {g['seed']}): least-squares fits over n = {fn[0]}..{fn[-1]} (n = 1 is a "
+          f"single body on the base, which the algorithms treat apart), max residual in "
+          f"operations; the exact polynomial too when the nominal form is not exact; beside "
+          f"each Table 10.1 formula, where robodyn's own count is at or below it", file=out)
     for a, f in g["fits"].items():
         name = "Nie 1988 as published" if a == "nie_kane" else a
         print(f"  {name:<22}mul  {_fit_text(f['mul'])}", file=out)
         print(f"  {'':<22}add  {_fit_text(f['add'])}", file=out)
         for k in _FEATHERSTONE_FOR.get(a, ()):
             label, cm, ca = FEATHERSTONE[k]
-            print(f"  {'':<22}     Table 10.1 {label}: {formula(cm)} mul, {formula(ca)} add",
-                  file=out)
+            v = g.get("vs", {}).get(a, {}).get(k)
+            tail = ""
+            if v is not None:
+                tail = (f"  [robodyn mul {_below_text(v['mul'], g['n'])}; "
+                        f"add {_below_text(v['add'], g['n'])}]")
+            print(f"  {'':<22}     Table 10.1 {label}: {formula(cm)} mul, {formula(ca)} add"
+                  f"{tail}", file=out)
     print(file=out)
 
 

@@ -40,6 +40,33 @@ ROBODYN_INLINE void add_parallel_axis(const V3T<S>& r, const std::array<bool, 3>
   }
 }
 
+// a' A a for symmetric A and a = X_i S_p's angular part (for a revolute i: a = Rz^T kz with
+// a_2 = kz_2 constant, the zeros of kz known)
+template <class S>
+ROBODYN_INLINE S axis_quadratic(const Model& m, int i, const M3T<S>& A, const V3T<S>& a) {
+  const bool rev = m.type[i] == JointType::Revolute;
+  const auto& kn = m.kz_nz[i];
+  const bool n01 = !rev || kn[0] || kn[1], n2 = !rev || kn[2];
+  const bool nz[3] = {n01, n01, n2};
+  S acc(0);
+  bool any = false;
+  auto add = [&](const S& x) {
+    acc = any ? S(acc + x) : x;
+    any = true;
+  };
+  for (int k = 0; k < 3; ++k) {
+    if (!nz[k]) continue;
+    const S kk = rev && k == 2 ? S(m.kz[i][2] * m.kz[i][2]) : S(a[k] * a[k]);
+    add(kk * A(k, k));
+    for (int l = k + 1; l < 3; ++l) {
+      if (!nz[l]) continue;
+      const S t = (a[k] * a[l]) * A(k, l);
+      add(t + t);
+    }
+  }
+  return acc;
+}
+
 }  // namespace detail
 
 // Joint-space inertia matrix M(q) + diag(armature), written into d.M (both triangles).
@@ -57,6 +84,28 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
     const int p = m.parent[i];
     if (p == 0) continue;
     const bool rev = m.type[i] == JointType::Revolute;
+    if (m.root_rev[p]) {
+      // p turns on the base: only M_pp = S_p' Ic_p S_p is needed. With (a, l) = X_i S_p,
+      // body i adds a' II a + 2 h.(l x a) + mass |l|^2 (revolute i: l x a and |l|^2 are
+      // constants turned about z)
+      V3T<S> a, l;
+      parent_axis_motion(m, d, i, a, l);
+      d.ax[i] << a, l;
+      S lxa_h, mll;
+      if (rev) {
+        const V3T<S> lxa = rotzT_const<S>(d.c[i], d.s[i], m.kzk[i], m.kzk_nz[i]);
+        const auto& kn = m.kzk_nz[i];
+        const bool n01 = kn[0] || kn[1];
+        lxa_h = n01 ? S(d.Ih[i][0] * lxa[0] + d.Ih[i][1] * lxa[1]) : S(0);
+        if (kn[2]) lxa_h = n01 ? S(lxa_h + d.Ih[i][2] * lxa[2]) : S(d.Ih[i][2] * lxa[2]);
+        mll = d.Im[i] * S(m.kzr2[i]);
+      } else {
+        lxa_h = d.Ih[i].dot(cross<S>(l, a));
+        mll = d.Im[i] * l.dot(l);
+      }
+      d.II[p](2, 2) += detail::axis_quadratic<S>(m, i, d.II[i], a) + (lxa_h + lxa_h) + mll;
+      continue;
+    }
     const V3T<S> r = rev ? V3T<S>(m.pc[i].template cast<S>()) : d.r[i];
     const std::array<bool, 3>& nz = rev ? m.pc_nz[i] : kFull;
     // y = E h, z = y + (m/2) r
@@ -88,6 +137,16 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
     }
     if (m.armature[i] != 0) d.M(i - 1, i - 1) += S(m.armature[i]);
     for (int j = i; m.parent[j] > 0; j = m.parent[j]) {
+      if (m.root_rev[m.parent[j]]) {
+        // the last step, to a parent on the base: M_ip = (X_j S_p)' F
+        const int p = m.parent[j];
+        const auto& v = d.ax[j];
+        const S Mij = v[0] * Fn[0] + v[1] * Fn[1] + v[2] * Fn[2] + v[3] * Ff[0] +
+                      v[4] * Ff[1] + v[5] * Ff[2];
+        d.M(i - 1, p - 1) = Mij;
+        d.M(p - 1, i - 1) = Mij;
+        break;
+      }
       const V3T<S> Ef = applyE(m, d, j, Ff);
       Fn = applyE(m, d, j, Fn) - cross_r(m, d, j, Ef);
       Ff = Ef;

@@ -53,6 +53,7 @@ struct ConstRotation {
   Kind kind = Permutation;           // signed permutation (free), rotation about x, general
   double cx = 1, sx = 0;             // RotX: R = Rx(angle), cos and sin of the angle
   double s2x = 0, csx = 0;           // RotX: sin^2 and sin cos of the angle
+  double cpsx = 1, cmsx = 1;         // RotX: cos + sin and cos - sin (3-multiply plane rotation)
   std::array<int, 3> perm{{0, 1, 2}};  // (R^T x)_k = sign[k] * x[perm[k]]
   std::array<int, 3> iperm{{0, 1, 2}};  // (R x)_k = isign[k] * x[iperm[k]]
   std::array<bool, 3> neg{{false, false, false}};
@@ -75,7 +76,19 @@ struct Model {
   std::vector<std::array<bool, 6>> J_nz;   // non-zero entries of J: xx yy zz xy xz yz
   std::vector<double> armature, damping, friction;
   std::vector<double> lower, upper, velocity, effort;
-  Vec3 gravity{0, 0, -9.81};          // in the base frame
+  Vec3 gravity{0, 0, -9.81};          // in the base frame (change it with set_gravity)
+
+  // derived at build, so the bodies next to the base skip their known zeros
+  std::vector<char> root_rev;         // 1: revolute joint on the base (w = qd z, wd = qdd z)
+  std::vector<Vec3> kz;               // Rc^T e_z: the parent's z axis in the joint frame
+  std::vector<std::array<bool, 3>> kz_nz;
+  std::vector<Vec3> kzr;              // Rc^T (e_z x pc): with kz, the parent's joint axis as a
+  std::vector<std::array<bool, 3>> kzr_nz;  // motion of body i (revolute bodies)
+  std::vector<Vec3> kzk;              // kzr x kz, and |kzr|^2 (crba's quadratic form)
+  std::vector<std::array<bool, 3>> kzk_nz;
+  std::vector<double> kzr2;
+  std::vector<Vec3> gb;               // Rc^T (-gravity) for a body on the base (set_gravity)
+  std::vector<std::array<bool, 3>> gb_nz;
 
   // user-visible frames: first the n bodies' own frames, then the extra fixed frames
   std::vector<int> frame_body;        // body the frame is fixed to (0 = base)
@@ -96,5 +109,8 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
 
 // Checks a gravity vector (finite) and returns it; throws std::invalid_argument otherwise.
 Vec3 checked_gravity(const Vec3& g);
+
+// Sets the gravity of a built model and the quantities derived from it.
+void set_gravity(Model& m, const Vec3& g);
 
 }  // namespace robodyn

@@ -109,7 +109,8 @@ ROBODYN_INLINE V3T<S> rotz(const S& c, const S& s, const V3T<S>& x) {
   return V3T<S>(c * x[0] - s * x[1], s * x[0] + c * x[1], x[2]);
 }
 
-// Rc^T x: free for a signed permutation, 4 mul 2 add for a rotation about x, else 9 mul 6 add
+// Rc^T x: free for a signed permutation, 3 mul 3 add for a rotation about x (its constants
+// c + s and c - s are fixed at model build), else 9 mul 6 add
 template <class S>
 ROBODYN_INLINE V3T<S> rotcT(const ConstRotation& R, const V3T<S>& x) {
   switch (R.kind) {
@@ -117,8 +118,11 @@ ROBODYN_INLINE V3T<S> rotcT(const ConstRotation& R, const V3T<S>& x) {
       return V3T<S>(R.neg[0] ? S(-x[R.perm[0]]) : x[R.perm[0]],
                     R.neg[1] ? S(-x[R.perm[1]]) : x[R.perm[1]],
                     R.neg[2] ? S(-x[R.perm[2]]) : x[R.perm[2]]);
-    case ConstRotation::RotX:
-      return V3T<S>(x[0], S(R.cx) * x[1] + S(R.sx) * x[2], S(R.cx) * x[2] - S(R.sx) * x[1]);
+    case ConstRotation::RotX: {
+      // (c y + s z, c z - s y) as t - (c - s) z, t - (c + s) y with t = c (y + z)
+      const S t = S(R.cx) * (x[1] + x[2]);
+      return V3T<S>(x[0], t - S(R.cmsx) * x[2], t - S(R.cpsx) * x[1]);
+    }
     default:
       return R.R.transpose().template cast<S>() * x;
   }
@@ -132,48 +136,85 @@ ROBODYN_INLINE V3T<S> rotc(const ConstRotation& R, const V3T<S>& x) {
       return V3T<S>(R.ineg[0] ? S(-x[R.iperm[0]]) : x[R.iperm[0]],
                     R.ineg[1] ? S(-x[R.iperm[1]]) : x[R.iperm[1]],
                     R.ineg[2] ? S(-x[R.iperm[2]]) : x[R.iperm[2]]);
-    case ConstRotation::RotX:
-      return V3T<S>(x[0], S(R.cx) * x[1] - S(R.sx) * x[2], S(R.sx) * x[1] + S(R.cx) * x[2]);
+    case ConstRotation::RotX: {
+      // (c y - s z, s y + c z) as t - (c + s) z, t - (c - s) y with t = c (y + z)
+      const S t = S(R.cx) * (x[1] + x[2]);
+      return V3T<S>(x[0], t - S(R.cpsx) * x[2], t - S(R.cmsx) * x[1]);
+    }
     default:
       return R.R.template cast<S>() * x;
   }
 }
 
-// R A R^T for symmetric A and a rotation R by an angle in the (a, b) plane (f: the fixed axis),
-// given sin^2 and sin cos of the angle (c^2 = 1 - s^2): 8 mul
-template <int a, int b, int f, class S>
-ROBODYN_INLINE void rotate_sym_plane(const S& c, const S& s, const S& s2, const S& cs, M3T<S>& A) {
+// A rotation by an angle in a coordinate plane: cos, sin, sin^2, sin cos, and for a constant
+// angle also cos + sin and cos - sin, with which a pair (x, y) turns by 3 multiplications:
+// (c x - s y, s x + c y) = (t - (c + s) y, t - (c - s) x), t = c (x + y)
+template <class S>
+struct PlaneRot {
+  S c, s, s2, cs, cps, cms;
+  bool three;  // constant angle: use the 3-multiplication form
+};
+
+template <class S>
+ROBODYN_INLINE void turn_pair(const PlaneRot<S>& R, S& x, S& y) {
+  if (R.three) {
+    const S t = R.c * (x + y);
+    const S xn = t - R.cps * y;
+    y = t - R.cms * x;
+    x = xn;
+  } else {
+    const S xn = R.c * x - R.s * y;
+    y = R.s * x + R.c * y;
+    x = xn;
+  }
+}
+
+// R A R^T for symmetric A and the rotation R in the (a, b) plane (f: the fixed axis):
+// 4 mul for the (a, b) block, 4 (3 for a constant angle) for the (a, f), (b, f) pair, skipped
+// when kZeroF says row and column f of A are zero
+template <int a, int b, int f, bool kZeroF = false, class S>
+ROBODYN_INLINE void rotate_sym_plane(const PlaneRot<S>& R, M3T<S>& A) {
   const S dd = A(a, a) - A(b, b);
-  const S Aaa = A(a, a) - s2 * dd - (cs + cs) * A(a, b);
+  const S Aaa = A(a, a) - R.s2 * dd - (R.cs + R.cs) * A(a, b);
   const S Abb = A(a, a) + A(b, b) - Aaa;
-  const S Aab = cs * dd + A(a, b) - (s2 + s2) * A(a, b);
-  const S Aaf = c * A(a, f) - s * A(b, f);
-  const S Abf = s * A(a, f) + c * A(b, f);
+  const S Aab = R.cs * dd + A(a, b) - (R.s2 + R.s2) * A(a, b);
   A(a, a) = Aaa;
   A(b, b) = Abb;
   A(a, b) = A(b, a) = Aab;
+  if (kZeroF) return;
+  S Aaf = A(a, f), Abf = A(b, f);
+  turn_pair(R, Aaf, Abf);
   A(a, f) = A(f, a) = Aaf;
   A(b, f) = A(f, b) = Abf;
 }
 
-// R B R^T for a general B, same rotation: 12 mul
-template <int a, int b, int f, class S>
-ROBODYN_INLINE void rotate_gen_plane(const S& c, const S& s, const S& s2, const S& cs, M3T<S>& B) {
+// R B R^T for a general B, same rotation: 4 mul for the (a, b) block, two pairs;
+// kZeroF: row f of B is zero (only the column pair turns)
+template <int a, int b, int f, bool kZeroF = false, class S>
+ROBODYN_INLINE void rotate_gen_plane(const PlaneRot<S>& R, M3T<S>& B) {
   const S dd = B(a, a) - B(b, b), e = B(a, b) + B(b, a);
-  const S t = cs * dd, se = s2 * e;
-  const S Baa = B(a, a) - s2 * dd - cs * e;
+  const S t = R.cs * dd, se = R.s2 * e;
+  const S Baa = B(a, a) - R.s2 * dd - R.cs * e;
   const S Bbb = B(a, a) + B(b, b) - Baa;
   const S Bab = t + B(a, b) - se, Bba = t + B(b, a) - se;
-  const S Baf = c * B(a, f) - s * B(b, f), Bbf = s * B(a, f) + c * B(b, f);
-  const S Bfa = c * B(f, a) - s * B(f, b), Bfb = s * B(f, a) + c * B(f, b);
   B(a, a) = Baa;
   B(b, b) = Bbb;
   B(a, b) = Bab;
   B(b, a) = Bba;
-  B(a, f) = Baf;
-  B(b, f) = Bbf;
-  B(f, a) = Bfa;
-  B(f, b) = Bfb;
+  turn_pair(R, B(a, f), B(b, f));
+  if (!kZeroF) turn_pair(R, B(f, a), B(f, b));
+}
+
+// the rotation about x of a RotX constant rotation
+template <class S>
+ROBODYN_INLINE PlaneRot<S> plane_of(const ConstRotation& R) {
+  return {S(R.cx), S(R.sx), S(R.s2x), S(R.csx), S(R.cpsx), S(R.cmsx), true};
+}
+
+// the joint rotation Rz(q_i) (2 mul for sin^2 and sin cos)
+template <class S>
+ROBODYN_INLINE PlaneRot<S> plane_z(const DataTpl<S>& d, int i) {
+  return {d.c[i], d.s[i], d.s[i] * d.s[i], d.c[i] * d.s[i], S(0), S(0), false};
 }
 
 // R B R^T for the constant rotation Rc: free for a signed permutation
@@ -192,9 +233,9 @@ ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B) {
     case ConstRotation::RotX: {
       M3T<S> Y = B;
       if (kSym)
-        rotate_sym_plane<1, 2, 0, S>(S(R.cx), S(R.sx), S(R.s2x), S(R.csx), Y);
+        rotate_sym_plane<1, 2, 0>(plane_of<S>(R), Y);
       else
-        rotate_gen_plane<1, 2, 0, S>(S(R.cx), S(R.sx), S(R.s2x), S(R.csx), Y);
+        rotate_gen_plane<1, 2, 0>(plane_of<S>(R), Y);
       return Y;
     }
     default: {
@@ -208,11 +249,10 @@ ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B) {
 template <bool kSym, class S>
 ROBODYN_INLINE M3T<S> rotate_to_parent(const Model& m, const DataTpl<S>& d, int i, M3T<S> B) {
   if (m.type[i] == JointType::Revolute) {
-    const S s2 = d.s[i] * d.s[i], cs = d.c[i] * d.s[i];
     if (kSym)
-      rotate_sym_plane<0, 1, 2, S>(d.c[i], d.s[i], s2, cs, B);
+      rotate_sym_plane<0, 1, 2>(plane_z(d, i), B);
     else
-      rotate_gen_plane<0, 1, 2, S>(d.c[i], d.s[i], s2, cs, B);
+      rotate_gen_plane<0, 1, 2>(plane_z(d, i), B);
   }
   return rotate_const<kSym, S>(m.Rc[i], B);
 }
@@ -229,6 +269,79 @@ template <class S>
 ROBODYN_INLINE V3T<S> applyET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
   if (m.type[i] == JointType::Revolute) return rotzT(d.c[i], d.s[i], rotcT(m.Rc[i], x));
   return rotcT(m.Rc[i], x);
+}
+
+// Rz(q)^T k for a constant k with known zeros (4 mul when k0 and k1 are non-zero, 2 with one)
+template <class S>
+ROBODYN_INLINE V3T<S> rotzT_const(const S& c, const S& s, const Vec3& k,
+                                  const std::array<bool, 3>& nz) {
+  const S k2 = nz[2] ? S(k[2]) : S(0);
+  if (nz[0] && nz[1])
+    return V3T<S>(c * S(k[0]) + s * S(k[1]), c * S(k[1]) - s * S(k[0]), k2);
+  if (nz[0]) return V3T<S>(c * S(k[0]), -(s * S(k[0])), k2);
+  if (nz[1]) return V3T<S>(s * S(k[1]), c * S(k[1]), k2);
+  return V3T<S>(S(0), S(0), k2);
+}
+
+// E^T (0, 0, x): a parent vector along the parent's z axis seen from body i
+// (for a rotation about x: 2 mul for x kz, 2 for the turn about z)
+template <class S>
+ROBODYN_INLINE V3T<S> applyET_z(const Model& m, const DataTpl<S>& d, int i, const S& x) {
+  const Vec3& k = m.kz[i];
+  const auto& nz = m.kz_nz[i];
+  V3T<S> v;
+  for (int j = 0; j < 3; ++j) v[j] = nz[j] ? S(x * S(k[j])) : S(0);
+  if (m.type[i] != JointType::Revolute) return v;
+  const S& c = d.c[i];
+  const S& s = d.s[i];
+  if (nz[0] && nz[1]) return V3T<S>(c * v[0] + s * v[1], c * v[1] - s * v[0], v[2]);
+  if (nz[0]) return V3T<S>(c * v[0], -(s * v[0]), v[2]);
+  if (nz[1]) return V3T<S>(s * v[1], c * v[1], v[2]);
+  return v;
+}
+
+// h x a for a constant h and an a, both with known zeros
+template <class S>
+ROBODYN_INLINE V3T<S> const_cross_sparse(const Vec3& h, const std::array<bool, 3>& hz,
+                                         const V3T<S>& a, const std::array<bool, 3>& az) {
+  auto comp = [&](int j, int k) -> S {  // h_j a_k - h_k a_j
+    const bool p1 = hz[j] && az[k], p2 = hz[k] && az[j];
+    if (p1 && p2) return S(h[j]) * a[k] - S(h[k]) * a[j];
+    if (p1) return S(h[j]) * a[k];
+    if (p2) return -(S(h[k]) * a[j]);
+    return S(0);
+  };
+  return V3T<S>(comp(1, 2), comp(2, 0), comp(0, 1));
+}
+
+// the zero pattern of gravity_in_root(m, d, i) (the turn about z mixes components 0 and 1)
+inline std::array<bool, 3> gravity_in_root_nz(const Model& m, int i) {
+  const auto& g = m.gb_nz[i];
+  if (m.type[i] != JointType::Revolute) return g;
+  const bool xy = g[0] || g[1];
+  return {{xy, xy, g[2]}};
+}
+
+// The parent's joint axis S_p = (e_z, 0) as a motion of body i: X_i S_p = (E^T e_z,
+// E^T (e_z x r)); for a revolute joint both parts are constants turned about z
+template <class S>
+ROBODYN_INLINE void parent_axis_motion(const Model& m, const DataTpl<S>& d, int i, V3T<S>& a,
+                                       V3T<S>& l) {
+  if (m.type[i] == JointType::Revolute) {
+    a = rotzT_const<S>(d.c[i], d.s[i], m.kz[i], m.kz_nz[i]);
+    l = rotzT_const<S>(d.c[i], d.s[i], m.kzr[i], m.kzr_nz[i]);
+  } else {
+    a = V3T<S>(S(m.kz[i][0]), S(m.kz[i][1]), S(m.kz[i][2]));
+    l = applyET(m, d, i, V3T<S>(-d.r[i][1], d.r[i][0], S(0)));
+  }
+}
+
+// E^T (-gravity) for a body on the base: the constant Rc^T (-g) turned about z
+template <class S>
+ROBODYN_INLINE V3T<S> gravity_in_root(const Model& m, const DataTpl<S>& d, int i) {
+  if (m.type[i] == JointType::Revolute) return rotzT_const<S>(d.c[i], d.s[i], m.gb[i], m.gb_nz[i]);
+  const Vec3& g = m.gb[i];
+  return V3T<S>(S(g[0]), S(g[1]), S(g[2]));
 }
 
 // x cross r_i, with r_i the parent-to-body translation (constant for revolute joints)

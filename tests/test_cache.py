@@ -151,3 +151,22 @@ def test_robots_do_not_share_a_cache(rng):
     a.mass_matrix(q)
     b.mass_matrix(q)
     assert stats(a) == (0, 1) and stats(b) == (0, 1)
+
+
+def test_sin_cos_of_the_joint_angles_match_libm():
+    """The cache's sin/cos (kinematics.hpp: reduction by pi/2 and polynomial kernels for
+    |q| <= 1e5, libm beyond) agree with NumPy's to a few ulp everywhere, exactly at 0 and
+    around the multiples of pi/2, and at the fallback's edge."""
+    robot = robodyn.from_dh([dict(theta=0.0, d=0.0, a=0.0, alpha=0.0, mass=1.0,
+                                  com=[0.1, 0.0, 0.0], inertia=np.eye(3) * 0.01)])
+    rng = np.random.default_rng(11)
+    k = np.arange(-2000, 2001)
+    qs = np.concatenate([rng.uniform(-10, 10, 3000), rng.uniform(-1e5, 1e5, 3000),
+                         k * np.pi / 2, np.nextafter(k * np.pi / 2, np.inf),
+                         [0.0, -0.0, 1e-300, 1e5, -1e5, np.nextafter(1e5, np.inf), 3e7, -1e12]])
+    T = robot.forward_kinematics(qs[:, None])  # (N, frames, 4, 4)
+    c, s = T[:, 0, 0, 0], T[:, 0, 1, 0]
+    # 4 ulp of 1, absolute: sin and cos are within [-1, 1]
+    np.testing.assert_allclose(c, np.cos(qs), rtol=0, atol=4 * 2.0 ** -53)
+    np.testing.assert_allclose(s, np.sin(qs), rtol=0, atol=4 * 2.0 ** -53)
+    assert c[qs.size - 8] == 1.0 and s[qs.size - 8] == 0.0

@@ -30,15 +30,17 @@ std::string body_label(const BodySpec& b, int i) {
 
 bool finite(const Eigen::MatrixXd& x) { return x.allFinite(); }
 
-// rounds entries within 1e-13 of 0 or +-1 (cos(pi/2) and friends) to exact values
+// rounds entries within 1e-10 of 0 or +-1 to exact values: cos(pi/2) in double, and the pi/2
+// that URDF files write to 11 or 12 digits (1.57079632679: cos = 4.9e-12), are zero. An angle
+// written as 1.5708 (3.7e-6 off) is kept as written.
 Mat3 snap(const Mat3& R) {
   Mat3 S = R;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
       const double x = S(i, j);
-      if (std::abs(x) < 1e-13) S(i, j) = 0;
-      if (std::abs(x - 1) < 1e-13) S(i, j) = 1;
-      if (std::abs(x + 1) < 1e-13) S(i, j) = -1;
+      if (std::abs(x) < 1e-10) S(i, j) = 0;
+      if (std::abs(x - 1) < 1e-10) S(i, j) = 1;
+      if (std::abs(x + 1) < 1e-10) S(i, j) = -1;
     }
   return S;
 }

@@ -19,7 +19,7 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "28af5df3fd26a8b3ad3a2dc546a513e85989b26785f98f7f0b6220ce5824c14c",
+       "e6887f0903f9a1814341cf396d4753df71052c06604c02642913e5b90bfb1c39",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,

@@ -32,9 +32,10 @@ ROBODYN_INLINE void shift_general(const V3T<S>& r, const std::array<bool, 3>& nz
   const M3T<S> T = times_skew<S>(C, r, nz, rc, constant);
   const M3T<S> K = times_skew<S>(B, r, nz, rc, constant);
   // [r] T is symmetric: its upper triangle, entry (a, b) = (r x T_col b)_a
+  constexpr int kNext[3] = {1, 2, 0}, kPrev[3] = {2, 0, 1};
   for (int a = 0; a < 3; ++a)
     for (int b = a; b < 3; ++b) {
-      const int a1 = (a + 1) % 3, a2 = (a + 2) % 3;
+      const int a1 = kNext[a], a2 = kPrev[a];
       S rt(0);
       const bool n1 = constant ? nz[a1] : true, n2 = constant ? nz[a2] : true;
       if (n1 && n2) rt = r[a1] * T(a2, b) - r[a2] * T(a1, b);
@@ -152,6 +153,52 @@ void add_articulated_to_parent(const Model& m, const DataTpl<S>& d, int i, bool 
     }
 }
 
+// Ia = IA - U Ud' and pa = pA + Ia c + Ud u for a revolute joint (c2 = 0). kZ2: no armature,
+// so row and column 2 of Ia are exactly zero and are skipped (fixed index lists, unrolled).
+template <bool kZ2, class S>
+ROBODYN_INLINE void articulated_step(const Eigen::Matrix<S, 6, 6>& IA,
+                                     const Eigen::Matrix<S, 6, 1>& U,
+                                     const Eigen::Matrix<S, 6, 1>& Ud,
+                                     const Eigen::Matrix<S, 6, 1>& pA, const S& u,
+                                     const Eigen::Matrix<S, 6, 1>& c, Eigen::Matrix<S, 6, 6>& Ia,
+                                     Eigen::Matrix<S, 6, 1>& pa) {
+  constexpr int kIdx5[5] = {0, 1, 3, 4, 5};
+  constexpr int kIdx6[6] = {0, 1, 2, 3, 4, 5};
+  constexpr int N = kZ2 ? 5 : 6;
+  const int* idx = kZ2 ? kIdx5 : kIdx6;
+  if (kZ2) {
+    for (int k = 0; k < 6; ++k) Ia(2, k) = Ia(k, 2) = S(0);
+  }
+  for (int x = 0; x < N; ++x)
+    for (int y = x; y < N; ++y) {
+      const int a = idx[x], b = idx[y];
+      Ia(a, b) = IA(a, b) - Ud[a] * U[b];
+      Ia(b, a) = Ia(a, b);
+    }
+  for (int a = 0; a < 6; ++a) {
+    S t = pA[a] + Ud[a] * u;
+    if (!(kZ2 && a == 2))
+      t += Ia(a, 0) * c[0] + Ia(a, 1) * c[1] + Ia(a, 3) * c[3] + Ia(a, 4) * c[4] +
+           Ia(a, 5) * c[5];
+    pa[a] = t;
+  }
+}
+
+// the same for a sliding joint (c0 = c1 = c2 = 0)
+template <class S>
+ROBODYN_INLINE void articulated_step_prismatic(
+    const Eigen::Matrix<S, 6, 6>& IA, const Eigen::Matrix<S, 6, 1>& U,
+    const Eigen::Matrix<S, 6, 1>& Ud, const Eigen::Matrix<S, 6, 1>& pA, const S& u,
+    const Eigen::Matrix<S, 6, 1>& c, Eigen::Matrix<S, 6, 6>& Ia, Eigen::Matrix<S, 6, 1>& pa) {
+  for (int a = 0; a < 6; ++a)
+    for (int b = a; b < 6; ++b) {
+      Ia(a, b) = IA(a, b) - Ud[a] * U[b];
+      Ia(b, a) = Ia(a, b);
+    }
+  for (int a = 0; a < 6; ++a)
+    pa[a] = pA[a] + Ud[a] * u + Ia(a, 3) * c[3] + Ia(a, 4) * c[4] + Ia(a, 5) * c[5];
+}
+
 }  // namespace detail
 
 // qdd = FD(q, qd, tau): joint accelerations for applied joint torques tau, with armature and
@@ -256,23 +303,16 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
     const bool z2 = rev && m.armature[i] == 0;
     const S invD = S(1) / Di;
     const V6 Ud = d.U[i] * invD;
-    M6 Ia;
-    for (int a = 0; a < 6; ++a)
-      for (int b = a; b < 6; ++b) {
-        Ia(a, b) = z2 && (a == 2 || b == 2) ? S(0) : S(d.IA[i](a, b) - Ud[a] * d.U[i][b]);
-        Ia(b, a) = Ia(a, b);
-      }
     // c: (c0, c1, 0, c3, c4, c5) for a revolute joint, (0, 0, 0, c3, c4, c5) for a sliding one
-    const V6& c = d.cbias[i];
+    M6 Ia;
     V6 pa;
-    for (int a = 0; a < 6; ++a) {
-      S t = d.pA[i][a] + Ud[a] * ui;
-      if (!(z2 && a == 2)) {
-        if (rev) t += Ia(a, 0) * c[0] + Ia(a, 1) * c[1];
-        t += Ia(a, 3) * c[3] + Ia(a, 4) * c[4] + Ia(a, 5) * c[5];
-      }
-      pa[a] = t;
-    }
+    if (z2)
+      detail::articulated_step<true, S>(d.IA[i], d.U[i], Ud, d.pA[i], ui, d.cbias[i], Ia, pa);
+    else if (rev)
+      detail::articulated_step<false, S>(d.IA[i], d.U[i], Ud, d.pA[i], ui, d.cbias[i], Ia, pa);
+    else
+      detail::articulated_step_prismatic<S>(d.IA[i], d.U[i], Ud, d.pA[i], ui, d.cbias[i], Ia,
+                                            pa);
     if (m.root_rev[p]) {
       // The parent turns on the base: of its articulated inertia only the column of its joint
       // axis S_p is ever used (U_p, D_p; its own acceleration is S_p qdd_p), and of its bias

@@ -85,6 +85,15 @@ ConstRotation classify(const Mat3& R) {
 }
 
 // a rotation whose third column is the unit vector a (exact for the coordinate axes)
+// a unit axis with entries within 1e-15 of 0 or +-1 made exact
+Vec3 unit_axis(Vec3 a) {
+  for (int c = 0; c < 3; ++c) {
+    if (std::abs(a[c]) < 1e-15) a[c] = 0;
+    if (std::abs(std::abs(a[c]) - 1) < 1e-15) a[c] = a[c] > 0 ? 1 : -1;
+  }
+  return a;
+}
+
 Mat3 axis_frame(const Vec3& a) {
   for (int k = 0; k < 3; ++k) {
     if (a[k] == 1.0 || a[k] == -1.0) {
@@ -180,7 +189,59 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.upper.assign(n + 1, 0);
   m.velocity.assign(n + 1, 0);
   m.effort.assign(n + 1, 0);
+  m.qoff.assign(n + 1, 0);
   std::vector<Mat3> Ra(n + 1, Mat3::Identity());  // user frame -> internal frame rotation
+
+  // Internal frames, DH-like: each body p may turn its frame about its own axis by psi_p so
+  // that its first child's axis has no x component (parallel axes: so that the offset to the
+  // child has no y component), and a revolute child whose axis is not near-parallel slides its
+  // origin along its axis by delta_j so that the offset to it has no y component. A model that
+  // is already in that form (a DH table) is left as it is. Then every such link is
+  // Rx(alpha) Rz(q + offset) with an offset (a, 0, d): cheap in every algorithm.
+  std::vector<Vec3> ax(n + 1, Vec3::UnitZ());  // unit joint axis, user frame
+  std::vector<double> psi(n + 1, 0), slide(n + 1, 0);
+  {
+    std::vector<int> first_child(n + 1, -1);
+    for (int k = 0; k < n; ++k) {
+      const BodySpec& b = bodies[k];
+      const double an = b.axis.norm();
+      if (std::isfinite(an) && an >= 1e-12) ax[k + 1] = unit_axis(b.axis / an);
+      Ra[k + 1] = axis_frame(ax[k + 1]);
+      const int p = b.parent + 1;
+      if (p >= 1 && p <= k && first_child[p] < 0) first_child[p] = k + 1;
+    }
+    for (int p = 1; p <= n; ++p) {
+      const int j = first_child[p];
+      if (j < 0) continue;
+      const BodySpec& bj = bodies[j - 1];
+      if (!bj.origin_R.allFinite() || !bj.origin_p.allFinite()) continue;
+      // only links whose constant rotation is not already free (a signed permutation): turning
+      // or sliding a frame can fill in zeros of its inertia and offsets
+      if (classify(Ra[p].transpose() * bj.origin_R * Ra[j]).kind == ConstRotation::Permutation)
+        continue;
+      const Vec3 v = Ra[p].transpose() * (bj.origin_R * ax[j]);  // child axis, frame p
+      const Vec3 o = Ra[p].transpose() * bj.origin_p;              // child origin, frame p
+      const double rho = std::hypot(v[0], v[1]);
+      if (rho > 1e-9) {
+        if (std::abs(v[0]) > 1e-12) psi[p] = std::atan2(-v[0], v[1]);
+      } else if (std::abs(o[1]) > 1e-12) {
+        psi[p] = std::atan2(o[1], o[0]);
+      }
+      if (bj.type == JointType::Revolute && rho >= 0.1) {
+        // y components in p's turned frame; |slide| <= 10 |offset|
+        const double cp = std::cos(psi[p]), sp = std::sin(psi[p]);
+        const double y = cp * o[1] - sp * o[0], vy = cp * v[1] - sp * v[0];
+        if (std::abs(y) > 1e-12) slide[j] = -y / vy;
+      }
+    }
+    for (int i = 1; i <= n; ++i)
+      if (psi[i] != 0) {
+        const double c = std::cos(psi[i]), s = std::sin(psi[i]);
+        Mat3 Rz;
+        Rz << c, -s, 0, s, c, 0, 0, 0, 1;
+        Ra[i] = snap(Ra[i] * snap(Rz));
+      }
+  }
 
   for (int k = 0; k < n; ++k) {
     const BodySpec& b = bodies[k];
@@ -209,23 +270,32 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     const int p = b.parent + 1;
     m.parent[i] = p;
     m.type[i] = b.type;
-    Vec3 a = b.axis / an;
-    for (int c = 0; c < 3; ++c) {
-      if (std::abs(a[c]) < 1e-15) a[c] = 0;
-      if (std::abs(std::abs(a[c]) - 1) < 1e-15) a[c] = a[c] > 0 ? 1 : -1;
-    }
-    Ra[i] = axis_frame(a);
-    // internal_i = internal_p * Ra_p^T * origin * Ra_i * joint(z, q)
+    // internal_i = internal_p * Ra_p^T * origin * Ra_i * joint(z, q); the internal origins are
+    // the user's moved along the joint axis by slide
     const Mat3 Rc = Ra[p].transpose() * b.origin_R * Ra[i];
     m.Rc[i] = classify(Rc);
-    Vec3 pc = Ra[p].transpose() * b.origin_p;
+    if (m.Rc[i].kind == ConstRotation::General && b.type == JointType::Revolute &&
+        std::abs(Rc(0, 2)) < 1e-10) {
+      // Rc = Rx(alpha) Rz(gamma): keep Rx(alpha), turn the joint angle by gamma
+      const double g = std::atan2(-Rc(0, 1), Rc(0, 0));
+      Mat3 Rz;
+      Rz << std::cos(g), std::sin(g), 0, -std::sin(g), std::cos(g), 0, 0, 0, 1;
+      const ConstRotation r = classify(Rc * Rz);
+      if (r.kind != ConstRotation::General) {
+        m.Rc[i] = r;
+        m.qoff[i] = g;
+      }
+    }
+    const Vec3 own = slide[i] * ax[i];                      // user frame of body i
+    const Vec3 par = p > 0 ? Vec3(slide[p] * ax[p]) : Vec3::Zero();  // user frame of p
+    Vec3 pc = Ra[p].transpose() * (b.origin_p + b.origin_R * own - par);
     for (int c = 0; c < 3; ++c) {
       if (std::abs(pc[c]) < 1e-15) pc[c] = 0;
       m.pc_nz[i][c] = pc[c] != 0;
     }
     m.pc[i] = pc;
     // inertia about the internal origin, internal axes
-    const Vec3 c = Ra[i].transpose() * b.com;
+    const Vec3 c = Ra[i].transpose() * (b.com - own);
     const Mat3 Ic = Ra[i].transpose() * b.inertia * Ra[i];
     m.mass[i] = b.mass;
     m.h[i] = b.mass * c;
@@ -248,7 +318,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     // the body's own user frame
     m.frame_body.push_back(i);
     m.frame_R.push_back(Ra[i].transpose());
-    m.frame_p.push_back(Vec3::Zero());
+    m.frame_p.push_back(Ra[i].transpose() * (-own));
   }
   for (size_t f = 0; f < frames.size(); ++f) {
     const FrameSpec& fr = frames[f];
@@ -261,7 +331,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     const int b = fr.parent + 1;
     m.frame_body.push_back(b);
     m.frame_R.push_back(Ra[b].transpose() * fr.R);
-    m.frame_p.push_back(Ra[b].transpose() * fr.p);
+    m.frame_p.push_back(Ra[b].transpose() * (fr.p - (b > 0 ? Vec3(slide[b] * ax[b]) : Vec3::Zero())));
     m.link_names.push_back(fr.name);
   }
   m.root_rev.assign(n + 1, 0);

@@ -80,7 +80,10 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
     // level 1: sin/cos of revolute angles, translations of prismatic joints (3 mul each)
     for (int i = 1; i <= m.n; ++i) {
       if (m.type[i] == JointType::Revolute) {
-        detail::sin_cos(q[i - 1], d.s[i], d.c[i]);
+        if (m.qoff[i] != 0)
+          detail::sin_cos(S(q[i - 1] + S(m.qoff[i])), d.s[i], d.c[i]);
+        else
+          detail::sin_cos(q[i - 1], d.s[i], d.c[i]);
       } else {
         V3T<S> z(S(0), S(0), q[i - 1]);
         d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);

@@ -65,6 +65,8 @@ struct Model {
   std::vector<int> parent;            // size n+1, parent[0] = -1, parent[i] < i
   std::vector<JointType> type;        // size n+1 (entry 0 unused)
   std::vector<ConstRotation> Rc;      // constant part of parent-to-body rotation
+  std::vector<double> qoff;           // revolute: E = Rc Rz(q + qoff) (a rotation about z taken
+                                      // out of Rc at build; 0 for most joints)
   std::vector<Vec3> pc;               // parent-to-body translation, parent internal frame
   std::vector<std::array<bool, 3>> pc_nz;  // which components of pc are non-zero
   std::vector<double> mass;           // kg

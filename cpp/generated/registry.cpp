@@ -19,13 +19,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "e6887f0903f9a1814341cf396d4753df71052c06604c02642913e5b90bfb1c39",
+       "966cd60d1277c77644e71190e26febc37d51f323306224f04987ab1b9ec2c720",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "a809253dedf6201aac7d7f497c0c3b2946ff6e1a012852bebd0cc65c595ebbcc",
+       "4bf7a81a6785a26c56b3aaccdaa91b3ef01c9af4fefe867ca468f064919b268f",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

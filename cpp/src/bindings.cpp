@@ -562,7 +562,7 @@ PYBIND11_MODULE(_core, m) {
           [](RobotCore& r, py::handle g) {
             Input in = get_input(g, "gravity", 3);
             if (in.batch) bad("gravity", "expected shape (3,)");
-            const Vec3 grav(in.p[0], in.p[1], in.p[2]);
+            const Vec3 grav = checked_gravity(Vec3(in.p[0], in.p[1], in.p[2]));
             // generated kernels have the gravity they were generated with built in
             if (grav != r.model_.gravity) r.kernels_ = RobotCore::Kernels();
             set_gravity(r.model_, grav);

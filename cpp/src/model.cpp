@@ -30,17 +30,19 @@ std::string body_label(const BodySpec& b, int i) {
 
 bool finite(const Eigen::MatrixXd& x) { return x.allFinite(); }
 
-// rounds entries within 1e-10 of 0 or +-1 to exact values: cos(pi/2) in double, and the pi/2
-// that URDF files write to 11 or 12 digits (1.57079632679: cos = 4.9e-12), are zero. An angle
-// written as 1.5708 (3.7e-6 off) is kept as written.
+// rounds entries within 1e-10 of 0, and within 1e-15 of +-1, to exact values: cos(pi/2) in
+// double, and the pi/2 that URDF files write to 11 or 12 digits (1.57079632679: cos = 4.9e-12,
+// sin = 1 in double), become exact. An entry that small pairs with a cosine that is 1 to double
+// precision, so the matrix stays orthonormal to ~1e-20. An angle written as 1.5708 (3.7e-6 off)
+// is kept as written.
 Mat3 snap(const Mat3& R) {
   Mat3 S = R;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
       const double x = S(i, j);
       if (std::abs(x) < 1e-10) S(i, j) = 0;
-      if (std::abs(x - 1) < 1e-10) S(i, j) = 1;
-      if (std::abs(x + 1) < 1e-10) S(i, j) = -1;
+      if (std::abs(x - 1) < 1e-15) S(i, j) = 1;
+      if (std::abs(x + 1) < 1e-15) S(i, j) = -1;
     }
   return S;
 }
@@ -79,6 +81,8 @@ ConstRotation classify(const Mat3& R) {
     c.s2x = c.sx * c.sx;
     c.csx = c.cx * c.sx;
     c.cpsx = c.cx + c.sx;
+    c.s2x2 = 2 * c.s2x;
+    c.csx2 = 2 * c.csx;
     c.cmsx = c.cx - c.sx;
   }
   return c;
@@ -149,17 +153,23 @@ Vec3 checked_gravity(const Vec3& g) {
 }
 
 void set_gravity(Model& m, const Vec3& g) {
-  m.gravity = checked_gravity(g);
-  m.gb.assign(m.n + 1, Vec3::Zero());
-  m.gb_nz.assign(m.n + 1, {{false, false, false}});
+  const Vec3 grav = checked_gravity(g);
+  // sized once at build; entries are overwritten in place (the vectors never reallocate)
+  if (static_cast<int>(m.gb.size()) != m.n + 1) {
+    m.gb.assign(m.n + 1, Vec3::Zero());
+    m.gb_nz.assign(m.n + 1, {{false, false, false}});
+  }
+  m.gravity = grav;
   for (int i = 1; i <= m.n; ++i) {
     if (m.parent[i] != 0) continue;
-    Vec3 v = m.Rc[i].R.transpose() * (-m.gravity);
+    Vec3 v = m.Rc[i].R.transpose() * (-grav);
+    std::array<bool, 3> nz;
     for (int c = 0; c < 3; ++c) {
-      if (std::abs(v[c]) < 1e-15 * m.gravity.norm()) v[c] = 0;
-      m.gb_nz[i][c] = v[c] != 0;
+      if (std::abs(v[c]) < 1e-15 * grav.norm()) v[c] = 0;
+      nz[c] = v[c] != 0;
     }
     m.gb[i] = v;
+    m.gb_nz[i] = nz;
   }
 }
 
@@ -210,9 +220,16 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
       const int p = b.parent + 1;
       if (p >= 1 && p <= k && first_child[p] < 0) first_child[p] = k + 1;
     }
+    std::vector<int> children(n + 1, 0);
+    for (int k = 0; k < n; ++k) {
+      const int p = bodies[k].parent + 1;
+      if (p >= 1 && p <= k) ++children[p];
+    }
     for (int p = 1; p <= n; ++p) {
       const int j = first_child[p];
-      if (j < 0) continue;
+      // a body with one child, on a revolute joint (its own link takes the turn back as a
+      // joint angle offset; a sibling or a sliding joint could not)
+      if (j < 0 || children[p] != 1 || bodies[p - 1].type != JointType::Revolute) continue;
       const BodySpec& bj = bodies[j - 1];
       if (!bj.origin_R.allFinite() || !bj.origin_p.allFinite()) continue;
       // only links whose constant rotation is not already free (a signed permutation): turning
@@ -222,7 +239,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
       const Vec3 v = Ra[p].transpose() * (bj.origin_R * ax[j]);  // child axis, frame p
       const Vec3 o = Ra[p].transpose() * bj.origin_p;              // child origin, frame p
       const double rho = std::hypot(v[0], v[1]);
-      if (rho > 1e-9) {
+      if (rho > 1e-6) {
         if (std::abs(v[0]) > 1e-12) psi[p] = std::atan2(-v[0], v[1]);
       } else if (std::abs(o[1]) > 1e-12) {
         psi[p] = std::atan2(o[1], o[0]);
@@ -274,23 +291,31 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     // the user's moved along the joint axis by slide
     const Mat3 Rc = Ra[p].transpose() * b.origin_R * Ra[i];
     m.Rc[i] = classify(Rc);
-    if (m.Rc[i].kind == ConstRotation::General && b.type == JointType::Revolute &&
-        std::abs(Rc(0, 2)) < 1e-10) {
-      // Rc = Rx(alpha) Rz(gamma): keep Rx(alpha), turn the joint angle by gamma
-      const double g = std::atan2(-Rc(0, 1), Rc(0, 0));
-      Mat3 Rz;
-      Rz << std::cos(g), std::sin(g), 0, -std::sin(g), std::cos(g), 0, 0, 0, 1;
-      const ConstRotation r = classify(Rc * Rz);
-      if (r.kind != ConstRotation::General) {
-        m.Rc[i] = r;
-        m.qoff[i] = g;
+    if (m.Rc[i].kind == ConstRotation::General && b.type == JointType::Revolute) {
+      // Rc = R' Rz(gamma) with R' free or a rotation about x: keep R', turn the joint angle by
+      // gamma. Candidates: the body's own turn psi (its link was free before it), and the
+      // gamma of Rc = Rx(alpha) Rz(gamma) when Rc's first row has no z component.
+      double cand[2] = {psi[i], 0};
+      int nc = psi[i] != 0 ? 1 : 0;
+      if (std::abs(Rc(0, 2)) < 1e-10) cand[nc++] = std::atan2(-Rc(0, 1), Rc(0, 0));
+      for (int t = 0; t < nc; ++t) {
+        const double g = cand[t];
+        Mat3 Rz;
+        Rz << std::cos(g), std::sin(g), 0, -std::sin(g), std::cos(g), 0, 0, 0, 1;
+        const ConstRotation r = classify(Rc * snap(Rz));
+        if (r.kind != ConstRotation::General) {
+          m.Rc[i] = r;
+          m.qoff[i] = g;
+          break;
+        }
       }
     }
     const Vec3 own = slide[i] * ax[i];                      // user frame of body i
     const Vec3 par = p > 0 ? Vec3(slide[p] * ax[p]) : Vec3::Zero();  // user frame of p
     Vec3 pc = Ra[p].transpose() * (b.origin_p + b.origin_R * own - par);
+    const double pc_tol = 1e-13 * std::max(1.0, pc.norm());  // rounding of the re-expression
     for (int c = 0; c < 3; ++c) {
-      if (std::abs(pc[c]) < 1e-15) pc[c] = 0;
+      if (std::abs(pc[c]) < pc_tol) pc[c] = 0;
       m.pc_nz[i][c] = pc[c] != 0;
     }
     m.pc[i] = pc;
@@ -342,6 +367,8 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.kzk.assign(n + 1, Vec3::Zero());
   m.kzk_nz.assign(n + 1, {{false, false, false}});
   m.kzr2.assign(n + 1, 0);
+  m.kz22.assign(n + 1, 0);
+  m.pcsq.assign(n + 1, {{0, 0, 0, 0}});
   for (int i = 1; i <= n; ++i) {
     m.root_rev[i] = m.parent[i] == 0 && m.type[i] == JointType::Revolute;
     Vec3 k = m.Rc[i].R.row(2).transpose();
@@ -363,6 +390,9 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     }
     m.kzk[i] = kk;
     m.kzr2[i] = kr.squaredNorm();
+    m.kz22[i] = k[2] * k[2];
+    const Vec3& q = m.pc[i];
+    m.pcsq[i] = {{2 * q[0], q[0] * q[0], 2 * q[2], q[2] * q[2]}};
   }
   set_gravity(m, m.gravity);
   // a joint that moves no inertia makes M singular: test at a few configurations

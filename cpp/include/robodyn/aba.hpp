@@ -47,10 +47,11 @@ ROBODYN_INLINE void shift_general(const V3T<S>& r, const std::array<bool, 3>& nz
   B -= T.transpose();
 }
 
-// the same for r = l e_x (l2 = l^2, constants); kZ2: row and column 2 of A and row 2 of B zero
+// the same for r = l e_x (l2 = 2 l, ll = l^2: model constants); kZ2: row and column 2 of A and row 2 of B zero
 template <bool kZ2, class S>
-ROBODYN_INLINE void shift_x(double l, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
-  const S L(l), L2(2 * l), LL(l * l);
+ROBODYN_INLINE void shift_x(double l, double l2, double ll, M3T<S>& A, M3T<S>& B,
+                            const M3T<S>& C) {
+  const S L(l), L2(l2), LL(ll);
   A(0, 1) -= L * B(0, 2);
   A(1, 1) += LL * C(2, 2) - L2 * B(1, 2);
   if (kZ2) {
@@ -73,8 +74,9 @@ ROBODYN_INLINE void shift_x(double l, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
 
 // the same for r = l e_z
 template <class S>
-ROBODYN_INLINE void shift_z(double l, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
-  const S L(l), L2(2 * l), LL(l * l);
+ROBODYN_INLINE void shift_z(double l, double l2, double ll, M3T<S>& A, M3T<S>& B,
+                            const M3T<S>& C) {
+  const S L(l), L2(l2), LL(ll);
   A(0, 0) += LL * C(1, 1) - L2 * B(0, 1);
   A(0, 1) += L * (B(0, 0) - B(1, 1)) - LL * C(1, 0);
   A(0, 2) -= L * B(2, 1);
@@ -117,17 +119,18 @@ void add_articulated_to_parent(const Model& m, const DataTpl<S>& d, int i, bool 
   const auto& nz = m.pc_nz[i];
   if (rev && Rc.kind == ConstRotation::RotX && !nz[1]) {
     const Vec3& r = m.pc[i];
+    const auto& sq = m.pcsq[i];
     if (nz[0]) {
       if (z2)
-        shift_x<true>(r[0], A, B, C);
+        shift_x<true>(r[0], sq[0], sq[1], A, B, C);
       else
-        shift_x<false>(r[0], A, B, C);
+        shift_x<false>(r[0], sq[0], sq[1], A, B, C);
     }
     const PlaneRot<S> P = plane_of<S>(Rc);
     rotate_sym_plane<1, 2, 0>(P, A);
     rotate_gen_plane<1, 2, 0>(P, B);
     rotate_sym_plane<1, 2, 0>(P, C);
-    if (nz[2]) shift_z(r[2], A, B, C);
+    if (nz[2]) shift_z(r[2], sq[2], sq[3], A, B, C);
   } else {
     A = rotate_const<true, S>(Rc, A);
     B = rotate_const<false, S>(Rc, B);

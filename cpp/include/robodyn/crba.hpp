@@ -56,7 +56,7 @@ ROBODYN_INLINE S axis_quadratic(const Model& m, int i, const M3T<S>& A, const V3
   };
   for (int k = 0; k < 3; ++k) {
     if (!nz[k]) continue;
-    const S kk = rev && k == 2 ? S(m.kz[i][2] * m.kz[i][2]) : S(a[k] * a[k]);
+    const S kk = rev && k == 2 ? S(m.kz22[i]) : S(a[k] * a[k]);
     add(kk * A(k, k));
     for (int l = k + 1; l < 3; ++l) {
       if (!nz[l]) continue;

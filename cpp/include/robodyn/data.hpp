@@ -34,7 +34,7 @@ struct DataTpl {
   int level = 0;         // highest level valid for q_key (0: nothing cached)
   long cache_hits = 0;   // calls that found q_key == q
   long cache_misses = 0;  // calls that recomputed
-  AVec<S> s, c;          // sin q_i, cos q_i (revolute; prismatic: 0, 1)
+  AVec<S> s, c;          // sin, cos of q_i + qoff_i (revolute; prismatic: 0, 1)
   AVec<V3> r;            // parent-to-body translation, parent internal frame
   AVec<M3> E;            // parent-to-body rotation Rc * Rz(q)               (level 2)
   AVec<M3> oR;           // base-to-body rotation                            (level 3)
@@ -42,8 +42,8 @@ struct DataTpl {
 
   // velocities and accelerations in body coordinates, [angular; linear] split in two
   AVec<V3> w, vl;        // spatial velocity of body i
-  AVec<V3> wd, al;       // acceleration of body i: angular; linear (spatial in aba, classical
-                         // acceleration of the origin in rnea)
+  AVec<V3> wd, al;       // acceleration of body i: angular; classical acceleration of the
+                         // body origin (rnea and aba)
   AVec<V3> fn, ff;       // spatial force on body i: moment about the origin, force
   AVec<M3> W;            // rnea: [wd] + [w][w], maps a body offset to its relative acceleration
 

@@ -21,11 +21,18 @@ inline void sin_cos(const S& x, S& s, S& c) {
 }
 // For double: reduction by pi/2 in three parts (Cody & Waite; the first two parts have 33
 // bits, so k P1 and k P2 are exact for |k| < 2^20) and fdlibm's minimax kernels on
-// [-pi/4, pi/4]: within 1 ulp of libm on |x| <= 1e5, about a third of the cost of ::sincos.
-// Larger |x| and NaN go to libm.
+// [-pi/4, pi/4]: within 2 ulp of libm on |x| <= 1e5 (tests/test_cache.py), about a third of
+// the cost of ::sincos. Larger |x|, infinities and NaN go to libm; +-0 returns (+-0, 1). The
+// rounding trick below assumes SSE2 double arithmetic (x86-64, aarch64), not x87 extended
+// precision.
 inline void sin_cos(const double& x, double& s, double& c) {
   if (!(std::abs(x) <= 1e5)) {
     ::sincos(x, &s, &c);
+    return;
+  }
+  if (x == 0) {
+    s = x;
+    c = 1;
     return;
   }
   constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to integer

@@ -5,7 +5,7 @@
 // build time), so the joint-dependent part of each parent-to-body transform is a rotation
 // about z (revolute) or a translation along z (prismatic):
 //
-//   pose of body i in its parent = (Rc[i], pc[i]) * Rz(q_i)     (revolute)
+//   pose of body i in its parent = (Rc[i], pc[i]) * Rz(q_i + qoff[i])  (revolute)
 //                                = (Rc[i], pc[i]) * Tz(q_i)     (prismatic)
 //
 // Inertias are stored about the internal body origin as (mass, h = mass * com, Ibar).
@@ -54,6 +54,7 @@ struct ConstRotation {
   double cx = 1, sx = 0;             // RotX: R = Rx(angle), cos and sin of the angle
   double s2x = 0, csx = 0;           // RotX: sin^2 and sin cos of the angle
   double cpsx = 1, cmsx = 1;         // RotX: cos + sin and cos - sin (3-multiply plane rotation)
+  double s2x2 = 0, csx2 = 0;         // RotX: 2 sin^2 and 2 sin cos
   std::array<int, 3> perm{{0, 1, 2}};  // (R^T x)_k = sign[k] * x[perm[k]]
   std::array<int, 3> iperm{{0, 1, 2}};  // (R x)_k = isign[k] * x[iperm[k]]
   std::array<bool, 3> neg{{false, false, false}};
@@ -89,6 +90,8 @@ struct Model {
   std::vector<Vec3> kzk;              // kzr x kz, and |kzr|^2 (crba's quadratic form)
   std::vector<std::array<bool, 3>> kzk_nz;
   std::vector<double> kzr2;
+  std::vector<double> kz22;           // kz_2^2
+  std::vector<std::array<double, 4>> pcsq;  // 2 pc_0, pc_0^2, 2 pc_2, pc_2^2 (aba's DH shifts)
   std::vector<Vec3> gb;               // Rc^T (-gravity) for a body on the base (set_gravity)
   std::vector<std::array<bool, 3>> gb_nz;
 

@@ -152,6 +152,7 @@ ROBODYN_INLINE V3T<S> rotc(const ConstRotation& R, const V3T<S>& x) {
 template <class S>
 struct PlaneRot {
   S c, s, s2, cs, cps, cms;
+  S s22, cs2;  // 2 sin^2, 2 sin cos
   bool three;  // constant angle: use the 3-multiplication form
 };
 
@@ -175,9 +176,9 @@ ROBODYN_INLINE void turn_pair(const PlaneRot<S>& R, S& x, S& y) {
 template <int a, int b, int f, bool kZeroF = false, class S>
 ROBODYN_INLINE void rotate_sym_plane(const PlaneRot<S>& R, M3T<S>& A) {
   const S dd = A(a, a) - A(b, b);
-  const S Aaa = A(a, a) - R.s2 * dd - (R.cs + R.cs) * A(a, b);
+  const S Aaa = A(a, a) - R.s2 * dd - R.cs2 * A(a, b);
   const S Abb = A(a, a) + A(b, b) - Aaa;
-  const S Aab = R.cs * dd + A(a, b) - (R.s2 + R.s2) * A(a, b);
+  const S Aab = R.cs * dd + A(a, b) - R.s22 * A(a, b);
   A(a, a) = Aaa;
   A(b, b) = Abb;
   A(a, b) = A(b, a) = Aab;
@@ -208,13 +209,14 @@ ROBODYN_INLINE void rotate_gen_plane(const PlaneRot<S>& R, M3T<S>& B) {
 // the rotation about x of a RotX constant rotation
 template <class S>
 ROBODYN_INLINE PlaneRot<S> plane_of(const ConstRotation& R) {
-  return {S(R.cx), S(R.sx), S(R.s2x), S(R.csx), S(R.cpsx), S(R.cmsx), true};
+  return {S(R.cx), S(R.sx), S(R.s2x), S(R.csx), S(R.cpsx), S(R.cmsx), S(R.s2x2), S(R.csx2), true};
 }
 
-// the joint rotation Rz(q_i) (2 mul for sin^2 and sin cos)
+// the joint rotation Rz(q_i) (2 mul for sin^2 and sin cos, 2 add for their doubles)
 template <class S>
 ROBODYN_INLINE PlaneRot<S> plane_z(const DataTpl<S>& d, int i) {
-  return {d.c[i], d.s[i], d.s[i] * d.s[i], d.c[i] * d.s[i], S(0), S(0), false};
+  const S s2 = d.s[i] * d.s[i], cs = d.c[i] * d.s[i];
+  return {d.c[i], d.s[i], s2, cs, S(0), S(0), S(s2 + s2), S(cs + cs), false};
 }
 
 // R B R^T for the constant rotation Rc: free for a signed permutation

@@ -348,7 +348,9 @@ def plot_growth(g, path, check_only=False):
     for k, (ax, key) in enumerate(zip(axes, ("mul", "add"))):
         for a, c in g["counts"].items():
             label = "Nie 1988 as published (measured)" if a == "nie_kane" else f"robodyn {a}"
-            line, = ax.plot(ns, c[key], "o-", ms=3, lw=1, label=label, color=colors.get(a))
+            ys = np.asarray(c[key], dtype=float)
+            ys[ys <= 0] = np.nan  # a single body on the base needs no work for some of them
+            line, = ax.plot(ns, ys, "o-", ms=3, lw=1, label=label, color=colors.get(a))
             colors[a] = line.get_color()
         for fkey, (label, cm, ca) in FEATHERSTONE.items():
             ys = np.array([_poly((cm, ca)[k], n) for n in ns], dtype=float)

@@ -19,13 +19,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "d48a1c17ac9fa6a577a621a116ac7eaf1ffaf8a5af37e78af9ab6848685a3910",
+       "966cd60d1277c77644e71190e26febc37d51f323306224f04987ab1b9ec2c720",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "c0ab04465bd9aec8f1cbe678b9d3556c2e48aab0ad007f2a9d0e5e2e154c1af2",
+       "4bf7a81a6785a26c56b3aaccdaa91b3ef01c9af4fefe867ca468f064919b268f",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

@@ -360,6 +360,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.link_names.push_back(fr.name);
   }
   m.root_rev.assign(n + 1, 0);
+  m.dh_link.assign(n + 1, 0);
   m.kz.assign(n + 1, Vec3::Zero());
   m.kz_nz.assign(n + 1, {{false, false, false}});
   m.kzr.assign(n + 1, Vec3::Zero());
@@ -371,6 +372,8 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.pcsq.assign(n + 1, {{0, 0, 0, 0}});
   for (int i = 1; i <= n; ++i) {
     m.root_rev[i] = m.parent[i] == 0 && m.type[i] == JointType::Revolute;
+    m.dh_link[i] = m.type[i] == JointType::Revolute && m.Rc[i].kind == ConstRotation::RotX &&
+                   m.pc_nz[i][0] && !m.pc_nz[i][1] && m.pc_nz[i][2];
     Vec3 k = m.Rc[i].R.row(2).transpose();
     for (int c = 0; c < 3; ++c) {
       if (std::abs(k[c]) < 1e-15) k[c] = 0;

@@ -122,74 +122,53 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
     for (int k = 0; k < 3; ++k) d.Ih[p][k] += nz[k] ? S(y[k] + mr[k]) : y[k];
     d.Im[p] += d.Im[i];
   }
-  // columns: F = Ic_j S_j carried down the path to the base; other branches stay zero.
-  // Body-major: at body j, every column standing there (j's own and those carried up from its
-  // subtree) takes the step to the parent together, the step's constants read once. Column k
-  // lives in (d.fn[k], d.ff[k]); d.at[k] is the body it stands at.
+  // columns: F = Ic_i S_i carried down the path to the base; other branches stay zero
   d.M.setZero();
-  for (int j = m.n; j >= 1; --j) {
-    if (m.type[j] == JointType::Revolute) {
-      d.fn[j] = d.II[j].col(2);
-      d.ff[j] = V3T<S>(-d.Ih[j][1], d.Ih[j][0], S(0));
-      d.M(j - 1, j - 1) = d.fn[j][2];
+  for (int i = 1; i <= m.n; ++i) {
+    V3T<S> Fn, Ff;
+    if (m.type[i] == JointType::Revolute) {
+      Fn = d.II[i].col(2);
+      Ff = V3T<S>(-d.Ih[i][1], d.Ih[i][0], S(0));
+      d.M(i - 1, i - 1) = Fn[2];
     } else {
-      d.fn[j] = V3T<S>(d.Ih[j][1], -d.Ih[j][0], S(0));
-      d.ff[j] = V3T<S>(S(0), S(0), d.Im[j]);
-      d.M(j - 1, j - 1) = d.ff[j][2];
+      Fn = V3T<S>(d.Ih[i][1], -d.Ih[i][0], S(0));
+      Ff = V3T<S>(S(0), S(0), d.Im[i]);
+      d.M(i - 1, i - 1) = Ff[2];
     }
-    if (m.armature[j] != 0) d.M(j - 1, j - 1) += S(m.armature[j]);
-    d.at[j] = j;
-    const int p = m.parent[j];
-    if (p == 0) continue;
-    auto put = [&](int k, const S& x) {
-      d.M(k - 1, p - 1) = x;
-      d.M(p - 1, k - 1) = x;
-      d.at[k] = p;
-    };
-    if (m.root_rev[p]) {
-      // the last step, to a parent on the base: M_kp = (X_j S_p)' F_k
-      const auto& v = d.ax[j];
-      for (int k = j; k <= m.n; ++k) {
-        if (d.at[k] != j) continue;
-        const V3T<S>& Fn = d.fn[k];
-        const V3T<S>& Ff = d.ff[k];
-        put(k, v[0] * Fn[0] + v[1] * Fn[1] + v[2] * Fn[2] + v[3] * Ff[0] + v[4] * Ff[1] +
-                   v[5] * Ff[2]);
+    if (m.armature[i] != 0) d.M(i - 1, i - 1) += S(m.armature[i]);
+    for (int j = i; m.parent[j] > 0; j = m.parent[j]) {
+      if (m.root_rev[m.parent[j]]) {
+        // the last step, to a parent on the base: M_ip = (X_j S_p)' F
+        const int p = m.parent[j];
+        const auto& v = d.ax[j];
+        const S Mij = v[0] * Fn[0] + v[1] * Fn[1] + v[2] * Fn[2] + v[3] * Ff[0] +
+                      v[4] * Ff[1] + v[5] * Ff[2];
+        d.M(i - 1, p - 1) = Mij;
+        d.M(p - 1, i - 1) = Mij;
+        break;
       }
-      continue;
-    }
-    const bool rev_p = m.type[p] == JointType::Revolute;
-    const ConstRotation& R = m.Rc[j];
-    const auto& nz = m.pc_nz[j];
-    if (m.type[j] == JointType::Revolute && R.kind == ConstRotation::RotX && nz[0] && !nz[1] &&
-        nz[2]) {
-      // a DH link: E = Rx(alpha) Rz(q), offset (a, 0, d); the same arithmetic as applyE and
-      // cross_r, with the constants in registers
-      const S c = d.c[j], sn = d.s[j], cx(R.cx), cp(R.cpsx), cm(R.cmsx);
-      const S a(m.pc[j][0]), dz(m.pc[j][2]);
-      auto E = [&](const V3T<S>& x) {
-        const V3T<S> y = rotz(c, sn, x);
-        const S t = cx * (y[1] + y[2]);
-        return V3T<S>(y[0], t - cp * y[2], t - cm * y[1]);
-      };
-      for (int k = j; k <= m.n; ++k) {
-        if (d.at[k] != j) continue;
-        const V3T<S> Ef = E(d.ff[k]);
-        const V3T<S> En = E(d.fn[k]);
-        // (Ef x r) = (Ef1 d, Ef2 a - Ef0 d, -(Ef1 a)); Fn = En - Ef x r
-        const V3T<S> x(Ef[1] * dz, Ef[2] * a - Ef[0] * dz, -(Ef[1] * a));
-        d.fn[k] = En - x;
-        d.ff[k] = Ef;
-        put(k, rev_p ? d.fn[k][2] : Ef[2]);
+      if (m.dh_link[j]) {
+        // a DH link: E = Rx(alpha) Rz(q), offset (a, 0, d); the arithmetic of applyE and
+        // cross_r written out
+        const ConstRotation& R = m.Rc[j];
+        const S c = d.c[j], sn = d.s[j], cx(R.cx), cp(R.cpsx), cm(R.cmsx);
+        const S a(m.pc[j][0]), dz(m.pc[j][2]);
+        const V3T<S> yf = rotz(c, sn, Ff), yn = rotz(c, sn, Fn);
+        const S tf = cx * (yf[1] + yf[2]), tn = cx * (yn[1] + yn[2]);
+        const V3T<S> Ef(yf[0], tf - cp * yf[2], tf - cm * yf[1]);
+        const V3T<S> En(yn[0], tn - cp * yn[2], tn - cm * yn[1]);
+        // Fn = En - Ef x r, Ef x r = (Ef1 d, Ef2 a - Ef0 d, -(Ef1 a))
+        Fn = En - V3T<S>(Ef[1] * dz, Ef[2] * a - Ef[0] * dz, -(Ef[1] * a));
+        Ff = Ef;
+      } else {
+        const V3T<S> Ef = applyE(m, d, j, Ff);
+        Fn = applyE(m, d, j, Fn) - cross_r(m, d, j, Ef);
+        Ff = Ef;
       }
-      continue;
-    }
-    for (int k = j; k <= m.n; ++k) {
-      if (d.at[k] != j) continue;
-      const V3T<S> Ef = applyE(m, d, j, d.ff[k]);
-      d.fn[k] = applyE(m, d, j, d.fn[k]) - cross_r(m, d, j, Ef);
-      d.ff[k] = Ef;
-      put(k, rev_p ? d.fn[k][2] : Ef[2]);
+      const int p = m.parent[j];
+      const S Mij = m.type[p] == JointType::Revolute ? Fn[2] : Ff[2];
+      d.M(i - 1, p - 1) = Mij;
+      d.M(p - 1, i - 1) = Mij;
     }
   }
 }

@@ -53,7 +53,6 @@ struct DataTpl {
   AVec<M3> II;           // composite rotational inertia about the origin (for a revolute body
                          // on the base only II(2, 2) is complete: the rest is never used)
   AVec<V6> ax;           // crba: X_i S_p, the joint axis of a parent on the base, seen from i
-  std::vector<int> at;   // crba: the body column k of M stands at while carried to the base
   AVec<M6> IA;           // articulated inertia, 6x6 [angular; linear] (for a revolute body
                          // on the base only its column 2 is complete: the rest is never used)
   AVec<V6> pA;           // articulated bias force (body on the base: entry 2 only)
@@ -88,7 +87,7 @@ DataTpl<S>::DataTpl(const Model& m)
       w(m.n + 1, V3::Zero()), vl(m.n + 1, V3::Zero()),
       wd(m.n + 1, V3::Zero()), al(m.n + 1, V3::Zero()),
       fn(m.n + 1, V3::Zero()), ff(m.n + 1, V3::Zero()), W(m.n + 1, M3::Zero()),
-      Im(m.n + 1, S(0)), Ih(m.n + 1, V3::Zero()), II(m.n + 1, M3::Zero()), ax(m.n + 1, V6::Zero()), at(m.n + 1, 0),
+      Im(m.n + 1, S(0)), Ih(m.n + 1, V3::Zero()), II(m.n + 1, M3::Zero()), ax(m.n + 1, V6::Zero()),
       IA(m.n + 1, M6::Zero()), pA(m.n + 1, V6::Zero()), U(m.n + 1, V6::Zero()),
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
       sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),

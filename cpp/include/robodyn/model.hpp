@@ -83,6 +83,7 @@ struct Model {
 
   // derived at build, so the bodies next to the base skip their known zeros
   std::vector<char> root_rev;         // 1: revolute joint on the base (w = qd z, wd = qdd z)
+  std::vector<char> dh_link;          // 1: revolute, Rc a rotation about x, pc = (a, 0, d)
   std::vector<Vec3> kz;               // Rc^T e_z: the parent's z axis in the joint frame
   std::vector<std::array<bool, 3>> kz_nz;
   std::vector<Vec3> kzr;              // Rc^T (e_z x pc): with kz, the parent's joint axis as a

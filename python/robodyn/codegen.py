@@ -57,6 +57,9 @@ __all__ = ["Graph", "Kernel", "Generated", "trace", "simplify", "generate", "spe
 
 # node operations (the codes of cpp/include/robodyn/codegen.hpp)
 CONST, INPUT, NEG, ADD, SUB, MUL, DIV, SIN, COS, SQRT, SIGN = range(11)
+# C++ spelling of the binary and the one-argument operations
+_INFIX = {ADD: "+", SUB: "-", MUL: "*", DIV: "/"}
+_CALL = {SIN: "std::sin", COS: "std::cos", SQRT: "std::sqrt"}
 
 # the kernels, in the order of RobotCore._set_kernels; algorithm traced, inputs, output
 FUNCTIONS = ("inverse_dynamics", "mass_matrix", "gravity", "forward_dynamics")
@@ -735,28 +738,17 @@ def _emit_function(kernel, symbol, n):
             # sin and cos of joint angle i (1-based): s<i>, c<i>
             name = ("s" if op == SIN else "c") + str(g.a[a] + 1)
             names[k] = name
-            fn = "std::sin" if op == SIN else "std::cos"
-            lines.append(f"  const double {name} = {fn}({ref(a)});")
+            lines.append(f"  const double {name} = {_CALL[op]}({ref(a)});")
             continue
         counter += 1
         name = f"x{counter}"
         names[k] = name
-        if op == NEG:
+        if op in _INFIX:
+            expr = f"{ref(a)} {_INFIX[op]} {ref(b)}"
+        elif op in _CALL:
+            expr = f"{_CALL[op]}({ref(a)})"
+        elif op == NEG:
             expr = f"-{ref(a)}"
-        elif op == ADD:
-            expr = f"{ref(a)} + {ref(b)}"
-        elif op == SUB:
-            expr = f"{ref(a)} - {ref(b)}"
-        elif op == MUL:
-            expr = f"{ref(a)} * {ref(b)}"
-        elif op == DIV:
-            expr = f"{ref(a)} / {ref(b)}"
-        elif op == SIN:
-            expr = f"std::sin({ref(a)})"
-        elif op == COS:
-            expr = f"std::cos({ref(a)})"
-        elif op == SQRT:
-            expr = f"std::sqrt({ref(a)})"
         else:
             expr = f"({ref(a)} > 0.0) ? 1.0 : (({ref(a)} < 0.0) ? -1.0 : 0.0)"
         lines.append(f"  const double {name} = {expr};")

@@ -147,24 +147,9 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
         d.M(p - 1, i - 1) = Mij;
         break;
       }
-      if (m.dh_link[j]) {
-        // a DH link: E = Rx(alpha) Rz(q), offset (a, 0, d); the arithmetic of applyE and
-        // cross_r written out
-        const ConstRotation& R = m.Rc[j];
-        const S c = d.c[j], sn = d.s[j], cx(R.cx), cp(R.cpsx), cm(R.cmsx);
-        const S a(m.pc[j][0]), dz(m.pc[j][2]);
-        const V3T<S> yf = rotz(c, sn, Ff), yn = rotz(c, sn, Fn);
-        const S tf = cx * (yf[1] + yf[2]), tn = cx * (yn[1] + yn[2]);
-        const V3T<S> Ef(yf[0], tf - cp * yf[2], tf - cm * yf[1]);
-        const V3T<S> En(yn[0], tn - cp * yn[2], tn - cm * yn[1]);
-        // Fn = En - Ef x r, Ef x r = (Ef1 d, Ef2 a - Ef0 d, -(Ef1 a))
-        Fn = En - V3T<S>(Ef[1] * dz, Ef[2] * a - Ef[0] * dz, -(Ef[1] * a));
-        Ff = Ef;
-      } else {
-        const V3T<S> Ef = applyE(m, d, j, Ff);
-        Fn = applyE(m, d, j, Fn) - cross_r(m, d, j, Ef);
-        Ff = Ef;
-      }
+      const V3T<S> Ef = applyE(m, d, j, Ff);
+      Fn = applyE(m, d, j, Fn) - cross_r(m, d, j, Ef);
+      Ff = Ef;
       const int p = m.parent[j];
       const S Mij = m.type[p] == JointType::Revolute ? Fn[2] : Ff[2];
       d.M(i - 1, p - 1) = Mij;

@@ -89,13 +89,6 @@ ROBODYN_INLINE V3T<S> planar_apply(const S& W00, const S& W01, const S& W10, con
   return V3T<S>(row(W00, W01), row(W10, W11), S(0));
 }
 
-// J entry (r, c) if non-zero (J_nz order xx yy zz xy xz yz)
-template <class S>
-ROBODYN_INLINE S times_J(const S& x, const Mat3& J, const std::array<bool, 6>& nz, int k) {
-  static const int rr[6] = {0, 1, 2, 0, 0, 1}, cc[6] = {0, 1, 2, 1, 2, 2};
-  return nz[k] ? S(x * S(J(rr[k], cc[k]))) : S(0);
-}
-
 // (h x a)_z = h0 a1 - h1 a0 for a constant h and an a, both with known zeros
 template <class S>
 ROBODYN_INLINE S cross_z_sparse(const Vec3& h, const std::array<bool, 3>& hz, const V3T<S>& a,

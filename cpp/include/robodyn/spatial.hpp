@@ -109,6 +109,21 @@ ROBODYN_INLINE V3T<S> rotz(const S& c, const S& s, const V3T<S>& x) {
   return V3T<S>(c * x[0] - s * x[1], s * x[0] + c * x[1], x[2]);
 }
 
+// Rx(alpha)^T x for a RotX constant rotation: (c y + s z, c z - s y) as t - (c - s) z,
+// t - (c + s) y with t = c (y + z): 3 mul, 3 add
+template <class S>
+ROBODYN_INLINE V3T<S> rotxT(const ConstRotation& R, const V3T<S>& x) {
+  const S t = S(R.cx) * (x[1] + x[2]);
+  return V3T<S>(x[0], t - S(R.cmsx) * x[2], t - S(R.cpsx) * x[1]);
+}
+
+// Rx(alpha) x: (c y - s z, s y + c z) as t - (c + s) z, t - (c - s) y
+template <class S>
+ROBODYN_INLINE V3T<S> rotx(const ConstRotation& R, const V3T<S>& x) {
+  const S t = S(R.cx) * (x[1] + x[2]);
+  return V3T<S>(x[0], t - S(R.cpsx) * x[2], t - S(R.cmsx) * x[1]);
+}
+
 // Rc^T x: free for a signed permutation, 3 mul 3 add for a rotation about x (its constants
 // c + s and c - s are fixed at model build), else 9 mul 6 add
 template <class S>
@@ -118,11 +133,8 @@ ROBODYN_INLINE V3T<S> rotcT(const ConstRotation& R, const V3T<S>& x) {
       return V3T<S>(R.neg[0] ? S(-x[R.perm[0]]) : x[R.perm[0]],
                     R.neg[1] ? S(-x[R.perm[1]]) : x[R.perm[1]],
                     R.neg[2] ? S(-x[R.perm[2]]) : x[R.perm[2]]);
-    case ConstRotation::RotX: {
-      // (c y + s z, c z - s y) as t - (c - s) z, t - (c + s) y with t = c (y + z)
-      const S t = S(R.cx) * (x[1] + x[2]);
-      return V3T<S>(x[0], t - S(R.cmsx) * x[2], t - S(R.cpsx) * x[1]);
-    }
+    case ConstRotation::RotX:
+      return rotxT(R, x);
     default:
       return R.R.transpose().template cast<S>() * x;
   }
@@ -136,11 +148,8 @@ ROBODYN_INLINE V3T<S> rotc(const ConstRotation& R, const V3T<S>& x) {
       return V3T<S>(R.ineg[0] ? S(-x[R.iperm[0]]) : x[R.iperm[0]],
                     R.ineg[1] ? S(-x[R.iperm[1]]) : x[R.iperm[1]],
                     R.ineg[2] ? S(-x[R.iperm[2]]) : x[R.iperm[2]]);
-    case ConstRotation::RotX: {
-      // (c y - s z, s y + c z) as t - (c + s) z, t - (c - s) y with t = c (y + z)
-      const S t = S(R.cx) * (x[1] + x[2]);
-      return V3T<S>(x[0], t - S(R.cpsx) * x[2], t - S(R.cmsx) * x[1]);
-    }
+    case ConstRotation::RotX:
+      return rotx(R, x);
     default:
       return R.R.template cast<S>() * x;
   }
@@ -262,6 +271,7 @@ ROBODYN_INLINE M3T<S> rotate_to_parent(const Model& m, const DataTpl<S>& d, int 
 // parent-to-body rotation applied to a body-frame vector: E x = Rc Rz(q) x
 template <class S>
 ROBODYN_INLINE V3T<S> applyE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  if (m.dh_link[i]) return rotx(m.Rc[i], rotz(d.c[i], d.s[i], x));  // no dispatch on the kind
   if (m.type[i] == JointType::Revolute) return rotc(m.Rc[i], rotz(d.c[i], d.s[i], x));
   return rotc(m.Rc[i], x);
 }
@@ -269,20 +279,27 @@ ROBODYN_INLINE V3T<S> applyE(const Model& m, const DataTpl<S>& d, int i, const V
 // its transpose applied to a parent-frame vector: E^T x = Rz(q)^T Rc^T x
 template <class S>
 ROBODYN_INLINE V3T<S> applyET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  if (m.dh_link[i]) return rotzT(d.c[i], d.s[i], rotxT(m.Rc[i], x));
   if (m.type[i] == JointType::Revolute) return rotzT(d.c[i], d.s[i], rotcT(m.Rc[i], x));
   return rotcT(m.Rc[i], x);
 }
 
-// Rz(q)^T k for a constant k with known zeros (4 mul when k0 and k1 are non-zero, 2 with one)
+// Rz(q)^T v for a v whose components 0 and 1 are known non-zero (n0, n1) or zero:
+// 4 mul with both, 2 with one
+template <class S>
+ROBODYN_INLINE V3T<S> rotzT_sparse(const S& c, const S& s, const V3T<S>& v, bool n0, bool n1) {
+  if (n0 && n1) return rotzT(c, s, v);
+  if (n0) return V3T<S>(c * v[0], -(s * v[0]), v[2]);
+  if (n1) return V3T<S>(s * v[1], c * v[1], v[2]);
+  return v;
+}
+
+// Rz(q)^T k for a constant k with known zeros
 template <class S>
 ROBODYN_INLINE V3T<S> rotzT_const(const S& c, const S& s, const Vec3& k,
                                   const std::array<bool, 3>& nz) {
-  const S k2 = nz[2] ? S(k[2]) : S(0);
-  if (nz[0] && nz[1])
-    return V3T<S>(c * S(k[0]) + s * S(k[1]), c * S(k[1]) - s * S(k[0]), k2);
-  if (nz[0]) return V3T<S>(c * S(k[0]), -(s * S(k[0])), k2);
-  if (nz[1]) return V3T<S>(s * S(k[1]), c * S(k[1]), k2);
-  return V3T<S>(S(0), S(0), k2);
+  const V3T<S> v(nz[0] ? S(k[0]) : S(0), nz[1] ? S(k[1]) : S(0), nz[2] ? S(k[2]) : S(0));
+  return rotzT_sparse(c, s, v, nz[0], nz[1]);
 }
 
 // E^T (0, 0, x): a parent vector along the parent's z axis seen from body i
@@ -294,26 +311,7 @@ ROBODYN_INLINE V3T<S> applyET_z(const Model& m, const DataTpl<S>& d, int i, cons
   V3T<S> v;
   for (int j = 0; j < 3; ++j) v[j] = nz[j] ? S(x * S(k[j])) : S(0);
   if (m.type[i] != JointType::Revolute) return v;
-  const S& c = d.c[i];
-  const S& s = d.s[i];
-  if (nz[0] && nz[1]) return V3T<S>(c * v[0] + s * v[1], c * v[1] - s * v[0], v[2]);
-  if (nz[0]) return V3T<S>(c * v[0], -(s * v[0]), v[2]);
-  if (nz[1]) return V3T<S>(s * v[1], c * v[1], v[2]);
-  return v;
-}
-
-// h x a for a constant h and an a, both with known zeros
-template <class S>
-ROBODYN_INLINE V3T<S> const_cross_sparse(const Vec3& h, const std::array<bool, 3>& hz,
-                                         const V3T<S>& a, const std::array<bool, 3>& az) {
-  auto comp = [&](int j, int k) -> S {  // h_j a_k - h_k a_j
-    const bool p1 = hz[j] && az[k], p2 = hz[k] && az[j];
-    if (p1 && p2) return S(h[j]) * a[k] - S(h[k]) * a[j];
-    if (p1) return S(h[j]) * a[k];
-    if (p2) return -(S(h[k]) * a[j]);
-    return S(0);
-  };
-  return V3T<S>(comp(1, 2), comp(2, 0), comp(0, 1));
+  return rotzT_sparse(d.c[i], d.s[i], v, nz[0], nz[1]);
 }
 
 // the zero pattern of gravity_in_root(m, d, i) (the turn about z mixes components 0 and 1)
@@ -349,6 +347,7 @@ ROBODYN_INLINE V3T<S> gravity_in_root(const Model& m, const DataTpl<S>& d, int i
 // x cross r_i, with r_i the parent-to-body translation (constant for revolute joints)
 template <class S>
 ROBODYN_INLINE V3T<S> cross_r(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  if (m.dh_link[i]) return detail::cross_pattern<5, S>(x, m.pc[i]);  // pc = (a, 0, d)
   if (m.type[i] == JointType::Revolute) return cross_const(x, m.pc[i], m.pc_nz[i]);
   return cross(x, d.r[i]);
 }

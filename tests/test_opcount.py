@@ -182,10 +182,8 @@ def test_comparison_rows_and_ratios():
 
 
 def test_published_algorithm_counts():
-    """The thesis transcription (found in the source checkout) counted for the Intelledex:
-    the figures tests/test_kane_nie.py derives loop by loop from the listing."""
-    if opcount.published_module() is None:
-        pytest.skip("tests/reference/kane_nie.py not found next to the package")
+    """The thesis transcription (robodyn.published, shipped with the package) counted for the
+    Intelledex: the figures tests/test_kane_nie.py derives loop by loop from the listing."""
     pub = opcount.published_counts(robodyn.robots.load("intelledex_605").spec)
     assert pub["kane"] == {"mul": 4107, "add": 3231, "trig": 12}
     assert pub["kane_forward"]["mul"] > pub["kane"]["mul"]

@@ -22,10 +22,11 @@ std::string shape_str(py::ssize_t rows, py::ssize_t cols) {
   return "(" + std::to_string(rows) + (cols < 0 ? ",)" : ", " + std::to_string(cols) + ")");
 }
 
-// A C-contiguous float64 input of shape (rows,) (cols < 0) or (rows, cols), finite; converted
-// once if needed (the copy is kept in `keep`). None gives nullptr when allowed.
+// A C-contiguous float64 input of shape (rows,) (cols < 0) or (rows, cols), finite (or
+// not NaN, with allow_inf); converted once if needed (the copy is kept in `keep`). None gives
+// nullptr when allowed.
 const double* input(py::handle h, const char* name, py::ssize_t rows, py::ssize_t cols,
-                    py::object& keep, bool allow_none = false) {
+                    py::object& keep, bool allow_none = false, bool allow_inf = false) {
   if (h.is_none()) {
     if (allow_none) return nullptr;
     bad(name, "expected an array of shape " + shape_str(rows, cols) + ", got None");
@@ -47,11 +48,13 @@ const double* input(py::handle h, const char* name, py::ssize_t rows, py::ssize_
   }
   const auto* p = static_cast<const double*>(a.data());
   for (py::ssize_t k = 0; k < a.size(); ++k)
-    if (!std::isfinite(p[k])) bad(name, "contains NaN or inf");
+    if (allow_inf ? std::isnan(p[k]) : !std::isfinite(p[k]))
+      bad(name, allow_inf ? "contains NaN" : "contains NaN or inf");
   return p;
 }
 
-// A writeable C-contiguous float64 output of shape (rows, cols), written in place.
+// A writeable C-contiguous float64 output of shape (rows,) (cols < 0) or (rows, cols),
+// written in place.
 double* output(py::handle h, const char* name, py::ssize_t rows, py::ssize_t cols) {
   auto& api = py::detail::npy_api::get();
   if (!api.PyArray_Check_(h.ptr())) bad(name, "expected a numpy array");
@@ -59,8 +62,9 @@ double* output(py::handle h, const char* name, py::ssize_t rows, py::ssize_t col
   const int need = py::array::c_style;
   if (!(a.flags() & need) || !a.dtype().is(py::dtype::of<double>()) || !a.writeable())
     bad(name, "expected a writeable C-contiguous float64 array");
-  if (a.ndim() != 2 || a.shape(0) != rows || a.shape(1) != cols)
-    bad(name, "expected shape " + shape_str(rows, cols));
+  const bool ok = cols < 0 ? (a.ndim() == 1 && a.shape(0) == rows)
+                           : (a.ndim() == 2 && a.shape(0) == rows && a.shape(1) == cols);
+  if (!ok) bad(name, "expected shape " + shape_str(rows, cols));
   return static_cast<double*>(a.mutable_data());
 }
 
@@ -85,7 +89,9 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
              py::handle controller, const std::string& law, py::handle kp, py::handle kd,
              bool feedback, bool kane, py::handle limit, py::handle q_ref, py::handle qd_ref,
              py::handle qdd_ref, py::handle noise_q, py::handle noise_qd, int delay,
-             py::handle ring, py::handle progress, long every) {
+             py::handle ring, py::handle progress, long every, py::handle lower,
+             py::handle upper, bool stops, double restitution, py::handle hits_out,
+             py::handle excess_out) {
         // the plant and the options
         const SimRobot p = view(plant);
         const py::ssize_t n = p.model->n;
@@ -107,7 +113,7 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
           bad("method", "expected 'aba', 'crba' or 'kane', got '" + method + "'");
 
         // the grid and the record
-        py::object keep_t, keep_c, keep[10];
+        py::object keep_t, keep_c, keep[12];
         const py::ssize_t points = py::len(grid);
         if (points < 2) bad("grid", "expected at least two time points");
         SimGrid g;
@@ -177,6 +183,19 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
           }
         }
 
+        // the plant's joint limits
+        SimLimits lim;
+        if (!lower.is_none()) {
+          lim.lower = input(lower, "lower", n, -1, keep[10], false, true);
+          lim.upper = input(upper, "upper", n, -1, keep[11], false, true);
+          if (!(restitution >= 0.0 && restitution <= 1.0))
+            bad("restitution", "expected a number in [0, 1]");
+          lim.stops = stops;
+          lim.restitution = restitution;
+          lim.hits = output(hits_out, "hits_out", n, -1);
+          lim.excess = output(excess_out, "excess_out", n, -1);
+        }
+
         // the loop, without the GIL; the progress callback takes it back
         bool py_error = false;
         auto report = [&](double t) {
@@ -192,7 +211,7 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
         };
         SimResult r;
         {
-          Simulator sim(p, fd, integ, c);
+          Simulator sim(p, fd, integ, c, lim);
           py::gil_scoped_release release;
           r = sim.run(g, ref, pq0, pqd0, out, progress.is_none() ? 0 : every, report);
         }
@@ -214,9 +233,14 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
       py::arg("qd_ref") = py::none(), py::arg("qdd_ref") = py::none(),
       py::arg("noise_q") = py::none(), py::arg("noise_qd") = py::none(), py::arg("delay") = 0,
       py::arg("ring") = py::none(), py::arg("progress") = py::none(), py::arg("every") = 1,
+      py::arg("lower") = py::none(), py::arg("upper") = py::none(), py::arg("stops") = true,
+      py::arg("restitution") = 0.0, py::arg("hits_out") = py::none(),
+      py::arg("excess_out") = py::none(),
       "Fixed-step closed-loop simulation (robodyn.simulation.simulate, engine 'cpp'): RK4 or "
       "semi-implicit Euler over `grid`, the control law at the flagged instants (zero-order "
-      "hold) or at every stage (continuous), the reference one row per control call. Writes "
+      "hold) or at every stage (continuous), the reference one row per control call; with "
+      "`lower`/`upper`, hard stops (or with stops=False only a record) at the joint limits "
+      "after every step, counted into hits_out and excess_out (n,). Writes "
       "q_out, qd_out, tau_out (len(grid), n) and returns {status, t, fd_calls, control_calls, "
       "saturated_calls}.");
 }

@@ -17,8 +17,19 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     (overrides the ``<robodyn armature=.../>`` extension element). ``check_inertia=False``
     accepts inertias that break the triangle inequality (positive semidefinite is required).
     """
-    from .urdf import parse_urdf
+    from .urdf import URDFFileNotFoundError, parse_urdf
 
+    if isinstance(path_or_xml_string, str) and not path_or_xml_string.lstrip().startswith("<"):
+        import os
+
+        from . import robots
+
+        name = path_or_xml_string
+        if name in robots.available() + list(robots.EXAMPLE_ROBOTS) and not os.path.exists(name):
+            call = "load" if name in robots.available() else "resolve"
+            raise URDFFileNotFoundError(
+                f"{name}: no such URDF file; {name!r} is a robot name: use "
+                f"robodyn.robots.{call}({name!r})")
     return Robot(parse_urdf(path_or_xml_string, gravity=gravity, armature=armature,
                             check_inertia=check_inertia))
 

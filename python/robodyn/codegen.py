@@ -1011,8 +1011,7 @@ def specialize(robot):
     and returns a Robot running the generic code. The kernels are checked against the generic
     code at a few random states before the Robot is returned (RuntimeError if they differ).
     """
-    from .robot import Robot
-
+    Robot = type(robot)  # robodyn.Robot (not imported: robot.py imports this module)
     spec = robot.spec
     generic = Robot(spec)
     gen = generate(generic)
@@ -1050,9 +1049,9 @@ def add_arguments(parser):
 
 def run(args):
     """Write the robot's generated C++ kernels (.cpp and .h) for embedding in a controller."""
-    from .cli import load_robot
+    from .robots import resolve
 
-    robot = load_robot(args.robot)
+    robot = resolve(args.robot)
     gen, cpp, hdr = write_sources(robot, args.output, args.name)
     print(f"wrote {cpp} and {hdr}")
     for function in FUNCTIONS:

@@ -89,6 +89,7 @@ class Robot(_core.RobotCore):
 
     @property
     def name(self) -> str:
+        """The robot's name (the URDF's robot name, or the name given to from_dh)."""
         return self._spec.name
 
     @property
@@ -98,18 +99,24 @@ class Robot(_core.RobotCore):
 
     @property
     def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper): (n,) joint position limits in rad or m (-inf / inf where none).
+        :func:`robodyn.simulate` treats them as hard stops by default."""
         return self._limits["lower"].copy(), self._limits["upper"].copy()
 
     @property
     def velocity_limits(self) -> np.ndarray:
+        """(n,) joint speed limits in rad/s or m/s (inf where none); informative only."""
         return self._limits["velocity"].copy()
 
     @property
     def effort_limits(self) -> np.ndarray:
+        """(n,) joint torque (N m) or force (N) limits (inf where none); the controllers of
+        :mod:`robodyn.control` clip to them."""
         return self._limits["effort"].copy()
 
     @property
     def masses(self) -> np.ndarray:
+        """(n,) mass of each moving body in kg (links merged through fixed joints included)."""
         return self._limits["mass"].copy()
 
     def to_urdf(self) -> str:

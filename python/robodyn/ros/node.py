@@ -414,7 +414,8 @@ class ControllerNode(Node):
         self.mode = self.get_parameter("mode").value
         if self.mode not in MODES:
             raise ConfigError(f"mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
-        for name, default in (("kp", 100.0), ("kd", 20.0)):
+        for name, default in (("kp", robodyn.control.COMPUTED_TORQUE_KP),
+                              ("kd", robodyn.control.COMPUTED_TORQUE_KD)):
             self.declare_parameter(name, default, _descriptor(
                 f"computed-torque gain {name} (1/s^2 for kp, 1/s for kd): a number or one "
                 "per joint", dynamic=True))

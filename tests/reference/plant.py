@@ -50,3 +50,9 @@ class ReferencePlant:
 
     def jacobian(self, q, link):
         return F.jacobian(self.spec, q, self.link_names.index(link))
+
+    def mass_matrix(self, q):
+        return F.crba(self.spec, q)
+
+    def bias_torques(self, q, v):
+        return F.bias(self.spec, q, v)

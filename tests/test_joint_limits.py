@@ -69,7 +69,7 @@ def test_ignore_mode_is_silent(stanford):
 def _slider(lower, upper):
     """One prismatic joint along z under gravity -z: a mass dropping onto its lower stop."""
     rows = [dict(theta=0.0, d=0.0, a=0.0, alpha=0.0, joint="prismatic", mass=2.0,
-                 com=[0.0, 0.0, 0.0], inertia=[0.01, 0.01, 0.01], limits=(lower, upper))]
+                 com=[0.0, 0.0, 0.0], inertia=np.diag([0.01, 0.01, 0.01]), limits=(lower, upper))]
     return robodyn.from_dh(rows, gravity=(0.0, 0.0, -9.81), name="slider")
 
 
@@ -105,7 +105,7 @@ def test_command_line_reports_the_stop():
     if exe is None:
         pytest.skip("the robodyn console script is not on PATH")
     proc = subprocess.run([exe, "simulate", "stanford_arm", "--controller", "none",
-                           "--duration", "1"], capture_output=True, text=True, timeout=120)
+                           "--duration", "3"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "joint limits (hard stops, restitution 0)" in proc.stdout
     assert "stopped at its limits" in proc.stdout

@@ -145,12 +145,12 @@ def test_counts_do_not_depend_on_the_parameter_values():
 
 
 @pytest.mark.parametrize("name", ["intelledex_605", "stanford_arm"])
-def test_bundled_robots(name, capsys):
+def test_bundled_robots(name):
     robot = robodyn.robots.load(name)
     counts = opcount.robot_counts(robot)
-    with capsys.disabled():
-        print(f"\n{name}: " + ", ".join(f"{a} {c['mul']}/{c['add']}/{c['trig']}"
-                                         for a, c in counts.items()))
+    # shown with `pytest -s` or -rP, not inside -q's progress dots
+    print(f"{name}: " + ", ".join(f"{a} {c['mul']}/{c['add']}/{c['trig']}"
+                                  for a, c in counts.items()))
     assert set(counts) == set(ALGORITHMS)
     for c in counts.values():
         assert c["mul"] > 0 and c["add"] > 0

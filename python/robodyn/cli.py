@@ -357,20 +357,20 @@ class _Progress:
     """The simulation's progress as a tqdm bar on stderr, in simulated seconds; shown only on
     a terminal and once the run has taken half a second."""
 
-    def __init__(self):
+    def __init__(self, stream=None, delay=0.5, mininterval=0.1):
         from tqdm import tqdm
 
-        self.bar = tqdm(total=1.0, unit="s", delay=0.5, leave=False, dynamic_ncols=True,
-                        file=sys.stderr, disable=None, desc="simulating",
-                        bar_format="{desc}: {percentage:3.0f}%|{bar}| t = {postfix} "
-                                   "[{elapsed}<{remaining}]")
+        self.bar = tqdm(total=1.0, unit="s", delay=delay, mininterval=mininterval, leave=False,
+                        dynamic_ncols=True,
+                        file=stream or sys.stderr, disable=None, desc="simulating",
+                        bar_format="{percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]")
         self.total_set = False
 
     def __call__(self, t, duration):
         if not self.total_set:
             self.bar.total = duration
             self.total_set = True
-        self.bar.postfix = f"{t:.3f} / {duration:g} s"
+        self.bar.set_description_str(f"t = {t:.3f} / {duration:g} s", refresh=False)
         self.bar.update(t - self.bar.n)
 
     def close(self):

@@ -1060,6 +1060,8 @@ def run(args):
 
 
 def main(argv=None):
+    """``python -m robodyn.codegen``: regenerate (or ``--check``) cpp/generated/ with
+    ``--bundled``, or write one robot's kernels like ``robodyn codegen``."""
     parser = argparse.ArgumentParser(
         prog="python -m robodyn.codegen",
         description="Generate robot-specialised C++ kernels.")

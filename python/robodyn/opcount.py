@@ -5,7 +5,8 @@ scalar at a fixed general state, so they are exactly the arithmetic the double c
 for that robot. The published algorithm of the seed thesis (Nie 1988) is counted the same way
 by running its pure-Python transcription (``kane_nie.py``) with an instrumented float
 (``opfloat.py``), both in :mod:`robodyn.published`. The other published figures are quoted
-from docs/opcounts.md (the counting rules and every published figure with its source): Kane & Levinson (1983) and Nie (1988) for the two bundled robots, and
+from docs/opcounts.md (the counting rules and every published figure with its source): Kane &
+Levinson (1983) and Nie (1988) for the two bundled robots, and
 Featherstone (2008) Table 10.1 formulas evaluated at n.
 
 Functions: :func:`robot_counts`, :func:`comparisons`, :func:`growth` (fits on generic
@@ -54,7 +55,7 @@ _FEATHERSTONE_FOR = {
     "kane_forward": ("aba_best",),
 }
 
-# Robot-specific figures quoted in Nie (1988), spec/opcounts.md: (algorithm, source, mul, add).
+# Robot-specific figures quoted in Nie (1988), docs/opcounts.md: (algorithm, source, mul, add).
 QUOTED = {
     "stanford_arm": (
         ("kane", "Kane, hand-derived (Kane & Levinson 1983)", 646, 394),
@@ -144,7 +145,7 @@ def comparisons(name, n, counts, published=None) -> list:
                              "ratio_mul": None, "ratio_add": None, "note": published})
         for key in _FEATHERSTONE_FOR.get(alg, ()):
             label, cm, ca = FEATHERSTONE[key]
-            add(alg, f"Table 10.1 {label}, at n = {n}", _poly(cm, n),
+            add(alg, f"Featherstone Table 10.1 {label}, at n = {n}", _poly(cm, n),
                 _poly(ca, n))
     return rows
 
@@ -395,13 +396,25 @@ def _robot_report(name, robot):
             "comparisons": comparisons(name, robot.n, counts, pub)}
 
 
+# what each algorithm name stands for, in the printed tables (the names are op_counts' names)
+LABELS = {
+    "rnea": "rnea (ID)",
+    "kane": "kane (ID)",
+    "gravity": "gravity g(q)",
+    "crba": "crba (M)",
+    "aba": "aba (FD, default)",
+    "forward_dynamics": "crba+chol (FD)",
+    "kane_forward": "kane+chol (FD)",
+}
+
+
 def _print_robot(rep, out):
     print(f"{rep['robot']} (n = {rep['n']}, joints {rep['joints']})", file=out)
     w = max(len(r["reference"]) for r in rep["comparisons"]) if rep["comparisons"] else 10
     print(f"  {'algorithm':<18}{'mul':>6}{'add':>6}{'trig':>5}   {'compared with':<{w}}"
           f"{'mul':>7}{'add':>7}{'ratio mul':>11}{'add':>6}", file=out)
     for a, c in rep["counts"].items():
-        head = f"  {a:<18}{c['mul']:>6}{c['add']:>6}{c['trig']:>5}   "
+        head = f"  {LABELS.get(a, a):<18}{c['mul']:>6}{c['add']:>6}{c['trig']:>5}   "
         rows = [r for r in rep["comparisons"] if r["algorithm"] == a] or [None]
         for r in rows:
             if r is None:
@@ -439,9 +452,9 @@ def _print_growth(g, out):
           f"(seed {g['seed']}): least-squares fits over n = {fn[0]}..{fn[-1]} (n = 1 is a "
           f"single body on the base, which the algorithms treat apart), max residual in "
           f"operations; the exact polynomial too when the nominal form is not exact; beside "
-          f"each Table 10.1 formula, where robodyn's own count is at or below it", file=out)
+          f"each Featherstone (2008) Table 10.1 formula, where robodyn's own count is at or below it", file=out)
     for a, f in g["fits"].items():
-        name = "Nie 1988 as published" if a == "nie_kane" else a
+        name = "Nie 1988 as published" if a == "nie_kane" else LABELS.get(a, a)
         print(f"  {name:<22}mul  {_fit_text(f['mul'])}", file=out)
         print(f"  {'':<22}add  {_fit_text(f['add'])}", file=out)
         for k in _FEATHERSTONE_FOR.get(a, ()):
@@ -451,7 +464,7 @@ def _print_growth(g, out):
             if v is not None:
                 tail = (f"  [robodyn mul {_below_text(v['mul'], g['n'])}; "
                         f"add {_below_text(v['add'], g['n'])}]")
-            print(f"  {'':<22}     Table 10.1 {label}: {formula(cm)} mul, {formula(ca)} add"
+            print(f"  {'':<22}     Featherstone Table 10.1 {label}: {formula(cm)} mul, {formula(ca)} add"
                   f"{tail}", file=out)
     print(file=out)
 
@@ -484,7 +497,10 @@ def run(args) -> int:
         json.dump({"rules": RULES, "robots": reports, "growth": g}, out, indent=1)
         print(file=out)
         return 0
-    print(f"Operation counts. {RULES}", file=out)
+    print(f"Operation counts. {RULES} ID = inverse dynamics, M = mass matrix, FD = forward "
+          f"dynamics: 'aba (FD, default)' is what robot.forward_dynamics() runs, "
+          f"'crba+chol (FD)' is method='crba' (op_counts name 'forward_dynamics'), "
+          f"'kane+chol (FD)' method='kane'. Published figures: docs/opcounts.md.", file=out)
     if published_module() is None:
         print(f"Nie 1988 algorithm as published: {_NA}", file=out)
     print(file=out)

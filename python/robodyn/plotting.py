@@ -163,6 +163,9 @@ def _poses(robot, Q):
     return np.array([np.asarray(robot.forward_kinematics(q)) for q in Q])
 
 
+_E = np.zeros(0)  # no points yet
+
+
 class _StickFigure:
     """Artists of one robot drawing on a 3-D axes, updated in place for each frame."""
 
@@ -182,16 +185,16 @@ class _StickFigure:
         ax.set_xlabel("x (m)")
         ax.set_ylabel("y (m)")
         ax.set_zlabel("z (m)")
-        self.links = ax.plot([], [], [], "-", color="0.25", lw=3, solid_capstyle="round",
+        self.links = ax.plot(np.zeros(0), np.zeros(0), np.zeros(0), "-", color="0.25", lw=3, solid_capstyle="round",
                              label="links")[0]
-        self.joints = ax.plot([], [], [], "o", color="C1", ms=6, label="joints")[0]
-        self.triads = [[ax.plot([], [], [], "-", color=c, lw=1.2)[0] for c in "rgb"]
+        self.joints = ax.plot(_E, _E, _E, "o", color="C1", ms=6, label="joints")[0]
+        self.triads = [[ax.plot(_E, _E, _E, "-", color=c, lw=1.2)[0] for c in "rgb"]
                        for _ in range(len(self.parents))]
-        self.joint_axes = [ax.plot([], [], [], "-", color="m", lw=2.5, alpha=0.8)[0]
+        self.joint_axes = [ax.plot(_E, _E, _E, "-", color="m", lw=2.5, alpha=0.8)[0]
                            for _ in range(self.n)]
         ax.plot([0], [0], [0], "ks", ms=7, label="base")
-        ax.plot([], [], [], "-", color="m", lw=2.5, label="joint axes")
-        ax.plot([], [], [], "-", color="r", lw=1.2, label="frames x, y, z (r, g, b)")
+        ax.plot(_E, _E, _E, "-", color="m", lw=2.5, label="joint axes")
+        ax.plot(_E, _E, _E, "-", color="r", lw=1.2, label="frames x, y, z (r, g, b)")
         ax.legend(loc="upper left", fontsize="x-small", frameon=False)
 
     def update(self, poses):
@@ -203,7 +206,7 @@ class _StickFigure:
             xs += [a[0], b[0], np.nan]
             ys += [a[1], b[1], np.nan]
             zs += [a[2], b[2], np.nan]
-        self.links.set_data_3d(xs, ys, zs)
+        self.links.set_data_3d(np.array(xs), np.array(ys), np.array(zs))
         joints = origin[:self.n]
         self.joints.set_data_3d(joints[:, 0], joints[:, 1], joints[:, 2])
         s = self.scale
@@ -211,12 +214,12 @@ class _StickFigure:
             R, o = poses[i][:3, :3], origin[i]
             for k, line in enumerate(lines):
                 e = o + 0.6 * s * R[:, k]
-                line.set_data_3d([o[0], e[0]], [o[1], e[1]], [o[2], e[2]])
+                line.set_data_3d(*np.column_stack([o, e]))
         for i, line in enumerate(self.joint_axes):
             R, o = poses[i][:3, :3], origin[i]
             u = R @ self.axes_local[i]
             a, b = o - 0.5 * s * u, o + 0.5 * s * u
-            line.set_data_3d([a[0], b[0]], [a[1], b[1]], [a[2], b[2]])
+            line.set_data_3d(*np.column_stack([a, b]))
 
 
 def draw_robot(robot, q=None, path=None, show=False, title=None, elev=25.0, azim=-60.0):

@@ -129,7 +129,10 @@ class Robot(_core.RobotCore):
         """Arithmetic operations of one call, counted by running the C++ code with a counting
         scalar at a general state: {"mul": multiplications + divisions, "add": additions +
         subtractions (negation free), "trig": sin/cos/sqrt}. Algorithms: "rnea", "kane",
-        "crba", "aba", "forward_dynamics" (crba + Cholesky), "kane_forward", "gravity".
+        "crba" (mass matrix), "aba" (forward dynamics by the articulated-body algorithm, what
+        ``forward_dynamics()`` runs by default), "forward_dynamics" (forward dynamics by mass
+        matrix + Cholesky, ``method="crba"``), "kane_forward" (``method="kane"``), "gravity".
+        docs/opcounts.md gives the counting rules and the published figures.
         On a specialised Robot (:meth:`specialized`) "rnea", "crba", "gravity", "aba" and
         "forward_dynamics" report the operations of the generated code that runs instead."""
         counts = getattr(self, "_kernel_counts", None)

@@ -77,47 +77,42 @@ class _Uniform:
             raise ValueError("sampler: the uniform sampler draws joint positions only; give a "
                              "sampler(rng, m) -> (q, qd, qdd) for a free-floating robot")
         lo, hi = robot.position_limits
-        self.lo = np.where(np.isfinite(lo), lo, -math.pi)
-        self.hi = np.where(np.isfinite(hi), hi, math.pi)
+        lo = np.where(np.isfinite(lo), lo, -math.pi)
+        hi = np.where(np.isfinite(hi), hi, math.pi)
         v = robot.velocity_limits
-        self.vmax = np.where(np.isfinite(v), v, math.pi)
-        self.amax = np.full(robot.n, 2.0 * math.pi)
+        v = np.where(np.isfinite(v), v, math.pi)
+        a = np.full(robot.n, 2.0 * math.pi)
+        # x = low + width * u for u uniform in [0, 1): rows q, qd, qdd
+        self.low = np.stack([lo, -v, -a])[:, None, :]
+        self.width = np.stack([hi - lo, 2.0 * v, 2.0 * a])[:, None, :]
 
     def __call__(self, rng, m):
-        n = self.lo.shape[0]
-        q = rng.uniform(self.lo, self.hi, (m, n))
-        qd = rng.uniform(-self.vmax, self.vmax, (m, n))
-        qdd = rng.uniform(-self.amax, self.amax, (m, n))
-        return q, qd, qdd
+        x = rng.random((3, m, self.low.shape[2]))
+        x *= self.width
+        x += self.low
+        return x[0], x[1], x[2]
 
 
-def _layout(quantities, n):
-    """[(name, first column, width, shape)] of the block array, and its width."""
-    out, col = [], 0
-    for name in quantities:
-        shape = _shape(QUANTITIES[name][2], n)
-        width = math.prod(shape)
-        out.append((name, col, width, shape))
-        col += width
-    return out, col
-
-
-def _block(robot, quantities, sampler, seed, sizes, width, block_id=None):
-    """Rows of chunk ``block_id[0]``: draw the states, one batched call per quantity."""
-    k = block_id[0]
-    m = sizes[k]
+def _sample(sampler, seed, k, m, n):
+    """States of chunk ``k`` (``m`` rows): a (3, m, n) block, rows q, qd, qdd."""
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
-    q, qd, qdd = (np.ascontiguousarray(x, dtype=np.float64) for x in sampler(rng, m))
-    state = {"q": q, "qd": qd, "qdd": qdd}
-    out = np.empty((m, width))
-    col = 0
-    for name in quantities:
-        method, args, _ = QUANTITIES[name]
-        value = state[name] if method is None else getattr(robot, method)(*(state[a] for a in args))
-        value = np.asarray(value).reshape(m, -1)
-        out[:, col:col + value.shape[1]] = value
-        col += value.shape[1]
-    return out
+    xs = [np.asarray(x, dtype=np.float64) for x in sampler(rng, m)]
+    if len(xs) != 3 or any(x.shape != (m, n) for x in xs):
+        raise ValueError(f"sampler: expected three ({m}, {n}) arrays (q, qd, qdd), got shapes "
+                         f"{[x.shape for x in xs]}")
+    base = xs[0].base
+    if base is not None and base.shape == (3, m, n) and all(x.base is base for x in xs):
+        return base  # the uniform sampler's own block
+    return np.stack(xs)
+
+
+_STATE = {"q": 0, "qd": 1, "qdd": 2}
+
+
+def _quantity(states, robot, name):
+    """One batched call of the robot on a (3, m, n) block of states."""
+    method, args, _ = QUANTITIES[name]
+    return np.asarray(getattr(robot, method)(*(states[_STATE[a]] for a in args)))
 
 
 def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", chunk=100_000,
@@ -161,11 +156,33 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
 
     n, chunk, nv = int(n), int(chunk), robot.n
     sizes = (chunk,) * (n // chunk) + ((n % chunk,) if n % chunk else ())
-    layout, width = _layout(quantities, nv)
-    table = da.map_blocks(_block, robot, quantities, sampler, int(seed), sizes, width,
-                          dtype=np.float64, chunks=(sizes, (width,)),
-                          meta=np.empty((0, 0), dtype=np.float64), token="robodyn-dataset")
-    arrays = {name: table[:, c:c + w].reshape((n, *shape)) for name, c, w, shape in layout}
+    # the states as one (3, n, nv) array chunked by rows; each quantity one task per chunk
+    # (one task per chunk, from_delayed: not fused into its users, so drawn once per chunk)
+    import dask
+
+    sample = dask.delayed(_sample, pure=True)
+    states = da.concatenate(
+        [da.from_delayed(sample(sampler, int(seed), k, m, nv), (3, m, nv), dtype=np.float64)
+         for k, m in enumerate(sizes)], axis=1)
+    arrays = {}
+    for name in quantities:
+        method, _, kind = QUANTITIES[name]
+        if method is None:
+            arrays[name] = states[_STATE[name]]
+        elif kind == "v":
+            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
+                                             drop_axis=0, chunks=(sizes, (nv,)),
+                                             token=f"robodyn-{name}")
+        elif kind == "m":
+            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
+                                             drop_axis=0, new_axis=2,
+                                             chunks=(sizes, (nv,), (nv,)),
+                                             token=f"robodyn-{name}")
+        else:
+            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
+                                             drop_axis=[0, 2], chunks=(sizes,),
+                                             token=f"robodyn-{name}")
+    layout = [(name, list(_shape(QUANTITIES[name][2], nv))) for name in quantities]
     if path is None:
         return arrays
     out = Path(path)
@@ -176,41 +193,43 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     out.mkdir(parents=True, exist_ok=True)
     meta = {"robot": robot.name, "n": nv, "rows": n, "chunk": chunk, "seed": int(seed),
             "format": format, "sampler": getattr(sampler, "__name__", type(sampler).__name__),
-            "quantities": {name: list(shape) for name, _, _, shape in layout}}
+            "quantities": dict(layout)}
     if format == "parquet":
-        import dask
-
-        blocks = table.to_delayed().ravel()
-        writes = [dask.delayed(_write_part)(b, str(out / f"part-{k:06d}.parquet"), layout,
-                                            compression) for k, b in enumerate(blocks)]
+        blocks = {name: a.to_delayed(optimize_graph=False).ravel() for name, a in arrays.items()}
+        writes = [dask.delayed(_write_part)({name: b[k] for name, b in blocks.items()},
+                                            str(out / f"part-{k:06d}.parquet"), compression)
+                  for k in range(len(sizes))]
         _compute(writes, scheduler)
     else:
         try:
             import zarr  # noqa: F401
         except ImportError as e:
             raise ImportError(f"format='zarr' needs the zarr package ({e})") from None
-        stores = [da.to_zarr(arrays[name].rechunk({0: chunk}), str(out / name), compute=False)
-                  for name, _, _, _ in layout]
+        stores = [da.to_zarr(arrays[name], str(out / name), compute=False) for name in arrays]
         _compute(stores, scheduler)
     (out / "dataset.json").write_text(json.dumps(meta, indent=1))
     return out
 
 
-def _write_part(block, path, layout, compression):
+def _write_part(columns, path, compression):
+    """One Parquet file of a chunk: a column per quantity (row-major fixed-size lists)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     cols = {}
-    for name, c, w, shape in layout:
-        values = np.ascontiguousarray(block[:, c:c + w])
-        if shape == ():
-            cols[name] = pa.array(values.reshape(-1))
-        else:
-            cols[name] = pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), w)
+    for name, values in columns.items():
+        values = np.ascontiguousarray(values)
+        m = values.shape[0]
+        flat = pa.array(values.reshape(-1))
+        cols[name] = flat if values.ndim == 1 else pa.FixedSizeListArray.from_arrays(
+            flat, values.size // m)
     tmp = path + ".tmp"
-    pq.write_table(pa.table(cols), tmp, compression=compression or "none")
+    # random doubles: no dictionary (it would be abandoned), no page statistics (unused for
+    # training data; they cost as much as the dynamics)
+    pq.write_table(pa.table(cols), tmp, compression=compression or "none", use_dictionary=False,
+                   write_statistics=False)
     os.replace(tmp, path)
-    return block.shape[0]
+    return m
 
 
 def _compute(tasks, scheduler):

@@ -287,29 +287,8 @@ def _simulate_arguments(p):
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
 
 
-def default_reference(robot, duration=None, move_time=None):
-    """The reference ``robodyn simulate`` uses when none is given.
-
-    - ``intelledex_605``: Nie's thesis test motion (T = 2 s unless ``move_time``);
-    - ``stanford_arm``: the demo motion of robots.md with T = ``move_time``, else
-      ``duration``, else 10 s;
-    - any other robot: a smooth move from the zero pose (clipped into the limits) by 0.3 rad
-      per revolute joint and 0.05 m per prismatic joint, reversed where that would leave the
-      limits, T = ``move_time``, else ``duration``, else 2 s.
-    """
-    from . import trajectories as tr
-
-    name = getattr(robot, "name", "")
-    if name == "intelledex_605" and robot.n == 6:
-        return tr.thesis_motion(move_time or 2.0, robot=robot)
-    if name == "stanford_arm" and robot.n == 6:
-        return tr.stanford_demo(move_time or duration or 10.0, robot=robot)
-    lower, upper = (np.asarray(x, dtype=np.float64) for x in robot.position_limits)
-    q0 = np.clip(np.zeros(robot.n), lower, upper)
-    step = np.array([0.05 if b.joint_type == "prismatic" else 0.3 for b in robot.spec.bodies])
-    q1 = np.where(q0 + step <= upper, q0 + step, q0 - step)
-    q1 = np.clip(q1, lower, upper)
-    return tr.smooth(q0, q1, move_time or duration or 2.0, robot=robot)
+# the reference of `robodyn simulate` without --reference (kept here under its old name)
+from .trajectories import default_reference  # noqa: E402
 
 
 def _perturbed(robot, fraction):
@@ -534,6 +513,34 @@ COMMANDS = {
     "bench": (_bench_arguments, _bench_run),
 }
 
+
+# robodyn campaign CONFIG [--scheduler ADDRESS]: python/robodyn/campaign.py (imported when run:
+# it needs the `campaign` extra, Dask and pyarrow)
+def _campaign_arguments(p):
+    p.add_argument("config", metavar="CONFIG", help="campaign description (TOML file, see "
+                                                    "docs/campaign.md)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address (tcp://host:8786); default: a local cluster on "
+                        "127.0.0.1, one worker process per core")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes of the local cluster (default: one per core)")
+    p.add_argument("--serial", action="store_true", help="run in this process, without Dask")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="result directory (default: the file's 'output', else CONFIG's name "
+                        "with .campaign); an interrupted campaign resumes there")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the results of a different campaign in the output directory")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
+
+def _campaign_run(args):
+    """Run a simulation campaign (a TOML sweep) on Dask; one Parquet row per run."""
+    from .campaign import run_command
+
+    return run_command(args)
+
+
+COMMANDS["campaign"] = (_campaign_arguments, _campaign_run)
 
 def register(name, add_arguments, run):
     """Add (or replace) subcommand ``name``; see the module docstring."""

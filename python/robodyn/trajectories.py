@@ -56,6 +56,7 @@ __all__ = [
     "thesis_motion",
     "stanford_demo",
     "check_limits",
+    "default_reference",
 ]
 
 # number of evenly spaced instants (plus all knots) at which limits are checked
@@ -530,3 +531,26 @@ class Constant(Trajectory):
 def constant(q, *, limits=None, robot=None):
     """Hold the set point ``q``."""
     return Constant(q, limits=limits, robot=robot)
+
+
+def default_reference(robot, duration=None, move_time=None):
+    """The reference ``robodyn simulate`` uses when none is given.
+
+    - ``intelledex_605``: Nie's thesis test motion (T = 2 s unless ``move_time``);
+    - ``stanford_arm``: the demo motion of robots.md with T = ``move_time``, else
+      ``duration``, else 10 s;
+    - any other robot: a smooth move from the zero pose (clipped into the limits) by 0.3 rad
+      per revolute joint and 0.05 m per prismatic joint, reversed where that would leave the
+      limits, T = ``move_time``, else ``duration``, else 2 s.
+    """
+    name = getattr(robot, "name", "")
+    if name == "intelledex_605" and robot.n == 6:
+        return thesis_motion(move_time or 2.0, robot=robot)
+    if name == "stanford_arm" and robot.n == 6:
+        return stanford_demo(move_time or duration or 10.0, robot=robot)
+    lower, upper = (np.asarray(x, dtype=np.float64) for x in robot.position_limits)
+    q0 = np.clip(np.zeros(robot.n), lower, upper)
+    step = np.array([0.05 if b.joint_type == "prismatic" else 0.3 for b in robot.spec.bodies])
+    q1 = np.where(q0 + step <= upper, q0 + step, q0 - step)
+    q1 = np.clip(q1, lower, upper)
+    return smooth(q0, q1, move_time or duration or 2.0, robot=robot)

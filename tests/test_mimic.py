@@ -83,6 +83,18 @@ def test_reduced_system_equals_gtmg_reduction(n, followers, rng):
     close(robot.forward_dynamics(Q, QD, QDD)[1], robot.forward_dynamics(Q[1], QD[1], QDD[1]))
 
 
+def test_coupled_robot_pickles(rng):
+    import pickle
+
+    spec, _, _ = coupled_tree(6, rng, 2)
+    robot = robodyn.Robot(spec)
+    back = pickle.loads(pickle.dumps(robot))
+    assert type(back) is type(robot) and back.joint_names == robot.joint_names
+    q, qd, qdd = rng.standard_normal((3, robot.n))
+    np.testing.assert_array_equal(back.inverse_dynamics(q, qd, qdd),
+                                  robot.inverse_dynamics(q, qd, qdd))
+
+
 def test_coupled_robot_checks_its_inputs(rng):
     spec, _, _ = coupled_tree(5, rng, 2)
     robot = robodyn.Robot(spec)
@@ -170,7 +182,8 @@ def test_op_counts_and_specialized_code_cover_the_coupling(rng):
         assert counts["mul"] + counts["add"] > 0
         if algorithm in ("rnea", "crba", "gravity"):
             assert counts["add"] > bare["add"]  # the folding of the followers
-    special = robot.specialized()
+    special = robot.specialized()  # generated code of the full model, wrapped
+    assert special.is_specialized() and special.n == robot.n
     q, qd, qdd = rng.standard_normal((3, robot.n))
     close(special.inverse_dynamics(q, qd, qdd), robot.inverse_dynamics(q, qd, qdd), 1e-10)
     close(special.mass_matrix(q), robot.mass_matrix(q), 1e-10)

@@ -152,6 +152,8 @@ def _info_run(args):
             "velocity": float(b.velocity), "effort": float(b.effort),
             "armature": float(b.armature), "damping": float(b.damping),
             "friction": float(b.friction),
+            "mimic": None if getattr(b, "mimic", None) is None else {
+                "joint": b.mimic[0], "multiplier": b.mimic[1], "offset": b.mimic[2]},
         })
     total = float(sum(b.mass for b in bodies))
     if args.json:
@@ -175,6 +177,11 @@ def _info_run(args):
     for r in extra:
         print(f"  joint {r['joint']}: viscous friction {r['damping']:g}, "
               f"Coulomb friction {r['friction']:g}")
+    for r in rows:
+        if r["mimic"]:
+            m = r["mimic"]
+            print(f"  joint {r['joint']} is coupled: q = {m['multiplier']:g} q({m['joint']}) "
+                  f"+ {m['offset']:g} (not a coordinate)")
     if spec.frames:
         print(f"  extra frames: {', '.join(f.name for f in spec.frames)}")
     print("  units: revolute joints rad, rad/s, N m; prismatic joints m, m/s, N")

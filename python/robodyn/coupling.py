@@ -324,19 +324,6 @@ class CoupledRobot(Robot):
             body.mimic = None
         return Robot(full)
 
-    def specialized(self) -> "CoupledRobot":
-        """Generated code for the full model (robodyn.codegen), wrapped by the coupling."""
-        from .codegen import specialize
-
-        special = specialize(self.full_robot())
-        out = CoupledRobot(self.spec)
-        kernels = special._kernels()
-        if any(kernels):
-            out._set_kernels(*[int(k) for k in kernels])
-            out._kernel_lib = getattr(special, "_kernel_lib", None)
-            out._kernel_counts = getattr(special, "_kernel_counts", None)
-        return out
-
     def __repr__(self) -> str:
         return (f"<robodyn.Robot '{self.name}' n={self.n} "
                 f"({len(self._followers)} coupled joints)>")

@@ -740,6 +740,18 @@ def choice_parameter(node: Node, name: str, default: str, choices, text: str, *,
     return value
 
 
+def priority_parameter(node: Node) -> int:
+    """Declare ``realtime_priority`` (0: normal scheduling; 1-99: SCHED_FIFO at that priority
+    for the thread that spins the executor, set by :func:`run`); return it checked."""
+    node.declare_parameter("realtime_priority", 0, _descriptor(
+        "0: normal scheduling; 1-99: SCHED_FIFO priority of the executor thread (needs root, "
+        "CAP_SYS_NICE or an rtprio limit)"))
+    value = node.get_parameter("realtime_priority").value
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 99:
+        raise ConfigError(f"realtime_priority: expected an integer in 0..99, got {value!r}")
+    return value
+
+
 def effort_bounds(robot):
     """(-limit, +limit) arrays for the clip, or None if no joint has a limit."""
     lim = np.asarray(robot.effort_limits, dtype=np.float64).copy()
@@ -805,6 +817,7 @@ class ControllerNode(RobotNode):
                                         "when to compute a command")
         self.executor_kind = choice_parameter(self, "executor", "events", EXECUTORS,
                                               "the rclpy executor")
+        self.realtime_priority = priority_parameter(self)
         self.mode = choice_parameter(self, "mode", "gravity_compensation", MODES,
                                      "control law", read_only=False)
         for name, default in (("kp", 100.0), ("kd", 20.0)):
@@ -831,10 +844,12 @@ class ControllerNode(RobotNode):
         self.superseded = 0
         self._compute = np.zeros(_STATS)
         self._publish = np.zeros(_STATS)
+        self._stamp = np.zeros(_STATS)
         self._next_slot = list(range(1, _STATS)) + [0]
         self._slot = _STATS - 1
         self._wraps = 0
         self._worker = None
+        self._timer = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._acquire_robot()
 
@@ -885,9 +900,11 @@ class ControllerNode(RobotNode):
         self._slot_cv = threading.Condition()
         self._ref_slot = None
         self._closing = False
+        self._worker_ready = threading.Event()
         self._worker = threading.Thread(target=self._reference_worker, daemon=True,
                                         name="robodyn-reference")
         self._worker.start()
+        self._worker_ready.wait(timeout=5.0)
 
         # topics and the trigger
         self.create_subscription(JointState, JOINT_STATES, self._on_joint_state, LATEST_QOS)
@@ -991,6 +1008,9 @@ class ControllerNode(RobotNode):
             self._slot_cv.notify()
 
     def _reference_worker(self):
+        self.worker_tid = threading.get_native_id()
+        self._worker_ready.set()
+        _normal_scheduling()
         while True:
             with self._slot_cv:
                 while self._ref_slot is None and not self._closing:
@@ -1091,6 +1111,7 @@ class ControllerNode(RobotNode):
             self._wraps += 1
         self._compute[slot] = computed - start
         self._publish[slot] = time.monotonic() - computed
+        self._stamp[slot] = start
 
     def _log_switch(self, fallback):
         if fallback is None:
@@ -1121,7 +1142,16 @@ class ControllerNode(RobotNode):
             return (f"p50={np.percentile(us, 50):.1f} p99={np.percentile(us, 99):.1f} "
                     f"max={us.max():.1f}")
 
-        return (f"summary: published={self.published} compute_us {pct(self._compute)} "
+        timing = ""
+        if self._timer is not None and k > 1:
+            # ticks that published over the last k, against the periods of that span
+            stamps = np.sort(self._stamp[:k])
+            periods = np.diff(stamps) * 1e3
+            span = (stamps[-1] - stamps[0]) * self.rate_hz + 1.0
+            timing = (f" periods_ms p50={np.percentile(periods, 50):.3f} "
+                      f"p99={np.percentile(periods, 99):.3f} max={periods.max():.3f} "
+                      f"delivered={100.0 * k / span:.2f}%")
+        return (f"summary: published={self.published}{timing} compute_us {pct(self._compute)} "
                 f"publish_us {pct(self._publish)} rejected joint_states="
                 f"{self.rejected['joint_states']} reference={self.rejected['reference']} "
                 f"superseded references={self.superseded}")
@@ -1151,6 +1181,38 @@ def _executor(context=None, kind="events"):
         else:
             return EventsExecutor(context=context)
     return SingleThreadedExecutor(context=context)
+
+
+def _set_priority(node):
+    """SCHED_FIFO at ``realtime_priority`` for every thread of the process but the reference
+    worker (the executor's, the middleware's; threads started later inherit it), if the node
+    asks for it: the control and transport callbacks then preempt the normal processes of a
+    loaded machine, as ros2_control's controller manager does for its update thread."""
+    prio = getattr(node, "realtime_priority", 0)
+    if not prio:
+        return
+    skip = getattr(node, "worker_tid", None)
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+        for tid in tids:
+            if tid != skip:
+                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(prio))
+    except (OSError, AttributeError, ValueError) as exc:
+        node.get_logger().warning(f"realtime_priority {prio}: cannot set SCHED_FIFO ({exc}); "
+                                  "running with normal scheduling")
+    else:
+        node.get_logger().info(f"SCHED_FIFO priority {prio} for {len(tids) - (skip in tids)} "
+                               "threads (executor, middleware)")
+
+
+def _normal_scheduling():
+    """This thread back to SCHED_OTHER (the reference worker: it must never delay the
+    control callbacks, whatever it inherited)."""
+    try:
+        if os.sched_getscheduler(0) != os.SCHED_OTHER:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (OSError, AttributeError):
+        pass
 
 
 USAGE = """usage: {prog} --ros-args [-p robot:=NAME_OR_URDF_PATH] [-p NAME:=VALUE ...]
@@ -1198,6 +1260,7 @@ def run(node_factory, args=None, prog="robodyn-ros2", params=""):
             rclpy.logging.get_logger(prog).error(str(exc))
             return 2
         node.stop = stop
+        _set_priority(node)
         executor = _executor(kind=node.executor_kind)
         executor.add_node(node)
         end = time.monotonic() + node.duration if node.duration > 0.0 else math.inf
@@ -1225,7 +1288,7 @@ def main(args=None):
                params="robot | robot_description (neither: the robot_description topic), mode "
                       f"({', '.join(MODES)}), trigger ({', '.join(TRIGGERS)}), rate_hz, kp, kd, "
                       "joint_state_timeout, max_points, executor "
-                      f"({', '.join(EXECUTORS)}), duration")
+                      f"({', '.join(EXECUTORS)}), realtime_priority, duration")
 
 
 def exit_process(status):

@@ -37,7 +37,7 @@ from robodyn.simulation import FixedStep
 
 from .node import (COMMANDS, EXECUTORS, JOINT_STATES, LATEST_QOS, LOG_THROTTLE, ConfigError,
                    RobotNode, _descriptor, choice_parameter, effort_bounds, exit_process,
-                   number_parameter, run, vector)
+                   number_parameter, priority_parameter, run, vector)
 
 __all__ = ["ArmSimulator", "main", "cli"]
 
@@ -74,6 +74,7 @@ class ArmSimulator(RobotNode):
                                          "stop after this many seconds (0: run until signalled)")
         self.executor_kind = choice_parameter(self, "executor", "events", EXECUTORS,
                                               "the rclpy executor")
+        self.realtime_priority = priority_parameter(self)
         self.declare_parameter("wait_for_command", True, _descriptor(
             "hold the arm at q0 until the first command arrives"))
         self.wait = self.get_parameter("wait_for_command").value
@@ -185,7 +186,7 @@ def main(args=None):
     return run(ArmSimulator, args, prog="robodyn-ros2-sim",
                params="robot | robot_description (neither: the robot_description topic), "
                       "rate_hz, q0, qd0, max_step, max_gap, wait_for_command, executor "
-                      f"({', '.join(EXECUTORS)}), duration")
+                      f"({', '.join(EXECUTORS)}), realtime_priority, duration")
 
 
 def cli():

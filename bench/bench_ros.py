@@ -2,7 +2,8 @@
 
     python bench/bench_ros.py [--seconds 10] [--rate 1000] [--state-rate 200]
                               [--event-rate 500] [--robot intelledex_605] [--ticks 20000]
-                              [--big 100000] [--png bench/results/ros_timing.png]
+                              [--big 100000] [--priority 50]
+                              [--png bench/results/ros_timing.png]
 
 Needs the ``ros`` extra (and matplotlib for the figure). Everything runs on this machine only:
 a random private ROS_DOMAIN_ID in 100..230 and ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, set
@@ -25,8 +26,12 @@ the peer.
 5. A legal ``--big``-point reference sent to a feedforward node at ``--rate`` Hz: the longest
    gap between commands in the 3 s around it, and how long until it is in force.
 
-The figures depend on the load of the machine: the load average is printed with them. The
-histograms of the timer periods and the event latencies go to ``--png``.
+Runs 3 to 5 are made twice: with normal scheduling, and with ``realtime_priority:=PRIORITY``
+(``--priority``, default 50; 0 skips it: SCHED_FIFO for the node's executor and middleware
+threads, and for this process's receiving thread, so that neither process's scheduling on a
+loaded machine dominates the figures). The figures depend on the load of the machine: the load
+average is printed with them. The histograms of the timer periods and the event latencies go
+to ``--png``.
 """
 
 import argparse

@@ -449,6 +449,30 @@ def test_prepare_reference_rejects_the_poisoned_and_the_oversized_and_the_node_c
         # a message too large to be max_points points is refused before deserializing
         with pytest.raises(ValueError, match="larger than max_points"):
             node.prepare_reference(b"\0" * (node._max_bytes + 1))
+        # the subscription callback only hands the bytes over: the reference is read, checked
+        # and interpolated in the worker thread, while the control path keeps commanding
+        m = 1000
+        ts = np.arange(m) * 1e-3
+        slow = q_r + 0.1 * np.sin(ts)[:, None]
+        data = serialize_message(rosnode.trajectory_message(names, ts, slow))
+        prepared_in = []
+        prepare = node.prepare_reference
+
+        def spy(d):
+            prepared_in.append(threading.get_ident())
+            return prepare(d)
+
+        node.prepare_reference = spy
+        before = node._pending
+        node._on_reference(data)
+        assert threading.get_ident() not in prepared_in
+        deadline = time.monotonic() + 30.0
+        while node._pending is before and time.monotonic() < deadline:
+            node._tick()
+            time.sleep(0.001)
+        assert node._pending is not before and len(node._pending[0].knots) == m
+        assert prepared_in and threading.get_ident() not in prepared_in
+        node.prepare_reference = prepare
         # later references start from the last good one, and are taken
         q_r2 = q - 0.05
         node._pending = node.prepare_reference(serialize_message(

@@ -129,15 +129,22 @@ def load_robot(robot: str = "", robot_description: str = ""):
                           "the robot_description topic")
     try:
         if text:
-            return robodyn.load_urdf(text)
-        if robot in robodyn.robots.available():
-            return robodyn.robots.load(robot)
-        if os.path.isfile(robot):
-            return robodyn.load_urdf(robot)
+            loaded = robodyn.load_urdf(text)
+        elif robot in robodyn.robots.available():
+            loaded = robodyn.robots.load(robot)
+        elif os.path.isfile(robot):
+            loaded = robodyn.load_urdf(robot)
+        else:
+            loaded = None
     except Exception as exc:  # any loader error is a configuration error here
         raise ConfigError(f"cannot load the robot: {type(exc).__name__}: {exc}") from None
-    raise ConfigError(f"robot: {robot!r} is neither a bundled robot "
-                      f"({', '.join(robodyn.robots.available())}) nor a URDF file")
+    if loaded is None:
+        raise ConfigError(f"robot: {robot!r} is neither a bundled robot "
+                          f"({', '.join(robodyn.robots.available())}) nor a URDF file")
+    if getattr(loaded, "nq", loaded.n) != loaded.n:
+        raise ConfigError(f"robot: {loaded.name} has a floating base; the nodes command joint "
+                          "torques of fixed-base arms")
+    return loaded
 
 
 def gains(value, n: int, name: str) -> np.ndarray:

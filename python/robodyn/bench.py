@@ -162,9 +162,11 @@ def _bundled_dh(name, gravity):
     return rows, tuple(R0.T @ np.asarray(gravity, dtype=float))
 
 
-def load_case(name):
+def load_case(name, strict=False, xacro_args=None):
     """A Case from a bundled robot name, ``ur5`` / ``panda`` (example-robot-data) or a URDF
-    path. Raises BenchError with the reason when the robot is not available."""
+    (or .xacro) path. Raises BenchError with the reason when the robot is not available.
+    Mimic joints load as independent joints (as the peers load them); ``strict`` refuses a
+    file that would load with warnings."""
     import robodyn
 
     text = str(name)
@@ -181,12 +183,17 @@ def load_case(name):
         if not path.is_file():
             raise BenchError(f"unknown robot {text!r}: give a robot name "
                              f"({', '.join(robodyn.robots.names())}) or a URDF file path")
-        source = path.read_text()
+        if text.endswith(".xacro"):
+            source, _ = robodyn.urdf._expand_xacro(text, xacro_args)
+        else:
+            source = path.read_text()
         text = path.stem
     urdf = strip_urdf(source)
+    if strict:
+        robodyn.load_urdf(urdf, strict=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        robot = robodyn.load_urdf(urdf, check_inertia=False)
+        robot = robodyn.load_urdf(urdf, check_inertia=False, mimic="independent")
     if text in robodyn.robots.available():
         dh, dh_gravity = _bundled_dh(text, robot.gravity)
     return Case(text, robot, urdf, dh, dh_gravity)
@@ -769,8 +776,11 @@ def text_tables(results):
 # command line
 
 
-def run(args):
-    """timing table: robodyn against Pinocchio, MuJoCo and the Robotics Toolbox"""
+def run(args, options=None):
+    """timing table: robodyn against Pinocchio, MuJoCo and the Robotics Toolbox
+
+    ``options``: keyword arguments of :func:`load_case` (``strict``, ``xacro_args``; the
+    command line passes those of its options)."""
     import robodyn
 
     quantities = [q.strip() for q in args.quantities.split(",") if q.strip()]
@@ -789,10 +799,11 @@ def run(args):
         print("robodyn bench: --rounds >= 3, --pool >= 1, --batch >= 0", file=sys.stderr)
         return 2
     names = args.robots or robodyn.robots.available()
+    options = options or {}
     cases = []
     for name in names:
         try:
-            cases.append(load_case(name))
+            cases.append(load_case(name, **options))
         except BenchError as e:
             print(f"robodyn bench: {e}", file=sys.stderr)
             return 2

@@ -22,7 +22,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["main", "COMMANDS", "register", "load_robot", "parse_vector", "UsageError"]
+__all__ = ["main", "COMMANDS", "register", "load_robot", "add_robot_options", "robot_options",
+           "parse_vector", "UsageError"]
 
 
 class UsageError(Exception):
@@ -33,14 +34,55 @@ class UsageError(Exception):
 # shared helpers
 
 
-def load_robot(name_or_path):
-    """A robot by name or URDF path (:func:`robodyn.robots.resolve`); UsageError if unknown."""
+def add_robot_options(p):
+    """The options of every subcommand that loads a ROBOT: ``--strict``, ``--xacro-arg``."""
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a URDF that would load with warnings (a non-physical inertia "
+                        "on a moving link)")
+    p.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE", dest="xacro_arg",
+                   help="an argument of a .xacro ROBOT file (repeatable)")
+
+
+def robot_options(args):
+    """load_robot's keyword arguments from the options of :func:`add_robot_options`."""
+    xacro_args = None
+    for item in getattr(args, "xacro_arg", None) or []:
+        name, sep, value = item.partition(":=")
+        if not sep or not name.strip():
+            raise UsageError(f"--xacro-arg: expected NAME:=VALUE, got {item!r}")
+        xacro_args = xacro_args or {}
+        xacro_args[name.strip()] = value
+    return {"strict": bool(getattr(args, "strict", False)), "xacro_args": xacro_args}
+
+
+def load_robot(name_or_path, *, strict=False, xacro_args=None):
+    """A robot by name (:func:`robodyn.robots.resolve`: the bundled robots and, when installed,
+    example-robot-data's) or a URDF (or .xacro) file by path; UsageError if there is none.
+
+    Loading warnings are printed once to stderr as ``robodyn: warning: ...``; ``strict``
+    turns them into errors (ValueError)."""
+    import warnings
+
     import robodyn
 
+    text = str(name_or_path)
+    looks_like_path = (os.path.sep in text or text.endswith((".urdf", ".xml", ".xacro"))
+                       or os.path.exists(text))
+    if looks_like_path:
+        if not os.path.isfile(text):
+            raise UsageError(f"no such URDF file: {text}")
+        if xacro_args and not text.endswith(".xacro"):
+            raise UsageError(f"--xacro-arg: {text} is not a .xacro file")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", robodyn.urdf.URDFWarning)
+            robot = robodyn.load_urdf(text, strict=strict, xacro_args=xacro_args)
+        for w in caught:
+            print(f"robodyn: warning: {w.message}", file=sys.stderr)
+        return robot
+    if xacro_args:
+        raise UsageError(f"--xacro-arg: {text} is a robot name, not a .xacro file")
     try:
-        return robodyn.robots.resolve(name_or_path)
-    except FileNotFoundError as exc:
-        raise UsageError(str(exc)) from None
+        return robodyn.robots.resolve(text)
     except ValueError as exc:
         if "unknown robot" in str(exc) or "not installed" in str(exc):
             raise UsageError(str(exc)) from None
@@ -107,12 +149,13 @@ def joint_units(robot):
 
 def _info_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    add_robot_options(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def _info_run(args):
     """joints, links, masses and limits of a robot"""
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, **robot_options(args))
     spec = robot.spec
     bodies = spec.bodies
     names = [b.name for b in bodies]
@@ -125,6 +168,8 @@ def _info_run(args):
             "velocity": float(b.velocity), "effort": float(b.effort),
             "armature": float(b.armature), "damping": float(b.damping),
             "friction": float(b.friction),
+            "mimic": None if getattr(b, "mimic", None) is None else {
+                "joint": b.mimic[0], "multiplier": b.mimic[1], "offset": b.mimic[2]},
         })
     total = float(sum(b.mass for b in bodies))
     if args.json:
@@ -150,6 +195,11 @@ def _info_run(args):
     for r in extra:
         print(f"  joint {r['joint']}: viscous friction {r['damping']:g}, "
               f"Coulomb friction {r['friction']:g}")
+    for r in rows:
+        if r["mimic"]:
+            m = r["mimic"]
+            print(f"  joint {r['joint']} is coupled: q = {m['multiplier']:g} q({m['joint']}) "
+                  f"+ {m['offset']:g} (not a coordinate)")
     if spec.frames:
         print(f"  extra frames: {', '.join(f.name for f in spec.frames)}")
     return 0
@@ -167,6 +217,7 @@ def _vector_option(p, flag, what):
 
 def _id_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    add_robot_options(p)
     _vector_option(p, "--q", "joint positions (rad or m)")
     _vector_option(p, "--qd", "joint velocities")
     _vector_option(p, "--qdd", "joint accelerations")
@@ -177,7 +228,7 @@ def _id_arguments(p):
 
 def _id_run(args):
     """inverse dynamics: joint torques for given q, qd, qdd"""
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, **robot_options(args))
     n = robot.n
     q, qd, qdd = (parse_vector(v, n, f"--{k}") if v is not None else np.zeros(n)
                   for k, v in (("q", args.q), ("qd", args.qd), ("qdd", args.qdd)))
@@ -235,6 +286,7 @@ def _rate(text):
 
 def _simulate_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    add_robot_options(p)
     p.add_argument("--controller", choices=_CONTROLLERS, default="computed-torque",
                    help="control law (default computed-torque)")
     p.add_argument("--kp", nargs="+", metavar="K",
@@ -361,7 +413,7 @@ def _simulate_run(args):
     from . import trajectories as tr
     from .simulation import simulate
 
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, **robot_options(args))
     n = robot.n
     if args.plot or args.animate:
         from .plotting import require_matplotlib
@@ -432,6 +484,7 @@ def _show_arguments(p):
                    help="image file to write (default: ROBOT.png in the current directory)")
     p.add_argument("--view", nargs=2, type=float, metavar=("ELEV", "AZIM"),
                    default=(25.0, -60.0), help="camera elevation and azimuth in degrees")
+    add_robot_options(p)
 
 
 def _show_run(args):
@@ -439,7 +492,7 @@ def _show_run(args):
     from .plotting import draw_robot, require_matplotlib
 
     require_matplotlib()
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, **robot_options(args))
     q = parse_vector(args.q, robot.n, "--q")
     path = args.output or f"{robot.name or 'robot'}.png"
     draw_robot(robot, q, path=path, elev=args.view[0], azim=args.view[1])
@@ -468,39 +521,43 @@ def _bench_arguments(p):
                         "wall: wall-clock time")
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")
     p.add_argument("--seed", type=int, default=0)
+    add_robot_options(p)
 
 
 def _bench_run(args):
     """timing table: robodyn against Pinocchio, MuJoCo and the Robotics Toolbox"""
     from .bench import run
 
-    return run(args)
+    return run(args, robot_options(args))
 
 
 def _opcount_arguments(p):
     from .opcount import add_arguments
 
     add_arguments(p)
+    add_robot_options(p)
 
 
 def _opcount_run(args):
     """operation counts against the published formulations"""
     from .opcount import run
 
-    return run(args)
+    options = robot_options(args)
+    return run(args, lambda name: load_robot(name, **options))
 
 
 def _codegen_arguments(p):
     from .codegen import add_arguments
 
     add_arguments(p)
+    add_robot_options(p)
 
 
 def _codegen_run(args):
     """write the robot's generated C++ kernels (.cpp and .h)"""
     from .codegen import run
 
-    return run(args)
+    return run(args, load_robot(args.robot, **robot_options(args)))
 
 
 COMMANDS = {

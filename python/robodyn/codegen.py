@@ -787,7 +787,12 @@ def _count_line(function, c, width=18):
 
 def generate(robot, name=None):
     """Generate the kernels of ``robot``: a :class:`Generated` with the C++ source text, a
-    header, and for each function its simplified graph and operation counts."""
+    header, and for each function its simplified graph and operation counts. A robot with
+    coupled (mimic) joints gets the kernels of its full model (the coupling runs around them,
+    see robodyn.coupling)."""
+    full = getattr(robot, "full_robot", None)
+    if full is not None:
+        robot = full()
     robot_name = str(name if name is not None else robot.name)
     prefix = "robodyn_" + c_identifier(robot_name)
     n = int(robot.n)
@@ -1070,18 +1075,22 @@ def _specialized_robot(cls, spec, known):
 
 
 def add_arguments(parser):
-    parser.add_argument("robot", help="bundled robot name or URDF file")
+    """Arguments of ``robodyn codegen`` (the command line adds its robot-loading options)."""
+    parser.add_argument("robot", help="robot name or URDF file")
     parser.add_argument("-o", "--output", default=".", metavar="DIR",
                         help="directory for <robot>.cpp and <robot>.h (default: .)")
     parser.add_argument("--name", default=None,
                         help="name used in the function names (default: the robot's name)")
 
 
-def run(args):
-    """Write the robot's generated C++ kernels (.cpp and .h) for embedding in a controller."""
-    from .robots import resolve
+def run(args, robot=None):
+    """Write the robot's generated C++ kernels (.cpp and .h) for embedding in a controller.
+    ``robot``: the loaded ``args.robot`` (the command line passes it; default
+    :func:`robodyn.robots.resolve`)."""
+    if robot is None:
+        from .robots import resolve
 
-    robot = resolve(args.robot)
+        robot = resolve(args.robot)
     gen, cpp, hdr = write_sources(robot, args.output, args.name)
     print(f"wrote {cpp} and {hdr}")
     for function in FUNCTIONS:

@@ -469,13 +469,17 @@ def _print_growth(g, out):
     print(file=out)
 
 
-def run(args) -> int:
+def run(args, load=None) -> int:
     """operation counts of the algorithms beside the published figures
 
     The table for each robot (default: the bundled ones); with ``--n-range`` or ``--plot``
     also the growth fits on generic DH chains; ``--json`` for machine-readable output.
+    ``load(name) -> Robot`` reads a ROBOT argument (the command line passes its loader, with
+    its --strict / --xacro-arg options); default :func:`robodyn.robots.resolve`.
     """
     import robodyn
+
+    load = load or robodyn.robots.resolve
 
     if args.n_range is not None and not 1 <= args.n_range[0] <= args.n_range[1]:
         raise ValueError(f"--n-range: expected 1 <= LO <= HI, got {args.n_range[0]} "
@@ -483,7 +487,7 @@ def run(args) -> int:
     if args.plot:
         plot_growth(None, None, check_only=True)  # fail before the counting, not after
     names = args.robots or robodyn.robots.available()
-    robots = [(str(name), robodyn.robots.resolve(name)) for name in names]
+    robots = [(str(name), load(name)) for name in names]
     reports = [_robot_report(name if name in robodyn.robots.available() else robot.name,
                              robot) for name, robot in robots]
     g = None

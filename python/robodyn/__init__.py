@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._core import get_num_threads, set_num_threads
 from ._spec import Body, Frame, ModelSpec
 from .robot import Robot
+from . import coupling as _coupling  # noqa: F401,E402 (registers CoupledRobot with Robot)
 from .simulation import SimulationResult, simulate
 
 __version__ = "0.1.0"
@@ -41,7 +42,8 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
                 f"{name}: no such URDF file; {name!r} is a robot name: use "
                 f"robodyn.robots.{call}({name!r})")
     return load(path_or_xml_string, gravity=gravity, armature=armature,
-                check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args)
+                check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args,
+                robot_class=Robot)
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

@@ -73,13 +73,17 @@ class Robot(_core.RobotCore):
 
     _check_full_mass_matrix = True  # a CoupledRobot checks its reduced mass matrix instead
 
+    # the class a spec with coupled (mimic) joints builds: robodyn.coupling.CoupledRobot,
+    # which registers itself here when robodyn imports it (coupling.py imports this module,
+    # not the other way round)
+    _coupled_class = None
+
     def __new__(cls, spec=None, *args, **kwargs):
-        # a spec with coupled (mimic) joints builds a CoupledRobot (robodyn.coupling)
         if cls is Robot and isinstance(spec, ModelSpec) and any(
                 getattr(b, "mimic", None) is not None for b in spec.bodies):
-            from .coupling import CoupledRobot
-
-            cls = CoupledRobot
+            if Robot._coupled_class is None:  # robodyn/__init__ imports coupling first
+                raise RuntimeError("robodyn.coupling is not loaded: import robodyn")
+            cls = Robot._coupled_class
         return super().__new__(cls)
 
     def __init__(self, spec: ModelSpec):

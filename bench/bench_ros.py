@@ -426,8 +426,9 @@ def figure(path, runs, rate, title):
             ax.axvline(np.percentile(lat, 50), color="k", lw=1, label="p50")
             ax.axvline(np.percentile(lat, 99), color="k", lw=1, ls="--", label="p99")
             ax.legend()
-            ax.set_title(f"{label}, trigger:=joint_states: p50 {np.percentile(lat, 50):.3f} ms, "
-                         f"p99 {np.percentile(lat, 99):.3f} ms ({lat.size} states)", fontsize=9)
+            ax.set_title(f"{label}, trigger:=joint_states ({lat.size} states):\np50 "
+                         f"{np.percentile(lat, 50):.3f} ms, p99 {np.percentile(lat, 99):.3f} ms, "
+                         f"max {lat.max():.1f} ms", fontsize=9)
         ax.set_yscale("log")
         ax.set_xlabel("joint state published -> command received (ms)")
     fig.suptitle(title, fontsize=9)

@@ -10,17 +10,22 @@ from .simulation import SimulationResult, simulate
 __version__ = "0.1.0"
 
 
-def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True) -> Robot:
+def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True,
+              max_bytes=None) -> Robot:
     """Load a URDF file (path) or URDF text into a Robot. See docs/urdf.md.
 
     ``armature``: rotor inertias, a dict joint name -> value or a sequence in joint order
     (overrides the ``<robodyn armature=.../>`` extension element). ``check_inertia=False``
     accepts inertias that break the triangle inequality (positive semidefinite is required).
+    ``max_bytes``: the largest file or text read (default 64 MiB, robodyn.urdf.MAX_BYTES); a
+    path must be a regular file (devices, FIFOs and directories are refused). See
+    docs/security.md.
     """
-    from .urdf import parse_urdf
+    from .urdf import MAX_BYTES, parse_urdf
 
     return Robot(parse_urdf(path_or_xml_string, gravity=gravity, armature=armature,
-                            check_inertia=check_inertia))
+                            check_inertia=check_inertia,
+                            max_bytes=MAX_BYTES if max_bytes is None else max_bytes))
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

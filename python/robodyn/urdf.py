@@ -17,6 +17,7 @@ import codecs
 import math
 import os
 import re
+import stat
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -27,6 +28,7 @@ from robodyn._spec import Body, Frame, ModelSpec
 __all__ = ["URDFError", "URDFFileNotFoundError", "parse_urdf", "spec_to_urdf"]
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+MAX_BYTES = 64 * 1024 * 1024  # default size limit of a URDF (file or text): 64 MiB
 INERTIA_RTOL = 1e-9  # relative tolerance of the PSD and triangle-inequality checks
 INERTIA_ATOL = 1e-18  # kg m^2, absolute floor of that tolerance (rounding noise in files)
 
@@ -53,11 +55,23 @@ class URDFFileNotFoundError(URDFError, FileNotFoundError):
 
 # ---------------------------------------------------------------- reading the document
 
-def _read_source(source):
-    """(text, label) of a path, an XML string or XML bytes."""
+def _read_source(source, max_bytes=MAX_BYTES):
+    """(text, label) of a path, an XML string or XML bytes, at most ``max_bytes`` long.
+
+    A path must name a regular file: devices (/dev/zero), FIFOs, sockets and directories are
+    refused before anything is read (opened non-blocking, so a FIFO cannot stall the call)."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ValueError(f"max_bytes: expected a positive int, got {max_bytes!r}")
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _decode(bytes(source), "<string>"), "<string>"
+        data = bytes(source)
+        if len(data) > max_bytes:
+            raise URDFError(f"<string>: {len(data)} bytes exceed the limit of {max_bytes} "
+                            "(max_bytes=)")
+        return _decode(data, "<string>"), "<string>"
     if isinstance(source, str) and source.lstrip().startswith("<"):
+        if len(source) > max_bytes:
+            raise URDFError(f"<string>: {len(source)} characters exceed the limit of "
+                            f"{max_bytes} (max_bytes=)")
         return source, "<string>"
     if isinstance(source, str) and not source.strip():
         raise URDFError("<string>: empty input")
@@ -66,15 +80,31 @@ def _read_source(source):
     path = os.fspath(source)
     label = os.fsdecode(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise URDFError(f"{label}: not a regular file (a directory, device, FIFO or "
+                            "socket); a URDF is read from a regular file or given as text")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
+                raise URDFError(f"{label}: not a regular file")
+            if st.st_size > max_bytes:
+                raise URDFError(f"{label}: {st.st_size} bytes exceed the limit of {max_bytes} "
+                                "(pass max_bytes= to load a larger file)")
+            data = f.read(max_bytes + 1)
     except FileNotFoundError:
         raise URDFFileNotFoundError(
             f"{label}: file not found (a str is read as XML text only if it starts with '<')"
         ) from None
     except (OSError, ValueError) as e:
+        if isinstance(e, URDFError):
+            raise
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise URDFError(f"{label}: cannot read the file: {reason}") from None
+    if len(data) > max_bytes:  # grew while being read
+        raise URDFError(f"{label}: more than {max_bytes} bytes (pass max_bytes= to load a "
+                        "larger file)")
     return _decode(data, label), label
 
 
@@ -453,14 +483,18 @@ def _build(reader, root_el, check_inertia):
                 mass, com, inertia = _combine(body_parts)
                 body.mass, body.com, body.inertia = float(mass), com, inertia
 
-    for body in bodies:
-        values = (body.origin, body.com, body.inertia, body.mass)
-        if not all(np.all(np.isfinite(v)) for v in values):
+    # finiteness of everything combined, checked in one vectorised pass (O(n))
+    if bodies:
+        packed = np.array([np.concatenate((b.origin.ravel(), np.ravel(b.com),
+                                           np.ravel(b.inertia), [b.mass])) for b in bodies])
+        bad = ~np.isfinite(packed).all(axis=1)
+        if bad.any():
+            body = bodies[int(np.argmax(bad))]
             raise reader.error(f"link {body.name!r}", "non-finite pose or inertia after "
                                "combining (numbers too large)")
     frames = [frames[k] for k in sorted(frames)]  # in document order of the fixed joints
     for frame in frames:
-        if not np.all(np.isfinite(frame.pose)):
+        if not np.isfinite(frame.pose).all():
             raise reader.error(f"link {frame.name!r}", "non-finite pose (numbers too large)")
 
     gravity = None
@@ -503,7 +537,8 @@ def _apply_armature(spec, armature):
         spec.bodies[i].armature = value
 
 
-def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True) -> ModelSpec:
+def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True,
+               max_bytes=MAX_BYTES) -> ModelSpec:
     """Read a URDF into a :class:`ModelSpec`.
 
     source: XML text (a ``str`` starting with ``<`` after whitespace, or ``bytes``), or a path
@@ -515,11 +550,13 @@ def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True) -> Mo
     check_inertia: reject rotational inertias that are not positive semi-definite or whose
         principal moments violate the triangle inequality (relative tolerance 1e-9). Pass
         False to load files with slightly non-physical inertias as they are.
+    max_bytes: the largest input read, in bytes (characters for text); default 64 MiB
+        (:data:`MAX_BYTES`). A path must be a regular file (not a device, FIFO or directory).
 
     Raises URDFError (a ValueError) naming the file, the element and the reason;
     URDFFileNotFoundError (also a FileNotFoundError) for a missing file.
     """
-    text, label = _read_source(source)
+    text, label = _read_source(source, max_bytes)
     reader = _Reader(label)
     spec = _build(reader, _parse_xml(text, label), check_inertia)
     spec.check_inertia = bool(check_inertia)

@@ -56,7 +56,7 @@ def _bundled_names():
     import robodyn
 
     available = getattr(robodyn.robots, "available", None)
-    return list(available()) if available else ["intelledex_605", "stanford_arm"]
+    return list(available(floating=True)) if available else ["intelledex_605", "stanford_arm"]
 
 
 _SPLIT = re.compile(r"[,\s]+")

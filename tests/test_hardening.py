@@ -599,3 +599,40 @@ def test_specialized_forward_dynamics_overflow_matches_generic():
     qd = np.full(6, 0.5)
     np.testing.assert_allclose(special.forward_dynamics(q, qd, tau),
                                r.forward_dynamics(q, qd, tau), rtol=1e-9, atol=1e-12)
+
+
+# ------------------------------------------------------------------ gravity while a batch runs
+
+
+def test_gravity_change_while_a_batch_runs_on_another_thread():
+    """The model is immutable: setting robot.gravity makes a new one, so a batch running on
+    another thread computes every row with the gravity it started with (on the old main the
+    gravity was rewritten in place under the running batch: rows mixed both)."""
+    r = robodyn.Robot(rm.random_chain(6, np.random.default_rng(8)))
+    g_a, g_b = np.array([0.0, 0.0, -9.81]), np.array([3.0, -2.0, -1.62])
+    Q = np.random.default_rng(9).uniform(-1, 1, (150_000, 6))
+    Z = np.zeros_like(Q)
+    r.gravity = g_b
+    ref_b = r.inverse_dynamics(Q, Z, Z)
+    r.gravity = g_a
+    ref_a = r.inverse_dynamics(Q, Z, Z)
+    old = robodyn.get_num_threads()
+    robodyn.set_num_threads(2)
+    try:
+        for _ in range(3):
+            r.gravity = g_a
+            result = {}
+            worker = threading.Thread(target=lambda: result.update(
+                tau=r.inverse_dynamics(Q, Z, Z)))
+            worker.start()
+            deadline = time.monotonic() + 30
+            flips = 0
+            while worker.is_alive() and time.monotonic() < deadline:
+                r.gravity = g_b if flips % 2 == 0 else g_a
+                flips += 1
+            worker.join(timeout=30)
+            tau = result["tau"]
+            assert np.array_equal(tau, ref_a) or np.array_equal(tau, ref_b), \
+                f"rows mixed two gravities after {flips} changes"
+    finally:
+        robodyn.set_num_threads(old)

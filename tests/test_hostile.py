@@ -110,7 +110,7 @@ def argument(draw, n, rows, hostile=True):
     # what the value is, as NumPy reads it (an empty list is (0,), whatever it came from)
     seen = np.asarray(value)
     clean = None
-    if seen.dtype.kind in "fiubO":
+    if seen.dtype.kind in "fiub":  # object, complex and string kinds are refused
         with np.errstate(all="ignore"):
             try:
                 clean = np.ascontiguousarray(seen, dtype=np.float64)

@@ -38,7 +38,7 @@ using boundary::get_input;
 using boundary::Input;
 
 // simulate.cpp: _core._simulate_fixed; `view` gives a RobotCore's model and generated kernels
-void register_simulation(py::module_& m, SimRobot (*view)(py::handle));
+void register_simulation(py::module_& m, SimHeld (*view)(py::handle));
 
 namespace {
 
@@ -89,9 +89,11 @@ bool str_is(py::handle h, const char* s) {
 
 class RobotCore {
  public:
-  RobotCore(Model m) : model_(std::move(m)), data_(model_) {}
+  RobotCore(Model m) : model_(std::make_shared<const Model>(std::move(m))), data_(*model_) {}
 
-  Model model_;
+  // the model, immutable once built and shared: changing the gravity makes a new one, so a
+  // batch running on another thread keeps the model it started with
+  std::shared_ptr<const Model> model_;
   Data data_;
   // generated robot-specific kernels (robodyn.codegen); null: the generic algorithms
   struct Kernels {
@@ -101,7 +103,7 @@ class RobotCore {
     FdKernel fd = nullptr;
   } kernels_;
 
-  int n() const { return model_.n; }
+  int n() const { return model_->n; }
 
   // Runs kernel(data, inputs..., out) on a single state or on every row of a batch.
   // row_out: the per-state output shape; kernel returns false on a numerical failure.
@@ -110,24 +112,24 @@ class RobotCore {
                  py::handle out, const Shape& row_out, const char* what,
                  Kernel kernel) {
     std::array<Input, K> in;
-    for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_.n);
+    for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_->n);
     const bool batch = in[0].batch;
     const py::ssize_t rows = in[0].rows;
     for (size_t k = 1; k < K; ++k)
       if (in[k].batch != batch || in[k].rows != rows)
         bad(names[k], std::string("must have the same shape as ") + names[0] + ": expected (" +
                           (batch ? std::to_string(rows) + ", " : std::string()) +
-                          std::to_string(model_.n) + (batch ? ")" : ",)") + ", got " +
+                          std::to_string(model_->n) + (batch ? ")" : ",)") + ", got " +
                           (in[k].batch ? "(" + std::to_string(in[k].rows) + ", " +
-                                             std::to_string(model_.n) + ")"
-                                       : "(" + std::to_string(model_.n) + ",)"));
+                                             std::to_string(model_->n) + ")"
+                                       : "(" + std::to_string(model_->n) + ",)"));
     const py::ssize_t row_size = row_out.prod();
     Shape shape;
     if (batch) shape.dim[shape.nd++] = rows;
     for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
     double* po = nullptr;
     py::object result = get_output(out, shape, &po);
-    const int n = model_.n;
+    const int n = model_->n;
     // an `out` sharing memory with an input (partly or wholly) is computed through a
     // temporary and copied at the end, as NumPy ufuncs do
     double* dest = po;
@@ -145,10 +147,13 @@ class RobotCore {
     std::array<const double*, K> ptr;
     if (!batch) {
       for (size_t k = 0; k < K; ++k) ptr[k] = in[k].p;
-      if (!kernel(model_, data_, ptr, po)) throw py::value_error(what);
+      if (!kernel(*model_, data_, ptr, po)) throw py::value_error(what);
       return finish();
     }
-    // batch: GIL released, rows split over threads, each thread with its own Data
+    // batch: GIL released, rows split over threads, each thread with its own Data; the
+    // model held for the whole batch
+    const std::shared_ptr<const Model> held = model_;
+    const Model& model = *held;
     bool ok = true;
     std::string failure;  // a worker that could not be started or failed to allocate
     bool out_of_memory = false;
@@ -160,13 +165,13 @@ class RobotCore {
         std::array<const double*, K> pk;
         for (py::ssize_t r = r0; r < r1; ++r) {
           for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * n;
-          if (!kernel(model_, d, pk, po + r * row_size)) flag = false;
+          if (!kernel(model, d, pk, po + r * row_size)) flag = false;
         }
       };
       try {
         if (threads == 1) {
           // a private workspace: other Python threads may use data_ while the GIL is released
-          Data d(model_);
+          Data d(model);
           work(d, 0, rows, ok);
         } else {
           std::vector<std::unique_ptr<Data>> datas;
@@ -183,7 +188,7 @@ class RobotCore {
           } joiner{pool};
           datas.reserve(threads);
           pool.reserve(threads);
-          for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model_));
+          for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model));
           for (int t = 0; t < threads; ++t) {
             const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
             try {
@@ -213,11 +218,11 @@ class RobotCore {
   }
 
   int frame_index(py::handle link) const {
-    const int nf = static_cast<int>(model_.frame_body.size());
+    const int nf = static_cast<int>(model_->frame_body.size());
     if (PyUnicode_Check(link.ptr())) {
       const std::string name = link.cast<std::string>();
       for (int f = 0; f < nf; ++f)
-        if (model_.link_names[f] == name) return f;
+        if (model_->link_names[f] == name) return f;
       bad("link", "no link named '" + name + "'");
     }
     if (PyIndex_Check(link.ptr()) && !PyBool_Check(link.ptr())) {
@@ -525,17 +530,23 @@ PYBIND11_MODULE(_core, m) {
            py::arg("check_inertia") = true)
       .def_property_readonly("n", &RobotCore::n)
       .def_property_readonly("joint_names",
-                             [](const RobotCore& r) { return r.model_.joint_names; })
-      .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_.link_names; })
+                             [](const RobotCore& r) { return r.model_->joint_names; })
+      .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_->link_names; })
       .def_property(
-          "gravity", [](const RobotCore& r) { return Vec3(r.model_.gravity); },
+          "gravity", [](const RobotCore& r) { return Vec3(r.model_->gravity); },
           [](RobotCore& r, py::handle g) {
             Input in = get_input(g, "gravity", 3);
             if (in.batch) bad("gravity", "expected shape (3,)");
             const Vec3 grav = checked_gravity(Vec3(in.p[0], in.p[1], in.p[2]));
             // generated kernels have the gravity they were generated with built in
-            if (grav != r.model_.gravity) r.kernels_ = RobotCore::Kernels();
-            set_gravity(r.model_, grav);
+            if (grav == r.model_->gravity) return;
+            // a new model with the new gravity (checked before anything changes); the old
+            // one lives on while a batch on another thread still uses it
+            auto next = std::make_shared<Model>(*r.model_);
+            set_gravity(*next, grav);
+            // generated kernels have the gravity they were generated with built in
+            r.kernels_ = RobotCore::Kernels();
+            r.model_ = std::move(next);
           })
       .def(
           "coriolis_matrix",
@@ -575,7 +586,7 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "forward_kinematics",
           [](RobotCore& r, py::handle q, py::handle out) {
-            const py::ssize_t nf = static_cast<py::ssize_t>(r.model_.frame_body.size());
+            const py::ssize_t nf = static_cast<py::ssize_t>(r.model_->frame_body.size());
             return r.run<1>({q}, {"q"}, out, {nf, 4, 4}, "",
                             [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                               forward_kinematics(m, d, x[0], o);
@@ -598,7 +609,7 @@ PYBIND11_MODULE(_core, m) {
            [](const RobotCore& r, const std::string& algorithm) {
              std::array<long, 3> c;
              try {
-               c = count_ops(r.model_, algorithm);
+               c = count_ops(*r.model_, algorithm);
              } catch (const std::invalid_argument& e) {
                throw py::value_error(e.what());
              }
@@ -613,7 +624,7 @@ PYBIND11_MODULE(_core, m) {
              return py::make_tuple(r.data_.cache_hits, r.data_.cache_misses);
            })
       .def("_model_arrays", [](const RobotCore& r) {
-        const Model& m = r.model_;
+        const Model& m = *r.model_;
         py::dict d;
         auto tail = [&](const std::vector<double>& v) {
           return std::vector<double>(v.begin() + 1, v.end());
@@ -636,7 +647,7 @@ PYBIND11_MODULE(_core, m) {
   cls.def("_trace", [](const RobotCore& r, const std::string& algorithm) {
        ExprGraph g;
        try {
-         g = trace_algorithm(r.model_, algorithm);
+         g = trace_algorithm(*r.model_, algorithm);
        } catch (const std::invalid_argument& e) {
          throw py::value_error(e.what());
        }
@@ -683,6 +694,7 @@ PYBIND11_MODULE(_core, m) {
 
   register_simulation(m, [](py::handle h) {
     RobotCore& r = h.cast<RobotCore&>();
-    return SimRobot{&r.model_, r.kernels_.id, r.kernels_.g, r.kernels_.fd};
+    return SimHeld{SimRobot{r.model_.get(), r.kernels_.id, r.kernels_.g, r.kernels_.fd},
+                   r.model_};
   });
 }

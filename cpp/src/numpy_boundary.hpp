@@ -2,8 +2,8 @@
 // Python argument into a float64 view, checks its shape and finiteness, and checks outputs.
 //
 // Rules (../shared/STYLE.md rule 8): a C-contiguous, aligned, native float64 array is used in
-// place; anything else of a real kind (float, int, unsigned, bool, or an object array / list of
-// real numbers) is converted once; complex, string and other kinds are refused with a
+// place; anything else of a real kind (float, int, unsigned, bool arrays, and lists of real
+// numbers) is converted once; complex, object, string and other kinds are refused with a
 // ValueError naming the argument (a list of complex numbers as well as a complex array). A
 // MemoryError raised while converting stays a MemoryError. Private to the binding units: the
 // C++ core does not depend on Python.
@@ -82,7 +82,7 @@ inline py::object as_f64(py::handle h, const std::string& name, const std::strin
   }
   const char kind =
       py::detail::array_descriptor_proxy(py::detail::array_proxy(arr.ptr())->descr)->kind;
-  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b' && kind != 'O')
+  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
     bad(name, "expected " + expect + " of real numbers, got dtype kind '" + kind + "'");
   PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_DOUBLE_);
   PyObject* c = api.PyArray_FromAny_(

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <chrono>
+#include <memory>
 #include <cmath>
 #include <string>
 
@@ -40,7 +41,7 @@ const char* status_name(SimStatus s) {
 
 }  // namespace
 
-void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
+void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
   m.def(
       "_simulate_fixed",
       [view](py::handle plant, py::handle grid, py::handle control, py::handle q0,
@@ -51,7 +52,8 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
              py::handle qdd_ref, py::handle noise_q, py::handle noise_qd, int delay,
              py::handle ring, py::handle progress, long every) {
         // the plant and the options
-        const SimRobot p = view(plant);
+        const SimHeld plant_held = view(plant);
+        const SimRobot p = plant_held.robot;
         const py::ssize_t n = p.model->n;
         SimIntegrator integ;
         if (integrator == "rk4")
@@ -105,8 +107,10 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
         else
           bad("law", "expected 'none', 'computed_torque', 'pd_gravity' or 'feedforward'");
         SimReference ref;
+        SimHeld controller_held;
         if (c.law != SimLaw::None) {
-          c.robot = view(controller);
+          controller_held = view(controller);
+          c.robot = controller_held.robot;
           if (c.robot.model->n != n)
             bad("controller", "its model has " + std::to_string(c.robot.model->n) +
                                   " joints, the plant " + std::to_string(n));

@@ -81,14 +81,15 @@ def _read_source(source, max_bytes=MAX_BYTES):
     label = os.fsdecode(path)
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            raise URDFError(f"{label}: not a regular file (a directory, device, FIFO or "
-                            "socket); a URDF is read from a regular file or given as text")
+            raise URDFError(f"{label}: cannot read the file: not a regular file (a directory, "
+                            "device, FIFO or socket); a URDF is read from a regular file or "
+                            "given as text")
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
                      | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
-                raise URDFError(f"{label}: not a regular file")
+                raise URDFError(f"{label}: cannot read the file: not a regular file")
             if st.st_size > max_bytes:
                 raise URDFError(f"{label}: {st.st_size} bytes exceed the limit of {max_bytes} "
                                 "(pass max_bytes= to load a larger file)")

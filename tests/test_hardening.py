@@ -458,8 +458,17 @@ def test_singular_model_still_refused_in_linear_time():
     text = chain_urdf(4).replace('<mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" '
                                  'iyy="0.01" iyz="0" izz="0.005"/>', '<mass value="0"/>'
                                  '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>')
+    spec = robodyn.urdf.parse_urdf(text)
     with pytest.raises(ValueError, match="singular"):
-        robodyn.load_urdf(text)
+        robodyn.Robot(spec)
+    # a long chain with a massless tip: still refused, in linear time
+    spec = robodyn.urdf.parse_urdf(chain_urdf(3000))
+    spec.bodies[-1].mass = 0.0
+    spec.bodies[-1].inertia = np.zeros((3, 3))
+    t0 = time.process_time()
+    with pytest.raises(ValueError, match="singular"):
+        robodyn.Robot(spec)
+    assert time.process_time() - t0 < 2.0
 
 
 # ------------------------------------------------------------------ 7. Ctrl-C

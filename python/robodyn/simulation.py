@@ -325,7 +325,11 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         continuous, period, rate = True, None, None
     else:
         rate = _positive(control_rate, "control_rate")
-        continuous, period = False, 1.0 / rate
+        period = 1.0 / rate
+        if not math.isfinite(period):
+            raise ValueError(f"control_rate: {control_rate!r} Hz is too small (its period "
+                             "1 / control_rate overflows)")
+        continuous = False
     limits = _joint_limits(robot, joint_limits, restitution)
     if floating:
         limits = None  # free-flyer models: the joint limits are not enforced (yet)
@@ -514,7 +518,9 @@ def _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrato
         kw["progress"] = lambda t: progress(t, duration)
         kw["every"] = max(1, (m - 1) // 100)
     if limits is not None:
-        kw.update(lower=limits.lower, upper=limits.upper, stops=limits.stops,
+        big = np.finfo(np.float64).max  # the C++ boundary takes finite bounds only
+        kw.update(lower=np.maximum(limits.lower, -big), upper=np.minimum(limits.upper, big),
+                  stops=limits.stops,
                   restitution=limits.restitution, hits_out=limits.hits,
                   excess_out=limits.excess)
     out = core._simulate_fixed(robot, grid, flags, q0, qd0, Q, QD, TAU, integrator=integrator,
@@ -647,7 +653,6 @@ class _Loop:
                             method=method)
         self.ref_buf = np.empty((3, n))
         self.n_control = 0
-        self._ctrl_checked = False
         self._link_index = None
         if controller is None:
             self.control = self._no_control
@@ -680,12 +685,12 @@ class _Loop:
             wrenches = None
             if isinstance(u, tuple) and len(u) == 2:
                 u, wrenches = u
-            if not self._ctrl_checked:
+            # checked at every call: a shape that changes later is an error, never broadcast
+            if getattr(u, "shape", None) != self.tau.shape:
                 u = np.asarray(u, dtype=np.float64)
                 if u.shape != (self.n,):
-                    raise ValueError(f"controller: returned shape {u.shape}, "
+                    raise ValueError(f"controller: returned shape {u.shape} at t = {t:.6g} s, "
                                      f"expected ({self.n},)")
-                self._ctrl_checked = True
             self.tau[:] = u
             if wrenches:
                 self._add_wrenches(q, wrenches)

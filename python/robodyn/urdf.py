@@ -810,7 +810,7 @@ def _say(label, notes, strict):
                            else ")"))
     shown = "\n".join(f"  {where}: {why}" for where, why in notes)
     _warn(f"{label}: loaded with {len(notes)} warning{'s' if len(notes) > 1 else ''} "
-          f"(strict=True refuses):\n{shown}")
+          f"(strict=True or --strict refuses):\n{shown}")
 
 
 SINGULAR = ("the mass matrix is singular: a joint moves no mass or inertia (inverse dynamics "

@@ -221,14 +221,14 @@ def test_progress_bar_draws_on_a_terminal():
             return True
 
     stream = Tty()
-    bar = cli._Progress(stream, delay=0.0, mininterval=0.0)  # (tqdm; on a terminal, after `delay` seconds)
+    bar = cli._Progress(stream, mininterval=0.0)  # (tqdm: on a terminal at once)
     bar(0.5, 2.0)
     bar(2.0, 2.0)
     bar.close()
     text = stream.getvalue()
     assert " 25%" in text and "100%" in text and "t = 2.000 / 2 s" in text
-    quiet = io.StringIO()  # not a terminal: nothing drawn
-    bar = cli._Progress(quiet, delay=0.0, mininterval=0.0)
+    quiet = io.StringIO()  # not a terminal and fast (under a second): nothing drawn
+    bar = cli._Progress(quiet, mininterval=0.0)
     bar(1.0, 2.0)
     bar.close()
     assert quiet.getvalue() == ""

@@ -385,15 +385,18 @@ def _make_controller(args, robot, reference):
 
 
 class _Progress:
-    """The simulation's progress as a tqdm bar on stderr, in simulated seconds; shown only on
-    a terminal and once the run has taken half a second."""
+    """The simulation's progress as a tqdm bar on stderr, in simulated seconds: drawn at once on
+    a terminal, and elsewhere (a log) once the run has taken a second (``delay``)."""
 
-    def __init__(self, stream=None, delay=0.5, mininterval=0.1):
+    def __init__(self, stream=None, delay=None, mininterval=0.1):
         from tqdm import tqdm
 
+        stream = stream or sys.stderr
+        if delay is None:
+            isatty = getattr(stream, "isatty", None)
+            delay = 0.0 if isatty and isatty() else 1.0
         self.bar = tqdm(total=1.0, unit="s", delay=delay, mininterval=mininterval, leave=False,
-                        dynamic_ncols=True,
-                        file=stream or sys.stderr, disable=None, desc="simulating",
+                        dynamic_ncols=True, file=stream, disable=False, desc="simulating",
                         bar_format="{percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]")
         self.total_set = False
 

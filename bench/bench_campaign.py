@@ -24,6 +24,7 @@ import json
 import os
 import pickle
 import platform
+import shutil
 import statistics
 import tempfile
 import time
@@ -60,6 +61,12 @@ def make_campaign(runs=400, batch=10):
 
 def bench_campaign(client, rounds, tmp):
     c = make_campaign()
+    # warm-up: the workers import robodyn, pyarrow and the simulator once
+    t0 = time.perf_counter()
+    warm = cp.Campaign("intelledex_605", simulation={"duration": 0.1}, samples=4, batch=1)
+    warm.run(Path(tmp) / "warm", client, progress=False)
+    warm.run(Path(tmp) / "warm-serial", "serial")
+    first = time.perf_counter() - t0
     serial, dist = [], []
     tables = {}
     for r in range(rounds):
@@ -74,6 +81,7 @@ def bench_campaign(client, rounds, tmp):
     assert tables["serial"].equals(tables["dask"]), "cluster table differs from serial"
     ok = int(sum(1 for s in tables["serial"]["status"].to_pylist() if s == "ok"))
     return {"runs": c.runs, "batch": c.batch, "ok": ok, "serial_s": serial, "dask_s": dist,
+            "warm_up_s": first,
             "speedup": statistics.median(serial) / statistics.median(dist),
             "per_run_ms": 1e3 * statistics.median(serial) / c.runs}
 
@@ -108,6 +116,12 @@ def _noop(i):
 
 
 def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3):
+    """Rows per second: one batch call per quantity on ``chunk`` states in this process
+    (compute only; the reference), the whole pipeline in this process (draw, compute, write
+    Parquet), and on the cluster per core, written and not written (the chunks reduced on the
+    workers, so only the Dask overhead is added to the compute)."""
+    import dask
+
     robot = robodyn.robots.intelledex_605()
     if QUICK:
         rows, chunk = rows // 10, chunk // 10
@@ -115,28 +129,45 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3)
     robodyn.set_num_threads(1)
     rng = np.random.default_rng(0)
     q, qd, qdd = uniform_sampler(robot)(rng, chunk)
-    batch, local, dist = [], [], []
+    # warm-up: imports (dask.array here and on the workers)
+    robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w0",
+                    scheduler="synchronous")
+    robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w1",
+                    scheduler=client)
+    res = {k: [] for k in ("batch", "local", "cluster_write", "cluster_compute")}
     for r in range(rounds):
-        t0 = time.process_time()
+        t0 = time.perf_counter()
         robot.inverse_dynamics(q, qd, qdd)
         robot.mass_matrix(q)
-        batch.append(chunk / (time.process_time() - t0))
+        res["batch"].append(chunk / (time.perf_counter() - t0))
         t0 = time.perf_counter()
         robodyn.dataset(robot, chunk, quantities, chunk=chunk, path=Path(tmp) / f"l{r}",
                         scheduler="synchronous")
-        local.append(chunk / (time.perf_counter() - t0))
+        res["local"].append(chunk / (time.perf_counter() - t0))
         t0 = time.perf_counter()
         robodyn.dataset(robot, rows, quantities, chunk=chunk, path=Path(tmp) / f"d{r}",
                         scheduler=client)
-        dist.append(rows / (time.perf_counter() - t0) / workers)
-        print(f"  round {r}: batch call {batch[-1]:,.0f} rows/s, in-process dataset "
-              f"{local[-1]:,.0f} rows/s, cluster {dist[-1]:,.0f} rows/s per core  load "
-              f"{load()[0]:.2f}", flush=True)
-    b, l, d = (statistics.median(x) for x in (batch, local, dist))
-    return {"rows": rows, "chunk": chunk, "quantities": quantities,
-            "batch_call_rows_per_s": b, "in_process_dataset_rows_per_s": l,
-            "cluster_rows_per_s_per_core": d, "per_core_vs_batch_call": d / b,
-            "per_core_vs_in_process_dataset": d / l, "bytes_per_row": 8 * (4 * 6 + 36)}
+        res["cluster_write"].append(rows / (time.perf_counter() - t0) / workers)
+        arrays = robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r + 1)
+        t0 = time.perf_counter()
+        dask.compute(*[a.sum() for a in arrays.values()], scheduler=client)
+        res["cluster_compute"].append(rows / (time.perf_counter() - t0) / workers)
+        print(f"  round {r}: batch call {res['batch'][-1]:,.0f} rows/s, in-process dataset "
+              f"{res['local'][-1]:,.0f} rows/s; cluster per core: written "
+              f"{res['cluster_write'][-1]:,.0f}, computed {res['cluster_compute'][-1]:,.0f} "
+              f"rows/s  load {load()[0]:.2f}", flush=True)
+        for d in (f"l{r}", f"d{r}"):
+            shutil.rmtree(Path(tmp) / d)
+    med = {k: statistics.median(v) for k, v in res.items()}
+    return {"rows": rows, "chunk": chunk, "quantities": quantities, "rounds": res,
+            "batch_call_rows_per_s": med["batch"],
+            "in_process_dataset_rows_per_s": med["local"],
+            "cluster_written_rows_per_s_per_core": med["cluster_write"],
+            "cluster_computed_rows_per_s_per_core": med["cluster_compute"],
+            "computed_per_core_vs_batch_call": med["cluster_compute"] / med["batch"],
+            "written_per_core_vs_batch_call": med["cluster_write"] / med["batch"],
+            "written_per_core_vs_in_process_dataset": med["cluster_write"] / med["local"],
+            "bytes_per_row": 8 * (4 * 6 + 36)}
 
 
 def model_cluster(per_run_s, over, nodes=4, cores=32, n=10**6, batch=100):
@@ -175,7 +206,8 @@ def main(argv=None):
     client = Client(cluster)
     out["cluster_start_s"] = time.perf_counter() - t0
     try:
-        with tempfile.TemporaryDirectory() as tmp:
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None  # files in memory: not the disk
+        with tempfile.TemporaryDirectory(dir=shm) as tmp:
             if not args.skip_campaign:
                 print("campaign of 400 simulations:", flush=True)
                 out["campaign"] = bench_campaign(client, args.rounds, tmp)

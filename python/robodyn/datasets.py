@@ -29,9 +29,9 @@ pickle to run on a distributed cluster) replaces it. Chunk ``k`` draws from
 ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(k,)))``, so the rows depend on the
 seed and the chunk size only, not on the scheduler.
 
-Files: ``format="parquet"`` writes ``path/part-NNNNNN.parquet``, one file per chunk, a column
-per quantity (a fixed-size list of float64 for vectors and matrices, row-major; a float64 for
-scalars), and ``path/dataset.json`` (robot, quantities, shapes, seed, rows).
+Files: ``format="parquet"`` writes ``path/part-NNNNNN.parquet``, one file per chunk, with a
+float64 column per entry (``q_0 .. q_{n-1}``, ``M_0_0, M_0_1, ..`` row-major, ``kinetic_energy``),
+uncompressed by default, and ``path/dataset.json`` (robot, quantities, shapes, seed, rows).
 ``format="zarr"`` (needs the ``zarr`` package) writes one Zarr array per quantity, chunked like
 the rows. :func:`read_dataset` reads either back as NumPy arrays.
 """
@@ -157,31 +157,33 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     n, chunk, nv = int(n), int(chunk), robot.n
     sizes = (chunk,) * (n // chunk) + ((n % chunk,) if n % chunk else ())
     # the states as one (3, n, nv) array chunked by rows; each quantity one task per chunk
-    # (one task per chunk, from_delayed: not fused into its users, so drawn once per chunk)
+    # the task names: one token of everything that determines the rows (tokenizing the robot
+    # once, by its model's fingerprint, instead of pickling it for every array)
     import dask
+    from dask.base import tokenize
 
+    from .codegen import _fingerprint
+
+    key = tokenize(_fingerprint(robot.spec), robot.is_specialized(), sampler, int(seed), sizes)
+    # (one task per chunk, from_delayed: not fused into its users, so drawn once per chunk)
     sample = dask.delayed(_sample, pure=True)
     states = da.concatenate(
-        [da.from_delayed(sample(sampler, int(seed), k, m, nv), (3, m, nv), dtype=np.float64)
+        [da.from_delayed(sample(sampler, int(seed), k, m, nv,
+                                dask_key_name=f"robodyn-sample-{key}-{k}"),
+                         (3, m, nv), dtype=np.float64, name=f"robodyn-states-{key}-{k}")
          for k, m in enumerate(sizes)], axis=1)
     arrays = {}
     for name in quantities:
         method, _, kind = QUANTITIES[name]
         if method is None:
             arrays[name] = states[_STATE[name]]
-        elif kind == "v":
-            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
-                                             drop_axis=0, chunks=(sizes, (nv,)),
-                                             token=f"robodyn-{name}")
-        elif kind == "m":
-            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
-                                             drop_axis=0, new_axis=2,
-                                             chunks=(sizes, (nv,), (nv,)),
-                                             token=f"robodyn-{name}")
-        else:
-            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
-                                             drop_axis=[0, 2], chunks=(sizes,),
-                                             token=f"robodyn-{name}")
+            continue
+        chunks, drop, new = {"v": ((sizes, (nv,)), 0, None),
+                             "m": ((sizes, (nv,), (nv,)), 0, 2),
+                             "s": ((sizes,), [0, 2], None)}[kind]
+        arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
+                                         drop_axis=drop, new_axis=new, chunks=chunks,
+                                         name=f"robodyn-{name}-{key}")
     layout = [(name, list(_shape(QUANTITIES[name][2], nv))) for name in quantities]
     if path is None:
         return arrays
@@ -211,21 +213,28 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     return out
 
 
+def _column_names(name, shape):
+    """Parquet column names of a quantity: ``tau_0 .. tau_{n-1}``, ``M_0_0 .. M_{n-1}_{n-1}``
+    (row-major), or the name of a scalar."""
+    if not shape:
+        return [name]
+    return [name + "".join(f"_{i}" for i in idx) for idx in np.ndindex(*shape)]
+
+
 def _write_part(columns, path, compression):
-    """One Parquet file of a chunk: a column per quantity (row-major fixed-size lists)."""
+    """One Parquet file of a chunk: a float64 column per entry of every quantity."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     cols = {}
     for name, values in columns.items():
-        values = np.ascontiguousarray(values)
         m = values.shape[0]
-        flat = pa.array(values.reshape(-1))
-        cols[name] = flat if values.ndim == 1 else pa.FixedSizeListArray.from_arrays(
-            flat, values.size // m)
+        flat = values.reshape(m, -1)
+        for j, col in enumerate(_column_names(name, values.shape[1:])):
+            cols[col] = pa.array(np.ascontiguousarray(flat[:, j]))
     tmp = path + ".tmp"
-    # random doubles: no dictionary (it would be abandoned), no page statistics (unused for
-    # training data; they cost as much as the dynamics)
+    # flat float64 columns (nested lists cost 1.7x more to encode), no dictionary (random
+    # doubles: it would be abandoned), no page statistics (unused for training data)
     pq.write_table(pa.table(cols), tmp, compression=compression or "none", use_dictionary=False,
                    write_statistics=False)
     os.replace(tmp, path)
@@ -275,10 +284,11 @@ def read_dataset(path, quantities=None):
     import pyarrow.parquet as pq
 
     parts = sorted(path.glob("part-*.parquet"))
-    table = pa.concat_tables([pq.read_table(p, columns=names) for p in parts])
+    cols = {name: _column_names(name, shapes[name]) for name in names}
+    table = pa.concat_tables([pq.read_table(p, columns=[c for name in names for c in cols[name]])
+                              for p in parts])
     out = {}
     for name in names:
-        col = table[name].combine_chunks()
-        flat = col.flatten() if shapes[name] else col
-        out[name] = flat.to_numpy(zero_copy_only=False).reshape((table.num_rows, *shapes[name]))
+        data = np.column_stack([table[c].to_numpy() for c in cols[name]])
+        out[name] = data.reshape((table.num_rows, *shapes[name]))
     return out

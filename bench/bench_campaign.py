@@ -44,6 +44,17 @@ def load():
 QUICK = False  # --quick: a smoke test (40 runs of 1 s, a tenth of the dataset)
 
 
+def cpu_seconds(client):
+    """Process CPU seconds so far: (this process: client and scheduler, sum over workers)."""
+    workers = client.run(time.process_time)
+    return time.process_time(), sum(workers.values())
+
+
+def cpu_since(client, before):
+    now = cpu_seconds(client)
+    return now[0] - before[0], now[1] - before[1]
+
+
 def make_campaign(runs=400, batch=10):
     if QUICK:
         runs, duration = 40, 1.0
@@ -67,21 +78,35 @@ def bench_campaign(client, rounds, tmp):
     warm.run(Path(tmp) / "warm", client, progress=False)
     warm.run(Path(tmp) / "warm-serial", "serial")
     first = time.perf_counter() - t0
-    serial, dist = [], []
+    serial, dist, serial_cpu, dist_cpu = [], [], [], []
     tables = {}
     for r in range(rounds):
         for mode in ("serial", "dask"):
             out = Path(tmp) / f"{mode}{r}"
+            before = cpu_seconds(client)
             t0 = time.perf_counter()
             res = c.run(out, "serial" if mode == "serial" else client, progress=False)
             dt = time.perf_counter() - t0
-            (serial if mode == "serial" else dist).append(dt)
+            cpu = cpu_since(client, before)
+            if mode == "serial":
+                serial.append(dt)
+                serial_cpu.append(cpu[0])
+            else:
+                dist.append(dt)
+                dist_cpu.append(cpu)
             tables[mode] = res.table
-            print(f"  round {r} {mode:6s} {dt:7.2f} s  load {load()[0]:.2f}", flush=True)
+            print(f"  round {r} {mode:6s} {dt:7.2f} s  cpu: this process {cpu[0]:.2f} s, "
+                  f"workers {cpu[1]:.2f} s  load {load()[0]:.2f}", flush=True)
     assert tables["serial"].equals(tables["dask"]), "cluster table differs from serial"
     ok = int(sum(1 for s in tables["serial"]["status"].to_pylist() if s == "ok"))
+    # CPU accounting (independent of the other jobs on the machine): the cluster's CPU seconds
+    # (workers + client/scheduler) against the serial run's; with w idle cores the speed-up is
+    # at most w times this efficiency
+    total = [a + b for a, b in dist_cpu]
+    eff = statistics.median(serial_cpu) / statistics.median(total)
     return {"runs": c.runs, "batch": c.batch, "ok": ok, "serial_s": serial, "dask_s": dist,
-            "warm_up_s": first,
+            "serial_cpu_s": serial_cpu, "dask_cpu_s": dist_cpu, "warm_up_s": first,
+            "cpu_efficiency": eff, "speedup_bound_from_cpu": eff * len(client.nthreads()),
             "speedup": statistics.median(serial) / statistics.median(dist),
             "per_run_ms": 1e3 * statistics.median(serial) / c.runs}
 
@@ -134,24 +159,30 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3)
                     scheduler="synchronous")
     robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w1",
                     scheduler=client)
-    res = {k: [] for k in ("batch", "local", "cluster_write", "cluster_compute")}
+    res = {k: [] for k in ("batch", "batch_cpu", "local", "cluster_write", "cluster_compute",
+                           "cluster_write_cpu", "cluster_compute_cpu")}
     for r in range(rounds):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         robot.inverse_dynamics(q, qd, qdd)
         robot.mass_matrix(q)
         res["batch"].append(chunk / (time.perf_counter() - t0))
+        res["batch_cpu"].append(chunk / (time.process_time() - c0))
         t0 = time.perf_counter()
         robodyn.dataset(robot, chunk, quantities, chunk=chunk, path=Path(tmp) / f"l{r}",
                         scheduler="synchronous")
         res["local"].append(chunk / (time.perf_counter() - t0))
+        before = cpu_seconds(client)
         t0 = time.perf_counter()
         robodyn.dataset(robot, rows, quantities, chunk=chunk, path=Path(tmp) / f"d{r}",
                         scheduler=client)
         res["cluster_write"].append(rows / (time.perf_counter() - t0) / workers)
+        res["cluster_write_cpu"].append(rows / sum(cpu_since(client, before)))
         arrays = robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r + 1)
+        before = cpu_seconds(client)
         t0 = time.perf_counter()
         dask.compute(*[a.sum() for a in arrays.values()], scheduler=client)
         res["cluster_compute"].append(rows / (time.perf_counter() - t0) / workers)
+        res["cluster_compute_cpu"].append(rows / sum(cpu_since(client, before)))
         print(f"  round {r}: batch call {res['batch'][-1]:,.0f} rows/s, in-process dataset "
               f"{res['local'][-1]:,.0f} rows/s; cluster per core: written "
               f"{res['cluster_write'][-1]:,.0f}, computed {res['cluster_compute'][-1]:,.0f} "
@@ -164,6 +195,11 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3)
             "in_process_dataset_rows_per_s": med["local"],
             "cluster_written_rows_per_s_per_core": med["cluster_write"],
             "cluster_computed_rows_per_s_per_core": med["cluster_compute"],
+            "cpu": {"batch_call_rows_per_cpu_s": med["batch_cpu"],
+                    "cluster_computed_rows_per_cpu_s": med["cluster_compute_cpu"],
+                    "cluster_written_rows_per_cpu_s": med["cluster_write_cpu"],
+                    "computed_vs_batch_call": med["cluster_compute_cpu"] / med["batch_cpu"],
+                    "written_vs_batch_call": med["cluster_write_cpu"] / med["batch_cpu"]},
             "computed_per_core_vs_batch_call": med["cluster_compute"] / med["batch"],
             "written_per_core_vs_batch_call": med["cluster_write"] / med["batch"],
             "written_per_core_vs_in_process_dataset": med["cluster_write"] / med["local"],

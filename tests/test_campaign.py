@@ -213,6 +213,8 @@ control_rate = 1000.0
     ('robot = "stanford_arm"\n[random]\n"controller.kp" = { gauss = [1, 2] }\n', "gauss"),
     ('robot = "stanford_arm"\n[random]\n"controller.kp" = { uniform = [2, 1] }\n', "low <= high"),
     ('robot = "stanford_arm"\nsamples = 0\n', "samples"),
+    ('robot = "stanford_arm"\nseed = "1"\n', "seed"),
+    ('robot = "stanford_arm"\ncontroller = 3\n', "controller: expected a table"),
     ('robot = "no_such_robot"\n', "no_such_robot"),
     ('robot = "stanford_arm"\n[grid]\n"controller.kp" = [[1, 2]]\n', "6 entries"),
     ('robot = "stanford_arm"\nspeed = 3\n', "speed"),

@@ -10,17 +10,22 @@ from .simulation import SimulationResult, simulate
 __version__ = "0.1.0"
 
 
-def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True) -> Robot:
+def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True,
+              floating_base=False) -> Robot:
     """Load a URDF file (path) or URDF text into a Robot. See docs/urdf.md.
 
     ``armature``: rotor inertias, a dict joint name -> value or a sequence in joint order
     (overrides the ``<robodyn armature=.../>`` extension element). ``check_inertia=False``
     accepts inertias that break the triangle inequality (positive semidefinite is required).
+    ``floating_base=True``: the root link moves freely on a free-flyer joint (``robot.nq =
+    robot.nv + 1``; q = [base position (3), base quaternion x, y, z, w (4), joints], v = [base
+    angular velocity (3), base linear velocity (3), joints], both in the base frame); a URDF
+    whose root joint is ``floating`` loads that way without the flag.
     """
     from .urdf import parse_urdf
 
     return Robot(parse_urdf(path_or_xml_string, gravity=gravity, armature=armature,
-                            check_inertia=check_inertia))
+                            check_inertia=check_inertia, floating_base=floating_base))
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

@@ -31,7 +31,8 @@ INERTIA_RTOL = 1e-9  # relative tolerance of the PSD and triangle-inequality che
 INERTIA_ATOL = 1e-18  # kg m^2, absolute floor of that tolerance (rounding noise in files)
 
 _MOVING = ("revolute", "continuous", "prismatic")
-_UNSUPPORTED = ("floating", "planar")
+_UNSUPPORTED = ("planar",)
+ROOT_JOINT = "root_joint"  # name of the free-flyer joint that floating_base=True adds
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _INFINITY = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
 _DTD = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
@@ -272,10 +273,10 @@ def _joint(reader, el, index):
     j.type = reader.attr(el, "type", where)
     if j.type in _UNSUPPORTED:
         raise reader.error(where, f"{j.type} joints are not supported "
-                           "(robodyn models fixed-base robots with 1-dof joints)")
-    if j.type not in _MOVING and j.type != "fixed":
+                           "(robodyn models 1-dof joints and a floating root joint)")
+    if j.type not in _MOVING and j.type not in ("fixed", "floating"):
         raise reader.error(where, f"unknown joint type {j.type!r} "
-                           "(expected revolute, continuous, prismatic or fixed)")
+                           "(expected revolute, continuous, prismatic, fixed or floating)")
     for role in ("parent", "child"):
         role_el = el.find(role)
         if role_el is None:
@@ -284,6 +285,12 @@ def _joint(reader, el, index):
         setattr(j, role, link)
     j.origin = _pose(reader, el.find("origin"), where)
     if j.type == "fixed":
+        return j
+    if j.type == "floating":
+        # a free-flyer: no axis, limits, friction or rotor
+        j.axis = np.array([0.0, 0.0, 1.0])
+        j.lower, j.upper, j.velocity, j.effort = -math.inf, math.inf, math.inf, math.inf
+        j.damping = j.friction = j.armature = 0.0
         return j
 
     axis_el = el.find("axis")
@@ -309,6 +316,10 @@ def _joint(reader, el, index):
         for key in ("effort", "velocity"):
             if getattr(j, key) < 0.0:
                 raise reader.error(w, f"attribute {key!r} is negative")
+            if getattr(j, key) == 0.0:
+                # exporters write 0 for "not given" (example-robot-data's Romeo hands)
+                warnings.warn(f"{reader.label}: {w}: {key} 0 read as unlimited", stacklevel=4)
+                setattr(j, key, math.inf)
         if j.type != "continuous":
             j.lower = reader.number(limit_el, "lower", w, default=0.0, allow_inf=True)
             j.upper = reader.number(limit_el, "upper", w, default=0.0, allow_inf=True)
@@ -397,8 +408,11 @@ def _combine(parts):
     return mass, com, inertia
 
 
-def _build(reader, root_el, check_inertia):
-    """Parse the document into a ModelSpec (gravity and armature applied by the caller)."""
+def _build(reader, root_el, check_inertia, floating_base=False):
+    """Parse the document into a ModelSpec (gravity and armature applied by the caller).
+
+    floating_base: the root link moves on a free-flyer joint (body 0, named ROOT_JOINT); a
+    document whose root link's joint is ``floating`` gets the same without the flag."""
     robot_name = reader.name(root_el, "robot")
 
     links = {}  # name -> inertial tuple or None, in document order
@@ -419,11 +433,31 @@ def _build(reader, root_el, check_inertia):
         joints.append(j)
 
     root, children = _tree(reader, links, joints)
-
-    # depth-first from the root, children in document order: parent index < child index
+    floating = [j for j in joints if j.type == "floating"]
+    if len(floating) > 1:
+        raise reader.error(f"joint {floating[1].name!r}",
+                           "only one floating joint is supported (the root joint)")
+    if floating and floating[0].parent != root:
+        raise reader.error(f"joint {floating[0].name!r}", "a floating joint must join the root "
+                           f"link {root!r} to the base link (its parent is {floating[0].parent!r})")
+    base_name = root
+    # depth-first from the root, children in document order (a floating joint first):
+    # parent index < child index
     bodies, frames, parts = [], {}, []
     place = {root: (-1, np.eye(4))}  # link -> (body index or -1, pose in that body)
-    stack = list(reversed(children[root]))
+    if floating_base and not floating:
+        # the root link on a free-flyer joint: body 0, its pose in the world is q[:7]
+        name = ROOT_JOINT
+        while any(j.name == name for j in joints):
+            name = "_" + name
+        base_name = "world"
+        while base_name in links:
+            base_name = "_" + base_name
+        bodies.append(Body(name=root, joint_name=name, parent=-1, joint_type="floating",
+                           axis=np.array([0.0, 0.0, 1.0]), origin=np.eye(4)))
+        parts.append([] if links[root] is None else [links[root]])
+        place[root] = (0, np.eye(4))
+    stack = sorted(reversed(children[root]), key=lambda j: j.type == "floating")
     with np.errstate(all="ignore"):
         while stack:
             j = stack.pop()
@@ -440,9 +474,9 @@ def _build(reader, root_el, check_inertia):
             else:
                 index = len(bodies)
                 place[j.child] = (index, np.eye(4))
+                kind = j.type if j.type in ("prismatic", "floating") else "revolute"
                 bodies.append(Body(
-                    name=j.child, joint_name=j.name, parent=parent_body,
-                    joint_type="prismatic" if j.type == "prismatic" else "revolute",
+                    name=j.child, joint_name=j.name, parent=parent_body, joint_type=kind,
                     axis=j.axis, origin=T, armature=j.armature, damping=j.damping,
                     friction=j.friction, lower=j.lower, upper=j.upper,
                     velocity=j.velocity, effort=j.effort))
@@ -467,7 +501,7 @@ def _build(reader, root_el, check_inertia):
     ext_el = root_el.find("robodyn")
     if ext_el is not None and ext_el.get("gravity") is not None:
         gravity = reader.vector(ext_el, "gravity", "robot <robodyn>", None)
-    return ModelSpec(bodies=bodies, frames=frames, name=robot_name, base_name=root,
+    return ModelSpec(bodies=bodies, frames=frames, name=robot_name, base_name=base_name,
                      gravity=gravity)
 
 
@@ -475,9 +509,10 @@ def _apply_armature(spec, armature):
     """Override armatures from a dict joint name -> value or a sequence in joint order."""
     if armature is None:
         return
-    n = len(spec.bodies)
+    joints = [i for i, b in enumerate(spec.bodies) if b.joint_type != "floating"]
+    n = len(joints)
     if isinstance(armature, dict):
-        index = {b.joint_name: i for i, b in enumerate(spec.bodies)}
+        index = {spec.bodies[i].joint_name: i for i in joints}
         items = []
         for name, value in armature.items():
             if name not in index:
@@ -491,7 +526,7 @@ def _apply_armature(spec, armature):
         if values is None or values.shape != (n,):
             raise ValueError(f"armature: expected a dict or a sequence of {n} values, "
                              f"got {armature!r}")
-        items = list(enumerate(values))
+        items = list(zip(joints, values))
     for i, given in items:
         try:
             value = float(given)
@@ -503,7 +538,8 @@ def _apply_armature(spec, armature):
         spec.bodies[i].armature = value
 
 
-def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True) -> ModelSpec:
+def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True,
+               floating_base=False) -> ModelSpec:
     """Read a URDF into a :class:`ModelSpec`.
 
     source: XML text (a ``str`` starting with ``<`` after whitespace, or ``bytes``), or a path
@@ -515,13 +551,17 @@ def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True) -> Mo
     check_inertia: reject rotational inertias that are not positive semi-definite or whose
         principal moments violate the triangle inequality (relative tolerance 1e-9). Pass
         False to load files with slightly non-physical inertias as they are.
+    floating_base: the root link moves freely: it becomes body 0 on a free-flyer joint named
+        ``root_joint`` (q starts with its position and unit quaternion x, y, z, w; v with its
+        angular and linear velocity in its own frame). A URDF whose root link is joined to
+        its first link by a ``floating`` joint loads the same way without the flag.
 
     Raises URDFError (a ValueError) naming the file, the element and the reason;
     URDFFileNotFoundError (also a FileNotFoundError) for a missing file.
     """
     text, label = _read_source(source)
     reader = _Reader(label)
-    spec = _build(reader, _parse_xml(text, label), check_inertia)
+    spec = _build(reader, _parse_xml(text, label), check_inertia, bool(floating_base))
     spec.check_inertia = bool(check_inertia)
     if gravity is not None:
         spec.gravity = _vector3(gravity, "gravity")
@@ -590,6 +630,8 @@ def spec_to_urdf(spec) -> str:
                       link=spec.base_name if body.parent < 0 else link_of[body.parent])
         ET.SubElement(joint, "child", link=body.name)
         _origin(joint, np.asarray(body.origin, dtype=float))
+        if body.joint_type == "floating":
+            continue
         ET.SubElement(joint, "axis", xyz=_vec(body.axis))
         if not continuous or body.effort != math.inf or body.velocity != math.inf:
             limit = ET.SubElement(joint, "limit")
@@ -638,8 +680,10 @@ def _check_spec(spec):
         where = f"spec_to_urdf: body {i} ({body.name!r})"
         if not -1 <= body.parent < i:
             raise ValueError(f"{where}: parent {body.parent} is not in [-1, {i})")
-        if body.joint_type not in ("revolute", "prismatic"):
+        if body.joint_type not in ("revolute", "prismatic", "floating"):
             raise ValueError(f"{where}: joint type {body.joint_type!r}")
+        if body.joint_type == "floating" and (i != 0 or body.parent != -1):
+            raise ValueError(f"{where}: a floating joint must be body 0's, on the base")
         values = (body.origin, body.axis, body.com, body.inertia, body.mass, body.armature,
                   body.damping, body.friction)
         if not all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in values):

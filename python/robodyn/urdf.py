@@ -438,8 +438,9 @@ def _build(reader, root_el, check_inertia, floating_base=False):
         raise reader.error(f"joint {floating[1].name!r}",
                            "only one floating joint is supported (the root joint)")
     if floating and floating[0].parent != root:
-        raise reader.error(f"joint {floating[0].name!r}", "a floating joint must join the root "
-                           f"link {root!r} to the base link (its parent is {floating[0].parent!r})")
+        raise reader.error(f"joint {floating[0].name!r}", "a floating joint must have the root "
+                           f"link {root!r} as its parent (a free-floating base); its parent is "
+                           f"{floating[0].parent!r}")
     base_name = root
     # depth-first from the root, children in document order (a floating joint first):
     # parent index < child index

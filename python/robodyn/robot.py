@@ -37,6 +37,15 @@ def _mat(x, n):
     return a
 
 
+def _rebuild(cls, spec, specialized):
+    """Unpickling: a Robot of class ``cls`` from ``spec``, specialised if it was."""
+    if specialized:
+        from .codegen import specialize_spec
+
+        return specialize_spec(spec)
+    return cls(spec)
+
+
 class Robot(_core.RobotCore):
     """A rigid-body tree of revolute and prismatic joints, with a C++ dynamics core.
 
@@ -65,6 +74,10 @@ class Robot(_core.RobotCore):
     the wrench on the base in its frame [moment; force]. ``integrate`` / ``difference`` move
     on that space; a quaternion farther than 1e-6 from unit norm raises ValueError (closer:
     normalised).
+
+    Robots pickle (and ``copy.deepcopy``) as their model description: the C++ model is rebuilt
+    on unpickling, so Dask, joblib and multiprocessing can ship them; a specialised robot
+    arrives specialised (compiled or loaded once per process).
     """
 
     def __init__(self, spec: ModelSpec):
@@ -153,6 +166,17 @@ class Robot(_core.RobotCore):
         from .codegen import specialize
 
         return specialize(self)
+
+    def is_specialized(self) -> bool:
+        """True while generated, robot-specific code runs (see :meth:`specialized`; setting
+        another gravity switches it off)."""
+        return any(self._kernels())
+
+    def __reduce__(self):
+        # pickle/copy: the model description travels (a few kB), the C++ model is rebuilt on
+        # arrival; a specialised robot is specialised again there, from a per-process cache
+        # of loaded kernels (robodyn.codegen.specialize), so workers compile or load it once
+        return (_rebuild, (type(self), self.spec, self.is_specialized()))
 
     def cache_stats(self) -> dict:
         """How often the per-configuration cache was reused (hits) or recomputed (misses)."""

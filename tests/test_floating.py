@@ -354,8 +354,24 @@ def test_urdf_floating_errors():
     from robodyn.urdf import URDFError
 
     nested = URDF.replace('<joint name="hip" type="revolute"', '<joint name="hip" type="floating"')
-    with pytest.raises(URDFError, match="floating"):
+    nested = nested.replace('name="free" type="floating"', 'name="free" type="fixed"')
+    with pytest.raises(URDFError, match="floating joint must have the root link"):
         robodyn.load_urdf(nested)
+    twice = URDF.replace('<joint name="hip" type="revolute"', '<joint name="hip" type="floating"')
+    with pytest.raises(URDFError, match="only one floating joint"):
+        robodyn.load_urdf(twice)
+    # a mimic coupling on a free base: refused with the way out (independent joints)
+    mimic = URDF.replace('<link name="foot"/>', '''<link name="foot"><inertial><mass value="0.1"/>
+    <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>''')
+    mimic = mimic.replace('''<joint name="ankle" type="fixed"><parent link="leg"/><child link="foot"/>
+    <origin xyz="0 0 -0.4"/></joint>''', '''<joint name="ankle" type="revolute"><parent link="leg"/>
+    <child link="foot"/><origin xyz="0 0 -0.4"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="5"/><mimic joint="hip"/></joint>''')
+    with pytest.raises(NotImplementedError, match="mimic='independent'"):
+        robodyn.load_urdf(mimic)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert robodyn.load_urdf(mimic, mimic="independent").nv == 8
 
 
 # ---------------------------------------------------------------- against Pinocchio
@@ -551,11 +567,10 @@ def test_example_robot_data_floating(name, rng):
         model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
         armature = None
         if name == "romeo":
-            # its 24 finger joints move no mass: M is singular, which robodyn refuses (Pinocchio
-            # takes it); with a rotor inertia on those joints both agree
-            with pytest.raises(ValueError, match="mass matrix is singular"):
-                robodyn.load_urdf(str(path), floating_base=True, check_inertia=False)
-            spec = robodyn.urdf.parse_urdf(str(path), floating_base=True, check_inertia=False)
+            # its 24 finger joints move no mass: M is singular (a warning, forward dynamics
+            # would raise); with a rotor inertia on those joints it is regular and both agree
+            spec = robodyn.urdf.parse_urdf(str(path), floating_base=True, check_inertia=False,
+                                           mimic="independent")
             moved = [b.mass for b in spec.bodies]
             for i in reversed(range(1, len(spec.bodies))):
                 moved[spec.bodies[i].parent] += moved[i]
@@ -564,7 +579,7 @@ def test_example_robot_data_floating(name, rng):
             for j, a in armature.items():
                 model.armature[model.joints[model.getJointId(j)].idx_v] = a
         robot = robodyn.load_urdf(str(path), floating_base=True, check_inertia=False,
-                                  armature=armature)
+                                  armature=armature, mimic="independent")
     assert robot.nv == model.nv and robot.joint_names[0] == "root_joint"
     kinds = ["floating"] + [b.joint_type for b in robot.spec.bodies[1:]]
     coords = Coordinates(model, robot.joint_names, kinds)
@@ -572,3 +587,25 @@ def test_example_robot_data_floating(name, rng):
     # unit, Pinocchio rotates the thumbs (massless) by the written length: their frames differ
     compare_with_pinocchio(pin, robot, model, coords, rng, states=2,
                            rtol_frames=1e-6 if name == "romeo" else 1e-9)
+
+
+def test_coupled_robot_sizes_and_configuration_space(rng):
+    """A robot with a mimic coupling (no free base): nq = nv = n, the independent joints, and
+    momentum / centre of mass at the expanded state."""
+    fixed = URDF.replace('name="free" type="floating"', 'name="free" type="fixed"')
+    mimic = fixed.replace('<link name="foot"/>', '''<link name="foot"><inertial><mass value="0.1"/>
+    <inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="1e-4"/></inertial></link>''')
+    mimic = mimic.replace('''<joint name="ankle" type="fixed"><parent link="leg"/><child link="foot"/>
+    <origin xyz="0 0 -0.4"/></joint>''', '''<joint name="ankle" type="revolute"><parent link="leg"/>
+    <child link="foot"/><origin xyz="0 0 -0.4"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="5"/>
+    <mimic joint="hip" multiplier="2" offset="0.1"/></joint>''')
+    robot = robodyn.load_urdf(mimic)
+    full = robot.full_robot()
+    assert (robot.nq, robot.nv, robot.n) == (1, 1, 1) and (full.nq, full.nv) == (2, 2)
+    q, v = np.array([0.3]), np.array([-0.7])
+    close(robot.integrate(q, v, 0.5), q + 0.5 * v, 1e-15)
+    close(robot.difference(q, q + 0.2), [0.2], 1e-15)
+    qf, vf = np.array([0.3, 0.7]), np.array([-0.7, -1.4])
+    close(robot.momentum(q, v), full.momentum(qf, vf), 1e-14)
+    close(robot.center_of_mass(q), full.center_of_mass(qf), 1e-14)

@@ -170,7 +170,12 @@ def _expand_xacro(path, xacro_args):
                 init_stacks(None)
         text = doc.to_urdf_string()
     except Exception as e:  # xacrodoc and xacro raise many types (XacroException, OSError)
+        inner = getattr(e, "exc", None)  # a XacroException wrapping the cause
+        if isinstance(inner, Exception):
+            e = inner
         reason = " ".join(str(e).split()) or type(e).__name__
+        prefix = f"<class '{type(e).__module__}.{type(e).__qualname__}'>: "
+        reason = reason[len(prefix):] if reason.startswith(prefix) else reason
         raise URDFError(f"{label}: xacro: {reason}") from None
     return text, label
 

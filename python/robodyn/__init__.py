@@ -12,7 +12,8 @@ __version__ = "0.1.0"
 
 
 def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True,
-              strict=False, mimic="couple", xacro_args=None, max_bytes=None) -> Robot:
+              strict=False, mimic="couple", xacro_args=None, max_bytes=None,
+              floating_base=False) -> Robot:
     """Load a URDF file (path), a ``.xacro`` file (expanded with ``xacro_args``, needs the
     ``xacro`` extra) or URDF text into a Robot. See docs/urdf.md.
 
@@ -29,6 +30,10 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     ``max_bytes``: the largest file or text read (default 64 MiB, robodyn.urdf.MAX_BYTES); a
     path must be a regular file (devices, FIFOs and directories are refused). See
     docs/security.md.
+    ``floating_base=True``: the root link moves freely on a free-flyer joint (``robot.nq =
+    robot.nv + 1``; q = [base position (3), base quaternion x, y, z, w (4), joints], v = [base
+    angular velocity (3), base linear velocity (3), joints], both in the base frame); a URDF
+    whose root joint is ``floating`` loads that way without the flag.
     """
     from .urdf import MAX_BYTES, URDFFileNotFoundError, load
 
@@ -46,7 +51,8 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
                 f"robodyn.robots.{call}({name!r})")
     return load(path_or_xml_string, gravity=gravity, armature=armature,
                 check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args,
-                robot_class=Robot, max_bytes=MAX_BYTES if max_bytes is None else max_bytes)
+                robot_class=Robot, max_bytes=MAX_BYTES if max_bytes is None else max_bytes,
+                floating_base=floating_base)
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

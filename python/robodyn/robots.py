@@ -1,4 +1,5 @@
-"""The bundled robot models: the Intelledex 605 and the Stanford arm.
+"""The bundled robot models: the Intelledex 605 and the Stanford arm, and the free-floating
+systems of the seed documents (Lynch's satellite, JPL's five-body spacecraft, DASC's cat).
 
 Each is a URDF file shipped with the package (``robodyn/data/urdf/<name>.urdf`` in an
 installed wheel, ``robots/urdf/<name>.urdf`` in a source checkout); the header comment of each
@@ -10,25 +11,51 @@ file gives the source of every number. ``load(name)`` returns ``robodyn.load_urd
 - ``stanford_arm``: joints R R P R R R, Paul (1981) / Robotics Toolbox ``models.DH.Stanford``
   with four centre-of-mass components corrected from decimetres to metres, rotor inertias as
   joint armature.
+
+Free-floating (loaded with ``floating_base=True``: the root link is the floating body, q and v
+as in ``Robot.integrate``; no gravity; :func:`initial_state` gives each document's initial
+state):
+
+- ``lynch_satellite``: Lynch (1988), 8 DOF: a base and two one-link arms hinged about its z
+  axis.
+- ``jpl_spacecraft``: JPL TR 32-1592, 10 DOF: bus, hub, TV platform, massless gimbal, boom.
+  The bus inertia as printed breaks the triangle inequality; it is kept, loaded without the
+  triangle check, and a ``UserWarning`` says so.
+- ``dasc_cat``: DASC's falling cat, 16 DOF, nine bodies (universal joints as two revolute
+  joints through a massless link); q = 0 is the deck's (upside-down) initial shape.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["available", "urdf_path", "load", "intelledex_605", "stanford_arm"]
+import math
+import warnings
 
-_NAMES = ("intelledex_605", "stanford_arm")
+__all__ = ["available", "urdf_path", "load", "initial_state", "intelledex_605", "stanford_arm",
+           "lynch_satellite", "jpl_spacecraft", "dasc_cat"]
+
+_NAMES = ("intelledex_605", "stanford_arm", "lynch_satellite", "jpl_spacecraft", "dasc_cat")
+_FLOATING = ("lynch_satellite", "jpl_spacecraft", "dasc_cat")
 
 # The Stanford arm's published link-5 inertia (Ixx, Iyy, Izz = 0.003, 0.0004, 0) breaks the
 # triangle inequality Ixx <= Iyy + Izz of a physical body; the bundled file keeps it verbatim
 # (see its header), so the URDF reader's triangle check is switched off for that file only.
-_CHECK_INERTIA = {"intelledex_605": True, "stanford_arm": False}
+# JPL's bus inertia I0 as printed does too (principal moments 113.6 + 307.5 < 449.9).
+_CHECK_INERTIA = {"intelledex_605": True, "stanford_arm": False, "lynch_satellite": True,
+                  "jpl_spacecraft": False, "dasc_cat": True}
+_WARNINGS = {
+    "jpl_spacecraft": "jpl_spacecraft: the bus inertia I0 of JPL TR 32-1592, kept as printed, "
+                      "breaks the triangle inequality of a rigid body (principal moments about "
+                      "113.6, 307.5, 449.9 kg m^2: 113.6 + 307.5 < 449.9); loaded without the "
+                      "triangle check",
+}
 
 
-def available() -> list[str]:
-    """Names of the bundled robots, for :func:`load` and the command line."""
-    return list(_NAMES)
+def available(floating: bool = False) -> list[str]:
+    """Names of the bundled fixed-base robots, for :func:`load` and the command line; with
+    ``floating=True`` the free-floating seed systems too (every name :func:`load` takes)."""
+    return [n for n in _NAMES if floating or n not in _FLOATING]
 
 
 def _search_dirs() -> list[Path]:
@@ -64,7 +91,53 @@ def load(name: str):
     path = urdf_path(name)
     import robodyn
 
+    if name in _WARNINGS:
+        warnings.warn(_WARNINGS[name], UserWarning, stacklevel=2)
+    if name in _FLOATING:
+        return robodyn.load_urdf(str(path), check_inertia=_CHECK_INERTIA[name],
+                                 floating_base=True)
     return robodyn.load_urdf(str(path), check_inertia=_CHECK_INERTIA[name])
+
+
+def initial_state(name: str, robot=None):
+    """``(q, v)``: the initial state a seed document gives for a bundled floating system.
+
+    - ``lynch_satellite``: arms at q2 = -pi/3, q3 = +pi/3, the base turning at 2.0 rad/s
+      about its y axis, everything else at rest;
+    - ``jpl_spacecraft``: platform hinges gamma1 = 218 deg, gamma2 = -30 deg (Case 1 and 2),
+      everything else zero;
+    - ``dasc_cat``: the deck's configuration (all joints 0; the front torso's COM at
+      (0.2, 0, 0.6) m, turned 0.401425728 rad about y), at rest.
+
+    ``robot`` (default ``load(name)``) fixes the order of the joints in q and v.
+    """
+    import numpy as np
+
+    if name not in _FLOATING:
+        raise ValueError(f"initial_state: {name!r} is not one of {', '.join(_FLOATING)}")
+    if robot is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            robot = load(name)
+    joints = list(robot.joint_names)[-(robot.nv - 6):]
+    q, v = np.zeros(robot.nq), np.zeros(robot.nv)
+    q[6] = 1.0
+
+    def put(joint, value):
+        q[7 + joints.index(joint)] = value
+
+    if name == "lynch_satellite":
+        put("q2", -math.pi / 3)
+        put("q3", math.pi / 3)
+        v[1] = 2.0
+    elif name == "jpl_spacecraft":
+        put("hinge1", math.radians(218.0))
+        put("hinge2", math.radians(-30.0))
+    else:
+        phi = 0.401425728
+        q[:3] = (0.2, 0.0, 0.6)
+        q[3:7] = (0.0, math.sin(phi / 2), 0.0, math.cos(phi / 2))
+    return q, v
 
 
 def intelledex_605():
@@ -75,3 +148,18 @@ def intelledex_605():
 def stanford_arm():
     """Stanford arm (RRPRRR), Paul (1981) via the Robotics Toolbox, COMs in metres."""
     return load("stanford_arm")
+
+
+def lynch_satellite():
+    """Lynch's 8-DOF satellite (floating base and two arms), zero gravity."""
+    return load("lynch_satellite")
+
+
+def jpl_spacecraft():
+    """JPL's five-body spacecraft (floating bus), zero gravity; warns about the bus inertia."""
+    return load("jpl_spacecraft")
+
+
+def dasc_cat():
+    """DASC's 16-DOF falling cat (floating front torso), zero gravity."""
+    return load("dasc_cat")

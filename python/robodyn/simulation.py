@@ -29,6 +29,36 @@ loop runs without the GIL. It performs the Python loop's operations in the same 
 two engines agree to rounding (about 1e-15 per step). ``engine="python"`` forces the Python
 loop, ``engine="cpp"`` the C++ one (``ValueError`` if the run does not qualify).
 
+Free-floating robots (``robot.nq != robot.nv``: a free-flyer root with q = [base position,
+unit quaternion x, y, z, w, joints] and v = [base angular and linear velocity in the base
+frame, joints]) are integrated on their configuration manifold, always by the Python loop
+(the C++ loop integrates nq = nv models only; ``engine="cpp"`` raises ``ValueError``):
+
+- ``"rk4"`` and ``"rk45"`` are Runge-Kutta-Munthe-Kaas methods: each stage's configuration is
+  ``robot.integrate(q0, theta_s, 1)`` from the step's start ``q0``, where ``theta_s`` is the
+  tableau's combination of the stage slopes in the tangent space at ``q0``; the slope of a
+  stage with velocity ``v_s`` is ``Jr(theta_s)^-1 v_s`` (the body twist carried back to
+  ``q0``'s tangent space by the inverse right Jacobian of SE(3), :mod:`robodyn._lie`; the
+  joints' block is ``v_s`` itself). This keeps the classical order (4 for "rk4", 5(4) for
+  "rk45") for the base pose as well as the joints; the new configuration is
+  ``integrate(q0, theta)`` and its quaternion is renormalised after every step;
+- ``"euler"`` is semi-implicit: ``v += h a(q, v)``, then ``q = integrate(q, v, h)``;
+- the controller's ``q`` has ``nq`` entries and its torque ``nv`` (the first six, the wrench on
+  the base [moment about the base origin; force] in the base frame, are usually zero: the
+  base is not actuated); robodyn's joint-space controllers (ComputedTorque, PDGravity,
+  Feedforward) are for fixed-base models and are refused;
+- the result records the momentum ``robot.momentum(q, v)`` (angular about the world origin;
+  linear) and the summary its drift, which is zero for a free system without losses.
+
+External wrenches on bodies: a controller may return ``(tau, wrenches)`` instead of ``tau``,
+``wrenches`` a mapping from a link name (``robot.link_names``) to a (6,) wrench [moment about
+the link frame's origin; force], in the link frame's axes (body-fixed thrusters and jets). Each
+is applied as the generalized force ``J(q)^T w`` (J the link's Jacobian in its own frame),
+evaluated where the controller runs and held with the torque until its next call (zero-order
+hold; with ``control_rate="continuous"`` it is re-evaluated at every stage). A wrench on the
+root link of a floating robot needs no Jacobian: it is the base block of the generalized force.
+``result.tau`` records the total generalized force, torque plus wrenches.
+
 This module imports only NumPy, the standard library and the pure-Python parts of robodyn
 (the C++ core is imported when the C++ engine runs).
 """
@@ -42,9 +72,11 @@ import time
 import numpy as np
 
 from . import trajectories as _traj
+from ._lie import se3_right_jacobian_inv
 from .control import ComputedTorque, Controller, Feedforward, PDGravity
 
-__all__ = ["simulate", "SimulationResult", "SimulationError", "INTEGRATORS", "ENGINES"]
+__all__ = ["simulate", "SimulationResult", "SimulationError", "FixedStep", "INTEGRATORS",
+           "ENGINES"]
 
 INTEGRATORS = ("rk4", "euler", "rk45")
 ENGINES = ("auto", "cpp", "python")
@@ -55,6 +87,33 @@ _CPP_LAWS = {ComputedTorque: "computed_torque", PDGravity: "pd_gravity",
 
 # check the state for NaN/inf every this many steps (a power of two minus one, as a mask)
 _FINITE_CHECK_MASK = 255
+
+# a free-flyer quaternion further than this from unit length is an error; closer, normalised
+QUATERNION_TOLERANCE = 1e-6
+
+# names of the free-flyer's entries of q and v (used when the robot gives joint names only)
+_BASE_Q_NAMES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+_BASE_V_NAMES = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
+
+
+def _sizes(robot):
+    """(nq, nv): configuration and velocity sizes (nq = nv for a fixed-base robot)."""
+    nv = int(getattr(robot, "nv", robot.n))
+    nq = int(getattr(robot, "nq", nv))
+    if nq != nv and nq != nv + 1:
+        raise ValueError(f"robot: nq = {nq}, nv = {nv}; the simulator integrates fixed-base "
+                         f"models and models with one free-flyer root (nq = nv + 1)")
+    return nq, nv
+
+
+def _unit_quaternion(q, name):
+    """Normalise q[3:7] in place; ValueError if it is further than the tolerance from unit."""
+    norm = float(np.linalg.norm(q[3:7]))
+    if not abs(norm - 1.0) <= QUATERNION_TOLERANCE:
+        raise ValueError(f"{name}: the base quaternion q[3:7] (x, y, z, w) must have unit "
+                         f"length (within {QUATERNION_TOLERANCE:g}), got norm {norm:.9g}")
+    q[3:7] /= norm
+    return q
 
 
 class SimulationError(RuntimeError):
@@ -157,8 +216,10 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         Controller rate in Hz (zero-order hold between updates), or evaluation at every
         integrator stage.
     integrator : "rk4", "euler" (semi-implicit) or "rk45" (Dormand-Prince, ``rtol``, ``atol``).
-    q0, qd0 : (n,) arrays
-        Initial state; default ``reference(0)`` if a reference is given, else zeros.
+    q0, qd0 : (nq,) and (nv,) arrays
+        Initial state; default ``reference(0)`` if a reference is given, else zeros (for a
+        floating robot the base at the origin with the identity quaternion (0, 0, 0, 1)). A
+        base quaternion within 1e-6 of unit length is normalised, others are refused.
     max_steps : int
         Bound on the number of grid points. ``"rk45"`` also stops (``SimulationError``) after
         ``max(100 (grid points - 1), 100000)`` attempted steps.
@@ -169,7 +230,8 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         the module documentation), ``"cpp"`` insists on it, ``"python"`` never uses it. Both
         give the same result to rounding; ``result.stats["engine"]`` says which ran.
     """
-    n = int(robot.n)
+    nq, n = _sizes(robot)
+    floating = nq != n
     duration = _positive(duration, "duration")
     dt = _positive(dt, "dt")
     if engine not in ENGINES:
@@ -193,6 +255,10 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
                          "robodyn.trajectories.smooth(q0, q1, T)")
     if controller is not None and not callable(controller):
         raise ValueError("controller: expected a callable ctrl(t, q, qd, ref) -> tau or None")
+    if isinstance(controller, Controller) and floating:
+        raise ValueError(f"controller: {type(controller).__name__} is a joint-space law for "
+                         f"fixed-base robots; a floating robot needs a controller callable "
+                         f"ctrl(t, q, v, ref) -> tau (nv,) or (tau, wrenches)")
     if isinstance(controller, Controller):
         if controller.n != n:
             raise ValueError(f"controller: its model has {controller.n} joints, the plant {n}")
@@ -204,13 +270,18 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         r0 = reference(0.0)
         if len(r0) != 3:
             raise ValueError("reference: ref(t) must return (q, qd, qdd)")
-        r0 = [_state(x, n, f"reference(0)[{i}]") for i, x in enumerate(r0)]
+        r0 = [_state(x, nq if i == 0 else n, f"reference(0)[{i}]") for i, x in enumerate(r0)]
+    q_default = np.zeros(nq)
+    if floating:
+        q_default[6] = 1.0
     q0 = _state(r0[0] if (q0 is None and reference is not None) else
-                (np.zeros(n) if q0 is None else q0), n, "q0")
+                (q_default if q0 is None else q0), nq, "q0")
+    if floating:
+        _unit_quaternion(q0, "q0")
     qd0 = _state(r0[1] if (qd0 is None and reference is not None) else
                  (np.zeros(n) if qd0 is None else qd0), n, "qd0")
     if controller is not None and reference is None:
-        reference = _traj.Constant(q0)
+        reference = _traj.Constant(q0) if not floating else _HoldPose(q0, n)
 
     grid, flags = _time_grid(duration, dt, period, int(max_steps))
     core = None
@@ -221,7 +292,7 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     if isinstance(controller, Controller):
         controller.reset()  # fresh measurement history, noise seed and counters per run
     loop = None if core is not None else _Loop(robot, controller, reference, n, method,
-                                                continuous)
+                                                continuous, nq)
     # timed: the loop, and for the C++ engine also sampling the reference it needs
     start, cpu_start = time.perf_counter(), time.process_time()
     if core is not None:
@@ -229,8 +300,11 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
                               integrator, method, continuous, progress, duration)
     elif integrator == "rk45":
         max_attempts = max(100 * (grid.shape[0] - 1), 100_000)
-        rec, stats = loop.run_rk45(grid, flags, q0, qd0, rtol, atol, max_attempts, progress,
-                                   duration)
+        run = loop.run_rk45_manifold if floating else loop.run_rk45
+        rec, stats = run(grid, flags, q0, qd0, rtol, atol, max_attempts, progress, duration)
+    elif floating:
+        rec, stats = loop.run_fixed_manifold(integrator, grid, flags, q0, qd0, progress,
+                                             duration)
     else:
         rec, stats = loop.run_fixed(integrator, grid, flags, q0, qd0, progress, duration)
     stats["engine"] = "python" if core is None else "cpp"
@@ -242,8 +316,22 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
                                    duration=duration)
 
 
+class _HoldPose:
+    """The reference of a floating robot's controller given none: q0, zero velocity."""
+
+    def __init__(self, q0, nv):
+        self.value = (q0.copy(), np.zeros(nv), np.zeros(nv))
+
+    def __call__(self, t):
+        return self.value
+
+
 def _cpp_engine(robot, controller, reference, integrator, method):
     """``(core, None)`` if the C++ loop can run this simulation, else ``(None, reason)``."""
+    nq, nv = _sizes(robot)
+    if nq != nv:
+        return None, ("a floating-base robot (nq != nv) runs in the Python loop, which "
+                      "integrates on the configuration manifold")
     if integrator not in ("rk4", "euler"):
         return None, f"integrator {integrator!r} runs in Python (the C++ loop: rk4, euler)"
     try:
@@ -348,21 +436,116 @@ def _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrato
     return {"q": Q, "qd": QD, "tau": TAU}, stats
 
 
+class FixedStep:
+    """One step of a fixed-step integrator (``"rk4"`` or semi-implicit ``"euler"``) of the plant
+    ``qdd = forward_dynamics(q, qd, tau)``: the step :func:`simulate`'s Python loop takes, and
+    what ``robodyn-ros2-sim`` integrates with.
+
+    ``FixedStep(robot, integrator="rk4", method="aba", tau=None)`` integrates
+    ``robot.forward_dynamics`` (or ``fd(q, qd, tau, method=, out=)`` if given). The state is
+    ``y`` (2n,) = ``(q, qd)``, with views ``q`` and ``qd``; ``tau`` (n,) is the applied torque
+    (a given buffer, or a new one), held over the step unless a stage control updates it.
+    ``step(h, t=0.0, control=None)`` advances the state by ``h`` in place; with ``control``,
+    ``control(t_s, q_s, qd_s)`` is called before RK4 stages 2-4 (continuous control). Nothing
+    is allocated per step.
+    """
+
+    def __init__(self, robot, integrator="rk4", method="aba", *, tau=None, fd=None):
+        if integrator not in ("rk4", "euler"):
+            raise ValueError(f"integrator: expected 'rk4' or 'euler', got {integrator!r}")
+        n = int(robot.n)
+        if fd is None:
+            fd = _with_out(robot.forward_dynamics, np.zeros(n), np.zeros(n), np.zeros(n),
+                           method=method)
+        self.n = n
+        self.fd = fd
+        self.method = method
+        self.rk4 = integrator == "rk4"
+        self.tau = np.zeros(n) if tau is None else tau
+        # stage s uses Z[s] = [q_s | qd_s | qdd_s]: its state is Z[s, :2n] and the state's
+        # derivative (qd_s, qdd_s) is Z[s, n:]; the current state is Z[0, :2n]
+        Z = self.Z = np.zeros((4, 3 * n))
+        self.y = Z[0, :2 * n]
+        self.q_s = [Z[s, :n] for s in range(4)]
+        self.v_s = [Z[s, n:2 * n] for s in range(4)]
+        self.a_s = [Z[s, 2 * n:] for s in range(4)]
+        self.y_s = [Z[s, :2 * n] for s in range(4)]
+        self.k_s = [Z[s, n:] for s in range(4)]
+        self.q, self.qd = self.q_s[0], self.v_s[0]
+        self.K = Z[:, n:]  # (4, 2n) stage derivatives
+        self._tmp = np.empty(2 * n)
+        self._tmpn = np.empty(n)
+        self._w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
+        self._wh = self._w.copy()
+        # step sizes as 0-d arrays: cheaper for ufuncs than Python floats
+        self._h_full = np.zeros(())
+        self._h_half = np.zeros(())
+        self._h_last = -1.0
+
+    def step(self, h, t=0.0, control=None):
+        """Advance ``y`` by ``h`` (seconds) under ``tau``."""
+        multiply, add = np.multiply, np.add
+        fd, method, tau = self.fd, self.method, self.tau
+        h_full, h_half = self._h_full, self._h_half
+        tmp, y = self._tmp, self.y
+        if h != self._h_last:
+            multiply(self._w, h, out=self._wh)
+            h_full[()] = h
+            h_half[()] = 0.5 * h
+            self._h_last = h
+        if self.rk4:
+            # y_s = y + c_s h k_(s-1) with k_s = (qd_s, qdd_s);
+            # y += h (k_0 + 2 k_1 + 2 k_2 + k_3) / 6
+            q_s, v_s, a_s, y_s, k_s = self.q_s, self.v_s, self.a_s, self.y_s, self.k_s
+            fd(q_s[0], v_s[0], tau, method=method, out=a_s[0])
+            multiply(k_s[0], h_half, out=tmp)
+            add(y, tmp, out=y_s[1])
+            if control is not None:
+                control(t + 0.5 * h, q_s[1], v_s[1])
+            fd(q_s[1], v_s[1], tau, method=method, out=a_s[1])
+            multiply(k_s[1], h_half, out=tmp)
+            add(y, tmp, out=y_s[2])
+            if control is not None:
+                control(t + 0.5 * h, q_s[2], v_s[2])
+            fd(q_s[2], v_s[2], tau, method=method, out=a_s[2])
+            multiply(k_s[2], h_full, out=tmp)
+            add(y, tmp, out=y_s[3])
+            if control is not None:
+                control(t + h, q_s[3], v_s[3])
+            fd(q_s[3], v_s[3], tau, method=method, out=a_s[3])
+            np.dot(self._wh, self.K, out=tmp)
+            y += tmp
+        else:
+            # semi-implicit Euler: velocity first, then position with the new velocity
+            q, v, a, tmpn = self.q, self.qd, self.a_s[0], self._tmpn
+            fd(q, v, tau, method=method, out=a)
+            multiply(a, h_full, out=tmpn)
+            v += tmpn
+            multiply(v, h_full, out=tmpn)
+            q += tmpn
+
+
 class _Loop:
     """The integration loops, with every buffer allocated once."""
 
-    def __init__(self, robot, controller, reference, n, method, continuous):
+    def __init__(self, robot, controller, reference, n, method, continuous, nq=None):
         self.n = n
+        self.nq = n if nq is None else nq
+        self.robot = robot
         self.method = method
         self.continuous = continuous
         self.controller = controller
         self.reference = reference
         self.tau = np.zeros(n)
-        self.fd = _with_out(robot.forward_dynamics, np.zeros(n), np.zeros(n), np.zeros(n),
+        q_probe = np.zeros(self.nq)
+        if self.nq != n:
+            q_probe[6] = 1.0  # the identity quaternion
+        self.fd = _with_out(robot.forward_dynamics, q_probe, np.zeros(n), np.zeros(n),
                             method=method)
         self.ref_buf = np.empty((3, n))
         self.n_control = 0
         self._ctrl_checked = False
+        self._link_index = None
         if controller is None:
             self.control = self._no_control
         elif isinstance(controller, Controller) and isinstance(reference, _traj.Trajectory):
@@ -391,6 +574,9 @@ class _Loop:
             ctrl(t, q, qd, r, out=self.tau)
         else:
             u = ctrl(t, q, qd, r)
+            wrenches = None
+            if isinstance(u, tuple) and len(u) == 2:
+                u, wrenches = u
             if not self._ctrl_checked:
                 u = np.asarray(u, dtype=np.float64)
                 if u.shape != (self.n,):
@@ -398,12 +584,39 @@ class _Loop:
                                      f"expected ({self.n},)")
                 self._ctrl_checked = True
             self.tau[:] = u
+            if wrenches:
+                self._add_wrenches(q, wrenches)
         self.n_control += 1
+
+    def _add_wrenches(self, q, wrenches):
+        """self.tau += J(q)^T w for every (link, w) of ``wrenches`` (w in the link frame)."""
+        robot = self.robot
+        if self._link_index is None:
+            self._link_index = {name: i for i, name in
+                                enumerate(getattr(robot, "link_names", []))}
+        poses = None
+        for link, w in wrenches.items():
+            w = np.asarray(w, dtype=np.float64)
+            if w.shape != (6,) or not np.all(np.isfinite(w)):
+                raise ValueError(f"controller: the wrench on {link!r} must be 6 finite numbers "
+                                 f"[moment; force], got {w!r}")
+            if link not in self._link_index:
+                raise ValueError(f"controller: a wrench on {link!r}, which is not one of the "
+                                 f"robot's links {sorted(self._link_index)}")
+            if self.nq != self.n and self._link_index[link] == 0:
+                # the floating root: its generalized force is the wrench in its own frame
+                self.tau[:6] += w
+                continue
+            if poses is None:
+                poses = np.asarray(robot.forward_kinematics(q))
+            Rl = poses[self._link_index[link]][:3, :3]
+            J = np.asarray(robot.jacobian(q, link))
+            self.tau += J[:3].T @ (Rl @ w[:3]) + J[3:].T @ (Rl @ w[3:])
 
     def _alloc(self, grid):
         # recorded state rows y = (q, qd) and applied torque, one row per grid point
         m = grid.shape[0]
-        return {"y": np.empty((m, 2 * self.n)), "tau": np.empty((m, self.n))}
+        return {"y": np.empty((m, self.nq + self.n)), "tau": np.empty((m, self.n))}
 
     @staticmethod
     def _diverged(t, y, exc=None):
@@ -415,83 +628,29 @@ class _Loop:
 
     def run_fixed(self, integrator, grid, flags, q0, qd0, progress, duration):
         """RK4 or semi-implicit Euler over the grid."""
-        n = self.n
         rec = self._alloc(grid)
         Yr, TAUr = rec["y"], rec["tau"]
         copyto = np.copyto
-        multiply = np.multiply
-        add = np.add
         tau = self.tau
-        fd = self.fd
-        method = self.method
         control = self.control
         cont = self.continuous
-        # stage s uses Z[s] = [q_s | qd_s | qdd_s]: its state is Z[s, :2n] and the state's
-        # derivative (qd_s, qdd_s) is Z[s, n:]; the current state is Z[0, :2n]
-        Z = np.zeros((4, 3 * n))
-        y = Z[0, :2 * n]
-        y[:n] = q0
-        y[n:] = qd0
-        q_s = [Z[s, :n] for s in range(4)]
-        v_s = [Z[s, n:2 * n] for s in range(4)]
-        a_s = [Z[s, 2 * n:] for s in range(4)]
-        y_s = [Z[s, :2 * n] for s in range(4)]
-        k_s = [Z[s, n:] for s in range(4)]
-        K = Z[:, n:]  # (4, 2n) stage derivatives
-        tmp = np.empty(2 * n)
-        tmpn = np.empty(n)
-        w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
-        wh = w.copy()
-        # step sizes as 0-d arrays: cheaper for ufuncs than Python floats
-        h_full = np.zeros(())
-        h_half = np.zeros(())
-        q, v, a = q_s[0], v_s[0], a_s[0]
+        stepper = FixedStep(self.robot, integrator, self.method, tau=tau, fd=self.fd)
+        step = stepper.step
+        stage_control = control if cont else None
+        y, q, v = stepper.y, stepper.q, stepper.qd
+        y[:self.n] = q0
+        y[self.n:] = qd0
         N = grid.shape[0] - 1
         every = max(1, N // 100)
-        rk4 = integrator == "rk4"
-        h_last = -1.0
         t = 0.0
         try:
             for k in range(N):
                 t = grid[k]
-                h = grid[k + 1] - t
                 if cont or flags[k]:
                     control(t, q, v)
                 copyto(Yr[k], y)
                 copyto(TAUr[k], tau)
-                if h != h_last:
-                    multiply(w, h, out=wh)
-                    h_full[()] = h
-                    h_half[()] = 0.5 * h
-                    h_last = h
-                if rk4:
-                    # y_s = y + c_s h k_(s-1) with k_s = (qd_s, qdd_s);
-                    # y += h (k_0 + 2 k_1 + 2 k_2 + k_3) / 6
-                    fd(q, v, tau, method=method, out=a)
-                    multiply(k_s[0], h_half, out=tmp)
-                    add(y, tmp, out=y_s[1])
-                    if cont:
-                        control(t + 0.5 * h, q_s[1], v_s[1])
-                    fd(q_s[1], v_s[1], tau, method=method, out=a_s[1])
-                    multiply(k_s[1], h_half, out=tmp)
-                    add(y, tmp, out=y_s[2])
-                    if cont:
-                        control(t + 0.5 * h, q_s[2], v_s[2])
-                    fd(q_s[2], v_s[2], tau, method=method, out=a_s[2])
-                    multiply(k_s[2], h_full, out=tmp)
-                    add(y, tmp, out=y_s[3])
-                    if cont:
-                        control(t + h, q_s[3], v_s[3])
-                    fd(q_s[3], v_s[3], tau, method=method, out=a_s[3])
-                    np.dot(wh, K, out=tmp)
-                    y += tmp
-                else:
-                    # semi-implicit Euler: velocity first, then position with the new velocity
-                    fd(q, v, tau, method=method, out=a)
-                    multiply(a, h_full, out=tmpn)
-                    v += tmpn
-                    multiply(v, h_full, out=tmpn)
-                    q += tmpn
+                step(grid[k + 1] - t, t, stage_control)
                 if not (k & _FINITE_CHECK_MASK) and not np.isfinite(y).all():
                     self._diverged(grid[k + 1], y)
                 if progress is not None and k % every == 0:
@@ -502,14 +661,14 @@ class _Loop:
             if cont or flags[N]:
                 control(t, q, v)
         except ValueError as exc:
-            if not (np.isfinite(Z).all() and np.isfinite(tau).all()):
+            if not (np.isfinite(stepper.Z).all() and np.isfinite(tau).all()):
                 self._diverged(t, y, exc)
             raise
         Yr[N] = y
         TAUr[N] = tau
         if progress is not None:
             progress(duration, duration)
-        calls_per_step = 4 if rk4 else 1
+        calls_per_step = 4 if integrator == "rk4" else 1
         stats = {"steps": N, "rejected": 0, "fd_calls": calls_per_step * N,
                  "control_calls": self.n_control}
         return rec, stats
@@ -626,6 +785,205 @@ class _Loop:
                  "control_calls": self.n_control}
         return rec, stats
 
+    # ------------------------------------------------------------ floating robots (nq = nv + 1)
+
+    def _slope(self, theta, v, out):
+        """out = the tangent-space rate at q0 of a stage at integrate(q0, theta) with velocity
+        v: Jr(theta_base)^-1 v_base for the free-flyer block, v for the joints."""
+        out[6:] = v[6:]
+        np.dot(se3_right_jacobian_inv(theta[:6], self._Jinv), v[:6], out=out[:6])
+
+    def _retract(self, q0, theta, out):
+        """out = integrate(q0, theta, 1) with the base quaternion renormalised."""
+        out[:] = self.robot.integrate(q0, theta, 1.0)
+        out[3:7] /= math.sqrt(float(np.dot(out[3:7], out[3:7])))
+
+    def run_fixed_manifold(self, integrator, grid, flags, q0, qd0, progress, duration):
+        """RK4 (Munthe-Kaas, stages in the tangent space at the step's start) or
+        semi-implicit Euler on a floating robot's configuration manifold."""
+        n, nq = self.n, self.nq
+        rec = self._alloc(grid)
+        Yr, TAUr = rec["y"], rec["tau"]
+        tau, fd, method, control = self.tau, self.fd, self.method, self.control
+        cont = self.continuous
+        self._Jinv = np.empty((6, 6))
+        q, v = q0.copy(), qd0.copy()
+        qs, vs = np.empty(nq), np.empty(n)
+        theta = np.empty(n)
+        kq = np.empty((4, n))  # tangent-space slopes of the configuration
+        kv = np.empty((4, n))  # accelerations
+        w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
+        c = (0.0, 0.5, 0.5, 1.0)
+        N = grid.shape[0] - 1
+        every = max(1, N // 100)
+        rk4 = integrator == "rk4"
+        t = 0.0
+        try:
+            for k in range(N):
+                t = grid[k]
+                h = grid[k + 1] - t
+                if cont or flags[k]:
+                    control(t, q, v)
+                Yr[k, :nq] = q
+                Yr[k, nq:] = v
+                TAUr[k] = tau
+                if rk4:
+                    # stage s: theta_s = c_s h k_(s-1), q_s = integrate(q, theta_s),
+                    # v_s = v + c_s h a_(s-1); slopes (Jr(theta_s)^-1 v_s, a(q_s, v_s))
+                    kq[0] = v
+                    fd(q, v, tau, method=method, out=kv[0])
+                    for st in range(1, 4):
+                        np.multiply(kq[st - 1], c[st] * h, out=theta)
+                        self._retract(q, theta, qs)
+                        np.multiply(kv[st - 1], c[st] * h, out=vs)
+                        vs += v
+                        if cont:
+                            control(t + c[st] * h, qs, vs)
+                        fd(qs, vs, tau, method=method, out=kv[st])
+                        self._slope(theta, vs, kq[st])
+                    np.dot(w * h, kq, out=theta)
+                    self._retract(q.copy(), theta, q)
+                    v += np.dot(w * h, kv)
+                else:
+                    # semi-implicit Euler: velocity first, then the pose with the new velocity
+                    fd(q, v, tau, method=method, out=kv[0])
+                    v += h * kv[0]
+                    np.multiply(v, h, out=theta)
+                    self._retract(q.copy(), theta, q)
+                if not (k & _FINITE_CHECK_MASK) and not (np.isfinite(q).all()
+                                                         and np.isfinite(v).all()):
+                    self._diverged(grid[k + 1], None)
+                if progress is not None and k % every == 0:
+                    progress(t, duration)
+            t = grid[N]
+            if not (np.isfinite(q).all() and np.isfinite(v).all()):
+                self._diverged(t, None)
+            if cont or flags[N]:
+                control(t, q, v)
+        except ValueError as exc:
+            if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(tau).all()):
+                self._diverged(t, None, exc)
+            raise
+        Yr[N, :nq] = q
+        Yr[N, nq:] = v
+        TAUr[N] = tau
+        if progress is not None:
+            progress(duration, duration)
+        stats = {"steps": N, "rejected": 0, "fd_calls": (4 if rk4 else 1) * N,
+                 "control_calls": self.n_control}
+        return rec, stats
+
+    def run_rk45_manifold(self, grid, flags, q0, qd0, rtol, atol, max_attempts, progress,
+                          duration):
+        """Adaptive Dormand-Prince (Munthe-Kaas) between consecutive grid points on a
+        floating robot's configuration manifold; the error is measured in the tangent space."""
+        n, nq = self.n, self.nq
+        rec = self._alloc(grid)
+        Yr, TAUr = rec["y"], rec["tau"]
+        tau, fd, method, control = self.tau, self.fd, self.method, self.control
+        cont = self.continuous
+        C, A, E = self._C, self._A, self._E
+        self._Jinv = np.empty((6, 6))
+        q, v = q0.copy(), qd0.copy()
+        qs, vs, theta = np.empty(nq), np.empty(n), np.empty(n)
+        Kq, Kv = np.zeros((7, n)), np.zeros((7, n))
+        err = np.empty(2 * n)
+        scale = np.empty(2 * n)
+
+        def size(qq, out):
+            # a magnitude per tangent direction: 1 for the base rotation, |p|, |q_joint|
+            out[:3] = 1.0
+            np.abs(qq[:3], out=out[3:6])
+            np.abs(qq[7:], out=out[6:n])
+
+        mag0, mag1 = np.empty(n), np.empty(n)
+        N = grid.shape[0] - 1
+        every = max(1, N // 100)
+        h_prop = min(grid[1] - grid[0], (grid[-1] - grid[0]))
+        attempts = rejected = fd_calls = 0
+        fsal = False
+        t = 0.0
+        try:
+            for k in range(N):
+                t = grid[k]
+                t_end = grid[k + 1]
+                if flags[k] and not cont:
+                    control(t, q, v)
+                    fsal = False
+                if not fsal:
+                    if cont:
+                        control(t, q, v)
+                    fd(q, v, tau, method=method, out=Kv[0])
+                    fd_calls += 1
+                Kq[0] = v
+                Yr[k, :nq] = q
+                Yr[k, nq:] = v
+                TAUr[k] = tau
+                while True:
+                    remaining = t_end - t
+                    if remaining <= 1e-12 * max(1.0, abs(t_end)):
+                        break
+                    clipped = h_prop >= remaining
+                    h = remaining if clipped else h_prop
+                    if h <= 1e-14 * max(1.0, abs(t)):
+                        raise SimulationError(f"rk45: step size underflow at t = {t:.6g} s")
+                    attempts += 1
+                    if attempts > max_attempts:
+                        raise SimulationError(f"rk45: more than {max_attempts} attempted steps "
+                                              f"(at t = {t:.6g} s); loosen rtol/atol")
+                    for st in range(1, 7):
+                        np.dot(A[st] * h, Kq[:st], out=theta)
+                        self._retract(q, theta, qs)
+                        np.dot(A[st] * h, Kv[:st], out=vs)
+                        vs += v
+                        if cont:
+                            control(t + C[st] * h, qs, vs)
+                        fd(qs, vs, tau, method=method, out=Kv[st])
+                        self._slope(theta, vs, Kq[st])
+                    fd_calls += 6
+                    # stage 7 is the new point: theta = theta_7, v = vs
+                    np.dot(E * h, Kq, out=err[:n])
+                    np.dot(E * h, Kv, out=err[n:])
+                    size(q, mag0)
+                    size(qs, mag1)
+                    np.maximum(mag0, mag1, out=scale[:n])
+                    np.maximum(np.abs(v), np.abs(vs), out=scale[n:])
+                    scale *= rtol
+                    scale += atol
+                    err /= scale
+                    enorm = math.sqrt(float(np.dot(err, err)) / err.shape[0])
+                    if not math.isfinite(enorm):
+                        self._diverged(t, None)
+                    if enorm <= 1.0:
+                        t = t_end if clipped else t + h
+                        q[:] = qs
+                        v[:] = vs
+                        Kv[0] = Kv[6]  # first same as last: the acceleration at the new point
+                        Kq[0] = v
+                        fsal = True
+                        factor = 5.0 if enorm == 0.0 else min(5.0, 0.9 * enorm ** -0.2)
+                        h_prop = max(h_prop, h * factor) if clipped else h * factor
+                    else:
+                        rejected += 1
+                        h_prop = h * max(0.2, 0.9 * enorm ** -0.2)
+                if progress is not None and k % every == 0:
+                    progress(t, duration)
+            t = grid[N]
+            if cont or flags[N]:
+                control(t, q, v)
+        except ValueError as exc:
+            if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(tau).all()):
+                self._diverged(t, None, exc)
+            raise
+        Yr[N, :nq] = q
+        Yr[N, nq:] = v
+        TAUr[N] = tau
+        if progress is not None:
+            progress(duration, duration)
+        stats = {"steps": attempts - rejected, "rejected": rejected, "fd_calls": fd_calls,
+                 "control_calls": self.n_control}
+        return rec, stats
+
 
 def _batch_or_loop(fn, *arrays):
     """``fn`` on (N, n) batches if the robot supports them, else row by row."""
@@ -639,14 +997,28 @@ def _batch_or_loop(fn, *arrays):
     return np.array([float(fn(*[a[i] for a in arrays])) for i in range(m)])
 
 
-def _sample_reference(reference, ts, n):
+def _batch_rows(fn, *arrays):
+    """``fn`` on (N, k) batches if the robot supports them, else row by row: (N, m)."""
+    m = arrays[0].shape[0]
+    try:
+        out = np.asarray(fn(*arrays), dtype=np.float64)
+        if out.ndim == 2 and out.shape[0] == m:
+            return out
+    except (TypeError, ValueError):
+        pass
+    return np.array([np.asarray(fn(*[a[i] for a in arrays]), dtype=np.float64)
+                     for i in range(m)])
+
+
+def _sample_reference(reference, ts, nq, n=None):
+    n = nq if n is None else n
     if reference is None:
         return None, None, None
     if isinstance(reference, _traj.Trajectory):
         return reference.sample(ts)
-    Q = np.empty((ts.shape[0], n))
-    QD = np.empty_like(Q)
-    QDD = np.empty_like(Q)
+    Q = np.empty((ts.shape[0], nq))
+    QD = np.empty((ts.shape[0], n))
+    QDD = np.empty_like(QD)
     for i, t in enumerate(ts):
         Q[i], QD[i], QDD[i] = reference(t)
     return Q, QD, QDD
@@ -658,9 +1030,15 @@ class SimulationResult:
     Attributes
     ----------
     t : (N+1,) times (s).
-    q, qd : (N+1, n) joint positions and velocities.
-    tau : (N+1, n) applied torque; ``tau[k]`` is the torque applied from ``t[k]`` on (the
+    q, qd : (N+1, nq) positions and (N+1, nv) velocities (nq = nv but for floating robots).
+    tau : (N+1, nv) applied torque (plus the generalized forces of any wrenches the
+        controller returned); ``tau[k]`` is the torque applied from ``t[k]`` on (the
         held command under a zero-order hold; the first-stage torque in continuous mode).
+    joint_names : names of the entries of qd and tau; q_names those of q (the same for a
+        fixed-base robot; a floating robot's start with base_x .. base_qw and base_wx ..
+        base_vz).
+    momentum : (N+1, 6) floating robots only (else None): ``robot.momentum(q, qd)``, the
+        total [angular about the world origin; linear] momentum in world axes.
     q_ref, qd_ref, qdd_ref : (N+1, n) the reference sampled at ``t``, or None without one.
     kinetic, potential, energy : (N+1,) kinetic, gravity potential and total energy (J).
     joint_names, robot_name, controller_name, integrator, dt, control_rate (Hz or None),
@@ -671,7 +1049,7 @@ class SimulationResult:
     def __init__(self, t, q, qd, tau, q_ref=None, qd_ref=None, qdd_ref=None, kinetic=None,
                  potential=None, joint_names=None, robot_name="robot", controller_name="none",
                  integrator="rk4", dt=None, control_rate=None, duration=None, wall_time=None,
-                 stats=None, saturated_calls=0):
+                 stats=None, saturated_calls=0, q_names=None, momentum=None):
         self.t = t
         self.q = q
         self.qd = qd
@@ -683,7 +1061,9 @@ class SimulationResult:
         self.potential = potential
         self.energy = None if kinetic is None else kinetic + potential
         self.joint_names = list(joint_names) if joint_names is not None else [
-            f"q{i + 1}" for i in range(q.shape[1])]
+            f"q{i + 1}" for i in range(qd.shape[1])]
+        self.q_names = list(q_names) if q_names is not None else list(self.joint_names)
+        self.momentum = momentum
         self.robot_name = robot_name
         self.controller_name = controller_name
         self.integrator = integrator
@@ -696,30 +1076,58 @@ class SimulationResult:
 
     @classmethod
     def _build(cls, robot, controller, reference, grid, rec, stats, wall, **meta):
-        n = int(robot.n)
+        nq, n = _sizes(robot)
         if "y" in rec:
-            Q = np.ascontiguousarray(rec["y"][:, :n])
-            QD = np.ascontiguousarray(rec["y"][:, n:])
+            Q = np.ascontiguousarray(rec["y"][:, :nq])
+            QD = np.ascontiguousarray(rec["y"][:, nq:])
         else:
             Q, QD = rec["q"], rec["qd"]
         kin = _batch_or_loop(robot.kinetic_energy, Q, QD)
         pot = _batch_or_loop(robot.potential_energy, Q)
-        q_ref, qd_ref, qdd_ref = _sample_reference(reference, grid, n)
-        names = getattr(robot, "joint_names", None)
+        q_ref, qd_ref, qdd_ref = _sample_reference(reference, grid, nq, n)
+        names = list(getattr(robot, "joint_names", None) or [f"q{i + 1}" for i in range(n)])
+        q_names = None
+        momentum = None
+        if nq != n:
+            joints = names[-(n - 6):] if n > 6 else []
+            names = list(_BASE_V_NAMES) + joints
+            q_names = list(_BASE_Q_NAMES) + joints
+            if callable(getattr(robot, "momentum", None)):
+                momentum = _batch_rows(robot.momentum, Q, QD)
         robot_name = getattr(getattr(robot, "spec", None), "name", None) or getattr(
             robot, "name", "robot")
         cname = "none" if controller is None else type(controller).__name__
         return cls(grid, Q, QD, rec["tau"], q_ref, qd_ref, qdd_ref, kin, pot, names,
                    robot_name=robot_name, controller_name=cname, wall_time=wall, stats=stats,
-                   saturated_calls=getattr(controller, "saturated_calls", 0), **meta)
+                   saturated_calls=getattr(controller, "saturated_calls", 0), q_names=q_names,
+                   momentum=momentum, **meta)
 
     @property
     def n(self):
-        return self.q.shape[1]
+        """Number of velocity (and torque) entries, nv."""
+        return self.qd.shape[1]
+
+    @property
+    def floating(self):
+        """Whether the robot has a free-flyer base (q has one entry more than qd)."""
+        return self.q.shape[1] != self.qd.shape[1]
+
+    @property
+    def momentum_drift(self):
+        """``(angular, linear)``: max over the run of ``|h(t) - h(0)|`` (2-norm of the angular
+        part about the world origin, N m s, and of the linear part, N s); None unless the
+        robot is floating. Zero, to rounding and integration error, for a free system
+        (no gravity, joint friction or external wrenches)."""
+        if self.momentum is None:
+            return None
+        d = self.momentum - self.momentum[0]
+        return (float(np.max(np.linalg.norm(d[:, :3], axis=1))),
+                float(np.max(np.linalg.norm(d[:, 3:], axis=1))))
 
     @property
     def error(self):
-        """Tracking error ``q_ref - q`` (N+1, n), or None without a reference."""
+        """Tracking error ``q_ref - q`` (N+1, nq), or None without a reference (for a floating
+        robot the base entries compare quaternion components)."""
         return None if self.q_ref is None else self.q_ref - self.q
 
     @property
@@ -761,6 +1169,8 @@ class SimulationResult:
         ]
         width = max(8, max(len(s) for s in self.joint_names))
         err = self.max_error
+        if err is not None and err.shape[0] != self.n:
+            err = None
         head = f"  {'joint':<{width}}  {'max |tau|':>12}"
         if err is not None:
             head += f"  {'max |error|':>12}  {'final error':>12}"
@@ -773,6 +1183,12 @@ class SimulationResult:
             lines.append(row)
         if err is not None:
             lines.append(f"max tracking error {float(np.max(err)):.3e} (rad or m)")
+        if self.momentum is not None:
+            ang, lin = self.momentum_drift
+            h0 = self.momentum[0]
+            lines.append(f"momentum drift: angular {ang:.3e} N m s (|h0| "
+                         f"{float(np.linalg.norm(h0[:3])):.6g}), linear {lin:.3e} N s (|p0| "
+                         f"{float(np.linalg.norm(h0[3:])):.6g})")
         if self.saturated_calls:
             lines.append(f"torque saturated in {self.saturated_calls} controller calls")
         if self.energy is not None:
@@ -787,12 +1203,18 @@ class SimulationResult:
         """Column names and the (N+1, k) data table written by :meth:`to_csv`."""
         names = ["t"]
         blocks = [self.t[:, None]]
-        for prefix, arr in (("q_", self.q), ("qd_", self.qd), ("tau_", self.tau),
-                            ("q_ref_", self.q_ref), ("qd_ref_", self.qd_ref),
-                            ("qdd_ref_", self.qdd_ref)):
+        for prefix, arr, labels in (("q_", self.q, self.q_names),
+                                    ("qd_", self.qd, self.joint_names),
+                                    ("tau_", self.tau, self.joint_names),
+                                    ("q_ref_", self.q_ref, self.q_names),
+                                    ("qd_ref_", self.qd_ref, self.joint_names),
+                                    ("qdd_ref_", self.qdd_ref, self.joint_names)):
             if arr is not None:
-                names += [prefix + j for j in self.joint_names]
+                names += [prefix + j for j in labels]
                 blocks.append(arr)
+        if self.momentum is not None:
+            names += ["momentum_" + c for c in ("ax", "ay", "az", "lx", "ly", "lz")]
+            blocks.append(self.momentum)
         if self.energy is not None:
             names += ["kinetic", "potential", "energy"]
             blocks += [self.kinetic[:, None], self.potential[:, None], self.energy[:, None]]

@@ -13,6 +13,7 @@ Body, Frame, ModelSpec = _spec.Body, _spec.Frame, _spec.ModelSpec
 __all__ = [
     "random_rotation", "random_inertia", "random_pose", "random_chain", "random_tree",
     "random_dh_chain", "dh_to_spec", "dh_standard", "dh_modified", "random_state",
+    "random_floating", "random_quaternion", "random_floating_state",
 ]
 
 
@@ -120,6 +121,45 @@ def random_state(spec, rng):
     n = len(spec.bodies)
     q = rng.uniform(lo, hi)
     return q, rng.standard_normal(n), rng.standard_normal(n)
+
+
+def random_floating(n, rng, kind="tree", joint_types="mixed", *, base_mass=None, **kw):
+    """A free-flyer root body (joint_type "floating", body 0) carrying a random chain or tree of
+    n joints (random_chain / random_tree options in `kw`); every joint that hung on the fixed
+    base hangs on the floating body. `base_mass` overrides the base's random mass (its
+    inertia scales with it)."""
+    gen = random_chain if kind == "chain" else random_tree
+    spec = gen(n, rng, joint_types, **kw) if n else ModelSpec(bodies=[])
+    mass = rng.uniform(2.0, 10.0)
+    inertia = random_inertia(mass, rng)
+    if base_mass is not None:
+        inertia *= base_mass / mass
+        mass = base_mass
+    base = Body(name="base", joint_name="root_joint", parent=-1, joint_type="floating",
+                axis=np.array([0.0, 0.0, 1.0]), origin=np.eye(4), mass=mass,
+                com=rng.normal(0.0, 0.1, size=3), inertia=inertia)
+    for b in spec.bodies:
+        b.parent += 1
+    for f in spec.frames:
+        f.parent += 1
+    return ModelSpec(bodies=[base] + list(spec.bodies), frames=list(spec.frames),
+                     gravity=spec.gravity if n else np.array([0.0, 0.0, -9.81]),
+                     name=f"floating_{kind}_{n}")
+
+
+def random_quaternion(rng):
+    """Uniformly distributed unit quaternion (x, y, z, w)."""
+    x = rng.standard_normal(4)
+    return x / np.linalg.norm(x)
+
+
+def random_floating_state(spec, rng):
+    """(q, v, vdot) of a model whose body 0 is a free-flyer: base position ~ N(0, 1 m), a
+    uniform random orientation, joints as random_state; v and vdot standard normal."""
+    q, qd, qdd = random_state(ModelSpec(bodies=spec.bodies[1:]), rng)
+    base = np.concatenate([rng.standard_normal(3), random_quaternion(rng)])
+    return (np.concatenate([base, q]), np.concatenate([rng.standard_normal(6), qd]),
+            np.concatenate([rng.standard_normal(6), qdd]))
 
 
 # ---------------------------------------------------------------- Denavit-Hartenberg

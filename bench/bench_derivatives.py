@@ -65,7 +65,7 @@ def timings(rounds, calls):
         data = model.createData()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            robot = robodyn.load_urdf(str(path))
+            robot = robodyn.load_urdf(str(path), mimic="independent")
         n = robot.n
         assert model.nq == model.nv == n
         order = [model.joints[model.getJointId(j)].idx_v for j in robot.joint_names]

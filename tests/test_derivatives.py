@@ -205,7 +205,7 @@ def test_pinocchio_derivatives_example_robot_data(rng):
         data = model.createData()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            robot = robodyn.load_urdf(str(path))
+            robot = robodyn.load_urdf(str(path), mimic="independent")
         spec = robot.spec
         for b in spec.bodies:
             b.damping = b.friction = 0.0
@@ -225,3 +225,24 @@ def test_pinocchio_derivatives_example_robot_data(rng):
         fq, fqd, ft = robot.forward_dynamics_derivatives(q, qd, qdd)
         close(fq, data.ddq_dq[ix], 1e-9)
         close(fqd, data.ddq_dv[ix], 1e-9)
+
+
+def test_coupled_joints(rng):
+    # a follower joint (URDF mimic): the reduced derivatives against finite differences
+    spec = R.random_chain(5, rng)
+    spec.bodies[3].mimic = (spec.bodies[1].joint_name, 0.7, 0.2)
+    robot = robodyn.Robot(spec)
+    assert robot.n == 4
+    q, qd, qdd = state(robot, rng)
+    dq, dqd = robot.inverse_dynamics_derivatives(q, qd, qdd)
+    close(dq, central(lambda x: robot.inverse_dynamics(x, qd, qdd), q), 1e-6)
+    close(dqd, central(lambda x: robot.inverse_dynamics(q, x, qdd), qd), 1e-6)
+    tau = robot.inverse_dynamics(q, qd, qdd)
+    fq, fqd, ft = robot.forward_dynamics_derivatives(q, qd, tau)
+    close(fq, central(lambda x: robot.forward_dynamics(x, qd, tau), q), 1e-6)
+    close(fqd, central(lambda x: robot.forward_dynamics(q, x, tau), qd), 1e-6)
+    close(ft @ robot.mass_matrix(q), np.eye(4), 1e-10)
+    out = (np.empty((4, 4)), np.empty((4, 4)))
+    assert robot.inverse_dynamics_derivatives(q, qd, qdd, out=out) is out
+    A, B = robot.linearize(q, qd, tau)
+    assert A.shape == (8, 8) and B.shape == (8, 4)

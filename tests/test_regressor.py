@@ -132,7 +132,7 @@ def test_pinocchio_regressor_example_robot_data(rng):
         data = model.createData()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            robot = robodyn.load_urdf(str(path))
+            robot = robodyn.load_urdf(str(path), mimic="independent")
         jid = [model.getJointId(j) for j in robot.joint_names]
         iv = np.array([model.joints[j].idx_v for j in jid])
         cols = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in jid])
@@ -146,3 +146,23 @@ def test_pinocchio_regressor_example_robot_data(rng):
             pq[iv], pv[iv], pa[iv] = q, qd, qdd
             Yp = pin.computeJointTorqueRegressor(model, data, pq, pv, pa)
             close(robot.regressor(q, qd, qdd), Yp[np.ix_(iv, cols)])
+
+
+def test_coupled_joints(rng):
+    # with a follower joint the regressor has the full model's columns, G^T-reduced rows
+    spec = R.random_chain(5, rng)
+    spec.bodies[3].mimic = (spec.bodies[1].joint_name, 0.7, 0.2)
+    robot = robodyn.Robot(spec)
+    n = robot.n
+    q, qd, qdd = R.random_state(spec, rng)
+    q, qd, qdd = q[:n], qd[:n], qdd[:n]
+    Y = robot.regressor(q, qd, qdd)
+    assert Y.shape == (n, 50)
+    tau = Y @ robot.dynamic_parameters() + robot.joint_regressor(q, qd, qdd) @ \
+        robot.joint_parameters()
+    close(tau, robot.inverse_dynamics(q, qd, qdd))
+    v, a = rng.standard_normal((2, n))
+    arm = robot.joint_regressor(q, qd, a)[:, :5] @ robot.joint_parameters()[:5]
+    expected = (robot.mass_matrix(q) @ a - arm + robot.coriolis_matrix(q, qd) @ v
+                + robot.gravity_torques(q))
+    close(robot.slotine_li_regressor(q, qd, v, a) @ robot.dynamic_parameters(), expected)

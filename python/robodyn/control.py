@@ -314,7 +314,8 @@ class AdaptiveComputedTorque(Controller):
     call with the elapsed time (explicit Euler); :meth:`reset` restores the initial estimate.
 
     ``lam`` (1/s) and ``kd`` (torque units per rad/s) are scalars or (n,) arrays; ``gamma`` a
-    scalar or a (p,) array of adaptation gains (p = 13 n), by default scaled per parameter by
+    scalar or a (p,) array of adaptation gains (p = 13 n; 13 per body of the full model with
+    coupled joints), by default scaled per parameter by
     ``max(|p0|, 0.01)`` (relative adaptation rates).
     """
 
@@ -332,8 +333,9 @@ class AdaptiveComputedTorque(Controller):
             raise ValueError(f"gamma: expected a non-negative scalar or shape ({p},), "
                              f"got {np.shape(gamma)}")
         self.gamma = g
+        self._nb = robot.dynamic_parameters().size // 10  # bodies (coupled joints: > n)
         self._Y = np.zeros((n, p))
-        self._Yr = np.empty((n, 10 * n))  # C-contiguous, for out=
+        self._Yr = np.empty((n, 10 * self._nb))  # C-contiguous, for out=
         self._diag = np.arange(n)
         self._qr = np.empty(n)
         self._ar = np.empty(n)
@@ -356,10 +358,14 @@ class AdaptiveComputedTorque(Controller):
         ar *= self.lam
         ar += qdd_ref
         np.subtract(qd, qr, out=s)
-        Y[:, :10 * n] = self.robot.slotine_li_regressor(q, qd, qr, ar, out=self._Yr)
-        Y[i, 10 * n + i] = ar
-        Y[i, 11 * n + i] = qd
-        Y[i, 12 * n + i] = np.sign(qd)
+        nb = self._nb
+        Y[:, :10 * nb] = self.robot.slotine_li_regressor(q, qd, qr, ar, out=self._Yr)
+        if nb == n:
+            Y[i, 10 * n + i] = ar
+            Y[i, 11 * n + i] = qd
+            Y[i, 12 * n + i] = np.sign(qd)
+        else:
+            Y[:, 10 * nb:] = self.robot.joint_regressor(q, qd, ar)
         # adapt with the time since the last call, then the torque with the new estimate
         if self._t_last is not None and t > self._t_last:
             self.estimate -= (t - self._t_last) * self.gamma * (Y.T @ s)

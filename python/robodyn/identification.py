@@ -82,10 +82,11 @@ class BaseParameters:
 
 def _parameter_names(robot, joint):
     labels = ["m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"]
-    names = [f"{j}:{l}" for j in robot.joint_names for l in labels]
+    joints = [b.joint_name for b in robot.spec.bodies]  # every body (coupled joints too)
+    names = [f"{j}:{l}" for j in joints for l in labels]
     if joint:
         for kind in ("armature", "damping", "friction"):
-            names += [f"{j}:{kind}" for j in robot.joint_names]
+            names += [f"{j}:{kind}" for j in joints]
     return names
 
 
@@ -275,7 +276,7 @@ def consistent_fit(robot, q, qd, qdd, tau, prior=None, regularization=1e-5, join
     from .robot import Robot
 
     prior = robot if prior is None else prior
-    n = robot.n
+    n = len(robot.spec.bodies)  # bodies (= joints of the full model)
     q, qd, qdd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd, tau))
     W = full_regressor(robot, q, qd, qdd, joint)
     t = tau.reshape(-1)

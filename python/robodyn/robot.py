@@ -23,6 +23,14 @@ def _body_dict(b):
     }
 
 
+def _joint_columns(qd, qdd):
+    """[diag(qdd) | diag(qd) | diag(sign(qd))] of (n,) or (N, n) rates: (n, 3n) or (N, n, 3n)."""
+    n = qd.shape[-1]
+    cols = np.concatenate([qdd, qd, np.sign(qd)], axis=-1)  # (..., 3n)
+    eye = np.tile(np.eye(n), 3)  # (n, 3n): row k picks columns k, n + k, 2n + k
+    return eye * cols[..., None, :]
+
+
 def _vec(x, n):
     a = np.asarray(x, dtype=float).reshape(-1)
     if a.shape != (n,):
@@ -164,8 +172,9 @@ class Robot(_core.RobotCore):
         """The joint parameters, shape (3 n,): ``[armature (n), damping (n), friction (n)]``,
         with ``tau = regressor(q, qd, qdd) @ dynamic_parameters()
         + joint_regressor(q, qd, qdd) @ joint_parameters()`` the full inverse dynamics."""
-        return np.concatenate([self._limits["armature"], self._limits["damping"],
-                               self._limits["friction"]])
+        bodies = self._spec.bodies
+        return np.array([[float(getattr(b, k)) for b in bodies]
+                         for k in ("armature", "damping", "friction")]).reshape(-1)
 
     def joint_regressor(self, q, qd, qdd) -> np.ndarray:
         """The columns of the joint terms, shape (n, 3 n) (or (N, n, 3 n) for a batch): three
@@ -179,10 +188,7 @@ class Robot(_core.RobotCore):
                                  f"got shape {a.shape}")
             if a.shape != args[0].shape:
                 raise ValueError(f"{name}: must have the same shape as q")
-        _, qd_, qdd_ = args
-        cols = np.concatenate([qdd_, qd_, np.sign(qd_)], axis=-1)  # (..., 3n)
-        eye = np.tile(np.eye(n), 3)  # (n, 3n): row k picks columns k, n + k, 2n + k
-        return eye * cols[..., None, :]
+        return _joint_columns(args[1], args[2])
 
     def linearize(self, q, qd, tau):
         """The first-order state-space system of the full dynamics at (q, qd, tau), x = [q; qd]:

@@ -76,7 +76,13 @@ struct DataTpl {
   AVec<M3> cT;           // subtree sum of the angular block of B(v) = v x* I - I v x + (I v) x-bar
   AVec<V3> cP;           // subtree sum of -2 (linear momentum): B's lower-left block is [cP]
 
-  MatX M;                // mass matrix workspace (n, n)
+  MatX M;                // mass matrix workspace (n, n); sized when the Data is made for
+                         // n <= kEagerMassMatrix, else by the first algorithm that needs it
+                         // (a long chain's Data stays O(n) unless M is asked for)
+  static constexpr int kEagerMassMatrix = 128;
+  void size_mass_matrix() {
+    if (M.rows() != n) M.setZero(n, n);
+  }
   VecX tmp;              // (n,) scratch
 
   // Kane's method (kane.hpp): classical, mass-centre based quantities
@@ -106,7 +112,7 @@ DataTpl<S>::DataTpl(const Model& m)
       aw(m.n + 1, V6::Zero()), psi(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),
       cm(m.n + 1, S(0)), cc(m.n + 1, V3::Zero()), cI(m.n + 1, M3::Zero()),
       cT(m.n + 1, M3::Zero()), cP(m.n + 1, V3::Zero()),
-      M(MatX::Zero(m.n, m.n)), tmp(VecX::Zero(m.n)),
+      M(m.n <= kEagerMassMatrix ? MatX::Zero(m.n, m.n) : MatX()), tmp(VecX::Zero(m.n)),
       kc(m.n + 1, Vec3::Zero()), kc_nz(m.n + 1, {{false, false, false}}),
       kI(m.n + 1, Mat3::Zero()), kI_principal(m.n + 1, 1),
       ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {

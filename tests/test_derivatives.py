@@ -246,3 +246,17 @@ def test_coupled_joints(rng):
     assert robot.inverse_dynamics_derivatives(q, qd, qdd, out=out) is out
     A, B = robot.linearize(q, qd, tau)
     assert A.shape == (8, 8) and B.shape == (8, 4)
+
+
+def test_out_overlapping_an_input_is_computed_through_a_temporary(rng):
+    robot = MODELS[0][1]
+    n = robot.n
+    q, qd, qdd = state(robot, rng)
+    expected = robot.inverse_dynamics_derivatives(q, qd, qdd)
+    buf = np.zeros(n * n)
+    buf[:n] = q
+    out = (buf.reshape(n, n), np.empty((n, n)))  # the first output holds q
+    got = robot.inverse_dynamics_derivatives(buf[:n], qd, qdd, out=out)
+    assert got is out
+    np.testing.assert_array_equal(out[0], expected[0])
+    np.testing.assert_array_equal(out[1], expected[1])

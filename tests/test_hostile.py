@@ -284,13 +284,16 @@ def fuzz(text):
             stats["refused"] += 1
             return
     stats["loaded"] += 1
-    n = r.n
-    q = np.linspace(-0.5, 0.5, n)
+    n, nq = r.n, r.nq
+    q = np.linspace(-0.5, 0.5, nq)
+    if nq != n:  # a free-floating base (a floating root joint): a unit quaternion at 3:7
+        q[3:7] = (0.0, 0.0, 0.0, 1.0)
     qd = np.full(n, 0.1)
     with np.errstate(all="ignore"):
         tau = r.inverse_dynamics(q, qd, qd)
         M = r.mass_matrix(q)
-        tau_k = r.inverse_dynamics(q, qd, qd, method="kane")
+        # (Kane's method is for fixed-base models)
+        tau_k = tau if nq != n else r.inverse_dynamics(q, qd, qd, method="kane")
         r.forward_kinematics(q)
         try:
             r.forward_dynamics(q, qd, tau)

@@ -72,7 +72,7 @@ import time
 import numpy as np
 
 from . import trajectories as _traj
-from ._lie import se3_right_jacobian_inv
+from ._lie import se3_dexpinv
 from .control import ComputedTorque, Controller, Feedforward, PDGravity
 
 __all__ = ["simulate", "SimulationResult", "SimulationError", "INTEGRATORS", "ENGINES"]
@@ -755,7 +755,7 @@ class _Loop:
         """out = the tangent-space rate at q0 of a stage at integrate(q0, theta) with velocity
         v: Jr(theta_base)^-1 v_base for the free-flyer block, v for the joints."""
         out[6:] = v[6:]
-        np.dot(se3_right_jacobian_inv(theta[:6], self._Jinv), v[:6], out=out[:6])
+        se3_dexpinv(theta, v, out)
 
     def _retract(self, q0, theta, out):
         """out = integrate(q0, theta, 1) with the base quaternion renormalised."""
@@ -770,7 +770,6 @@ class _Loop:
         Yr, TAUr = rec["y"], rec["tau"]
         tau, fd, method, control = self.tau, self.fd, self.method, self.control
         cont = self.continuous
-        self._Jinv = np.empty((6, 6))
         q, v = q0.copy(), qd0.copy()
         qs, vs = np.empty(nq), np.empty(n)
         theta = np.empty(n)
@@ -847,7 +846,6 @@ class _Loop:
         tau, fd, method, control = self.tau, self.fd, self.method, self.control
         cont = self.continuous
         C, A, E = self._C, self._A, self._E
-        self._Jinv = np.empty((6, 6))
         q, v = q0.copy(), qd0.copy()
         qs, vs, theta = np.empty(nq), np.empty(n), np.empty(n)
         Kq, Kv = np.zeros((7, n)), np.zeros((7, n))

@@ -201,11 +201,13 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     ----------
     robot : robodyn.Robot
         The plant, integrated as ``qdd = robot.forward_dynamics(q, qd, tau, method=method)``.
-    controller : callable ``ctrl(t, q, qd, ref) -> tau`` or None
+    controller : callable ``ctrl(t, q, qd, ref) -> tau`` or ``-> (tau, wrenches)``, or None
         ``ref`` is ``(q_ref, qd_ref, qdd_ref)`` at ``t``. ``None`` applies zero torque
         (passive motion). Controllers from :mod:`robodyn.control` may carry their own,
         different, robot model; they are ``reset()`` at the start of the run, so a seeded
-        noisy controller gives the same run every time.
+        noisy controller gives the same run every time. ``wrenches`` maps link names to
+        (6,) wrenches [moment about the link origin; force] in the link frame, applied as
+        ``J^T w`` (see the module documentation).
     reference : callable ``ref(t) -> (q, qd, qdd)`` or None
         E.g. :func:`robodyn.trajectories.smooth`. With a controller but no reference, the
         controller holds the initial pose ``q0``.
@@ -1121,7 +1123,10 @@ class SimulationResult:
         """A one-screen text summary."""
         rate = "continuous" if self.control_rate is None else f"{self.control_rate:g} Hz"
         lines = [
-            f"robot {self.robot_name} ({self.n} joints), controller {self.controller_name}, "
+            f"robot {self.robot_name} ("
+            + (f"free-flyer base and {self.n - 6} joints" if self.floating
+               else f"{self.n} joints")
+            + f"), controller {self.controller_name}, "
             f"integrator {self.integrator}, dt {self.dt:g} s, control {rate}",
             f"simulated {self.duration:g} s in {self.wall_time:.3f} s wall: real-time factor "
             f"{self.real_time_factor:.1f}x ({self.stats.get('steps', 0)} steps, "

@@ -37,14 +37,24 @@ def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_rob
                             check_inertia=check_inertia))
 
 
+def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", chunk=100_000,
+            path=None, **options):
+    """A chunked dataset of dynamics quantities through dask.array, written to Parquet or Zarr
+    when ``path`` is given; see robodyn.datasets.dataset (needs the ``campaign`` extra)."""
+    from .datasets import dataset as _dataset
+
+    return _dataset(robot, n, quantities, sampler, chunk, path, **options)
+
+
 def __getattr__(name):
     # submodules loaded on first use: robodyn.robots, robodyn.trajectories, ...
     import importlib
 
-    if name in ("robots", "trajectories", "control", "urdf", "dh"):
+    if name in ("robots", "trajectories", "control", "urdf", "dh", "campaign", "datasets"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'robodyn' has no attribute '{name}'")
 
 
 __all__ = ["Robot", "ModelSpec", "Body", "Frame", "load_urdf", "from_dh", "set_num_threads", "SimulationResult",
-           "get_num_threads", "robots", "trajectories", "control", "simulate"]
+           "get_num_threads", "robots", "trajectories", "control", "simulate", "dataset",
+           "campaign"]

@@ -430,6 +430,34 @@ from .bench import add_arguments as _bench_arguments, run as _bench_run  # noqa:
 COMMANDS["bench"] = (_bench_arguments, _bench_run)
 
 
+# robodyn campaign CONFIG [--scheduler ADDRESS]: python/robodyn/campaign.py (imported when run:
+# it needs the `campaign` extra, Dask and pyarrow)
+def _campaign_arguments(p):
+    p.add_argument("config", metavar="CONFIG", help="campaign description (TOML file, see "
+                                                    "docs/campaign.md)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler address (tcp://host:8786); default: a local cluster on "
+                        "127.0.0.1, one worker process per core")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="worker processes of the local cluster (default: one per core)")
+    p.add_argument("--serial", action="store_true", help="run in this process, without Dask")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="result directory (default: the file's 'output', else CONFIG's name "
+                        "with .campaign); an interrupted campaign resumes there")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the results of a different campaign in the output directory")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
+
+def _campaign_run(args):
+    """Run a simulation campaign (a TOML sweep) on Dask; one Parquet row per run."""
+    from .campaign import run_command
+
+    return run_command(args)
+
+
+COMMANDS["campaign"] = (_campaign_arguments, _campaign_run)
+
 def register(name, add_arguments, run):
     """Add (or replace) subcommand ``name``; see the module docstring."""
     COMMANDS[name] = (add_arguments, run)

@@ -41,6 +41,7 @@ import ctypes
 import hashlib
 import math
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -53,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["Graph", "Kernel", "Generated", "trace", "simplify", "generate", "specialize",
-           "evaluate", "write_sources", "bundled_sources", "main"]
+           "specialize_spec", "evaluate", "write_sources", "bundled_sources", "main"]
 
 # node operations (the codes of cpp/include/robodyn/codegen.hpp)
 CONST, INPUT, NEG, ADD, SUB, MUL, DIV, SIN, COS, SQRT, SIGN = range(11)
@@ -1007,32 +1008,60 @@ def specialize(robot):
     dynamics run generated, robot-specific code; its ``op_counts`` report the generated code.
 
     The bundled robots use the kernels compiled into the extension; any other robot is compiled
-    with the system C++ compiler (cached). Without a working compiler, warns (RuntimeWarning)
-    and returns a Robot running the generic code. The kernels are checked against the generic
-    code at a few random states before the Robot is returned (RuntimeError if they differ).
+    with the system C++ compiler (cached on disk, and the loaded kernels per process: the same
+    model specialised again, or unpickled specialised, reuses them). Without a working compiler,
+    warns (RuntimeWarning) and returns a Robot running the generic code. The kernels are checked
+    against the generic code at a few random states before they are first used (RuntimeError if
+    they differ).
     """
+    return specialize_spec(robot.spec)
+
+
+# loaded kernels of this process: model fingerprint -> (addresses, library, op counts)
+_SPECIALIZED = {}
+
+
+def _fingerprint(spec):
+    """SHA-256 of a model description (its pickle: the numbers, names and options)."""
+    return hashlib.sha256(pickle.dumps(spec, protocol=4)).hexdigest()
+
+
+def specialize_spec(spec):
+    """:func:`specialize` for a :class:`robodyn.ModelSpec` (unpickling uses it)."""
     from .robot import Robot
 
-    spec = robot.spec
-    generic = Robot(spec)
-    gen = generate(generic)
-    addresses = _builtin(gen)
-    lib = None
-    if addresses is None:
-        try:
-            path = compile_kernels(gen)
-            lib = _load(path)
-            addresses = [ctypes.cast(getattr(lib, gen.symbol(f)), ctypes.c_void_p).value
-                         for f in FUNCTIONS]
-        except (RuntimeError, OSError, AttributeError) as e:
-            warnings.warn(f"robodyn: no specialised code for '{robot.name}' ({e}); using the "
-                          "generic algorithms", RuntimeWarning, stacklevel=2)
-            return generic
-    special = Robot(spec)
-    special._set_kernels(*[int(a) for a in addresses])
+    key = _fingerprint(spec)
+    known = _SPECIALIZED.get(key)
+    if known is None:
+        generic = Robot(spec)
+        gen = generate(generic)
+        addresses = _builtin(gen)
+        lib = None
+        if addresses is None:
+            try:
+                path = compile_kernels(gen)
+                lib = _load(path)
+                addresses = [ctypes.cast(getattr(lib, gen.symbol(f)), ctypes.c_void_p).value
+                             for f in FUNCTIONS]
+            except (RuntimeError, OSError, AttributeError) as e:
+                warnings.warn(f"robodyn: no specialised code for '{generic.name}' ({e}); using "
+                              "the generic algorithms", RuntimeWarning, stacklevel=3)
+                return generic
+        known = ([int(a) for a in addresses], lib,
+                 {f: dict(k.counts) for f, k in gen.kernels.items()})
+        special = _specialized_robot(Robot, spec, known)
+        _check_against_generic(special, generic)
+        _SPECIALIZED[key] = known
+        return special
+    return _specialized_robot(Robot, spec, known)
+
+
+def _specialized_robot(cls, spec, known):
+    addresses, lib, counts = known
+    special = cls(spec)
+    special._set_kernels(*addresses)
     special._kernel_lib = lib  # keeps the shared library loaded while the Robot lives
-    special._kernel_counts = {f: dict(k.counts) for f, k in gen.kernels.items()}
-    _check_against_generic(special, generic)
+    special._kernel_counts = counts
     return special
 
 

@@ -37,6 +37,15 @@ def _mat(x, n):
     return a
 
 
+def _rebuild(cls, spec, specialized):
+    """Unpickling: a Robot of class ``cls`` from ``spec``, specialised if it was."""
+    if specialized:
+        from .codegen import specialize_spec
+
+        return specialize_spec(spec)
+    return cls(spec)
+
+
 class Robot(_core.RobotCore):
     """A rigid-body tree of revolute and prismatic joints, with a C++ dynamics core.
 
@@ -56,6 +65,10 @@ class Robot(_core.RobotCore):
     Every state argument is a float array of shape (n,), or (N, n) for a batch computed in C++
     with the GIL released. Single-state calls accept ``out=`` (a C-contiguous float64 array of
     the result's shape) and then allocate nothing. Wrong shapes, NaN or inf raise ValueError.
+
+    Robots pickle (and ``copy.deepcopy``) as their model description: the C++ model is rebuilt
+    on unpickling, so Dask, joblib and multiprocessing can ship them; a specialised robot
+    arrives specialised (compiled or loaded once per process).
     """
 
     def __init__(self, spec: ModelSpec):
@@ -144,6 +157,17 @@ class Robot(_core.RobotCore):
         from .codegen import specialize
 
         return specialize(self)
+
+    def is_specialized(self) -> bool:
+        """True while generated, robot-specific code runs (see :meth:`specialized`; setting
+        another gravity switches it off)."""
+        return any(self._kernels())
+
+    def __reduce__(self):
+        # pickle/copy: the model description travels (a few kB), the C++ model is rebuilt on
+        # arrival; a specialised robot is specialised again there, from a per-process cache
+        # of loaded kernels (robodyn.codegen.specialize), so workers compile or load it once
+        return (_rebuild, (type(self), self.spec, self.is_specialized()))
 
     def cache_stats(self) -> dict:
         """How often the per-configuration cache was reused (hits) or recomputed (misses)."""

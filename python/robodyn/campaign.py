@@ -1,0 +1,914 @@
+"""Simulation campaigns on Dask: sweeps of controlled simulations, one Parquet row per run.
+
+A :class:`Campaign` describes many runs of :func:`robodyn.simulate` of one robot: a base
+configuration (controller, reference motion, simulation settings, plant perturbation, initial
+state) and the parameters that vary, on a grid (every combination) and/or drawn at random::
+
+    import robodyn
+    from robodyn.campaign import Campaign, uniform, normal
+
+    c = Campaign("stanford_arm",
+                 controller={"type": "computed-torque", "kp": 400.0, "kd": 40.0},
+                 simulation={"duration": 2.0, "control_rate": 1000.0},
+                 grid={"simulation.control_rate": [250.0, 1000.0]},
+                 random={"model.mass_scale": uniform(0.8, 1.2, per="link"),
+                         "controller.noise_std": uniform(0.0, 1e-3)},
+                 samples=100, seed=1)
+    result = c.run("out/")            # LocalCluster on 127.0.0.1, one worker process per core
+    table = result.table              # pyarrow.Table, one row per run, sorted by "run"
+
+or from a TOML file (``Campaign.from_toml``; ``robodyn campaign config.toml [--scheduler
+tcp://host:8786]``); see docs/campaign.md for the keys.
+
+Runs and seeds. The runs are numbered ``0 .. runs - 1``: run ``i`` takes grid point
+``i // samples`` and random draw ``i % samples``. Its random parameters come from a generator
+seeded by ``SeedSequence(seed, spawn_key=(i, 0))`` and its measurement noise from
+``(i, 1)``, so a run's numbers depend on the seed and its index only, not on the order, the
+batch or the worker that ran it: the same campaign gives the same table, serially or on any
+cluster.
+
+What varies. Keys are ``section.name``:
+
+- ``controller.``: ``type`` ("computed-torque", "pd-gravity", "feedforward", "none"), ``kp``,
+  ``kd`` (scalar or per joint), ``noise_std``, ``velocity_noise_std`` (measurement noise),
+  ``delay`` (control periods), ``saturate``;
+- ``simulation.``: ``duration``, ``dt``, ``control_rate`` (Hz), ``integrator``, ``method``;
+- ``model.``: ``mass_scale``, ``inertia_scale`` (per link or for all): the *plant* differs
+  from the controller's nominal model by these factors (mass, rotational inertia about the
+  centre of mass);
+- ``reference.``: ``q0``, ``q1``, ``T`` of a smooth rest-to-rest move (default: the motion
+  ``robodyn simulate`` uses);
+- ``initial.``: ``q_offset`` (added to the reference's start), ``qd`` (initial velocity).
+
+Results. Each batch of runs (``batch`` runs: one Dask task) becomes one Parquet file
+``runs/part-NNNNNN.parquet`` of the output directory (and ``trajectories/part-NNNNNN.parquet``
+with ``trajectories=True``), written by the client as tasks finish, atomically (a temporary
+file renamed). Columns: ``run``, ``grid_index``, ``sample``, the varying parameters (a vector
+parameter as ``name_0 .. name_{n-1}``), ``status`` ("ok" or "failed"), ``error`` (the
+exception, empty if ok) and the metrics (null for a failed run):
+
+- ``max_tracking_error``, ``rms_tracking_error``, ``final_tracking_error``: of ``q_ref - q``
+  over all samples and joints (rad or m);
+- ``tau_peak`` and ``tau_peak_<j>``: largest ``|tau|`` applied (overall, per joint);
+- ``energy``: actuator work ``integral of sum_j |tau_j qd_j| dt`` (J; tau held over each
+  step, qd averaged over it);
+- ``position_limit_violations``, ``velocity_limit_violations``: recorded samples at which some
+  joint is beyond its position / velocity limit; ``max_position_excess``: how far (rad or m);
+- ``saturated_calls``: controller calls whose torque was clipped to the effort limits;
+- ``steps``: integration steps.
+
+A run that fails (a parameter the controller or the model rejects, a diverging simulation)
+is recorded as a failed row; the rest of its batch and of the campaign go on.
+
+Resuming. The output directory holds ``campaign.json`` (the campaign's fingerprint, a SHA-256
+of everything that determines the rows). Running the same campaign into it again computes only
+the batches whose file is missing, so a campaign interrupted at any point (even by SIGKILL)
+finishes where it stopped; a different campaign is refused (``overwrite=True`` replaces it).
+
+This module imports Dask and pyarrow (the ``campaign`` extra) only when it runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Campaign", "CampaignResult", "Sampler", "uniform", "normal", "loguniform", "choice",
+           "integers", "read_results", "read_trajectories", "read_toml", "get_client",
+           "run_command", "METRICS"]
+
+CONTROLLERS = ("computed-torque", "pd-gravity", "feedforward", "none")
+
+# keys a campaign may set or vary, by section
+KEYS = {
+    "controller": ("type", "kp", "kd", "noise_std", "velocity_noise_std", "delay", "saturate"),
+    "simulation": ("duration", "dt", "control_rate", "integrator", "method", "max_steps"),
+    "model": ("mass_scale", "inertia_scale"),
+    "reference": ("q0", "q1", "T"),
+    "initial": ("q_offset", "qd"),
+}
+# the parameters that are per joint (or per link) vectors when given as lists
+_VECTOR_KEYS = {"controller.kp", "controller.kd", "controller.noise_std",
+                "controller.velocity_noise_std", "model.mass_scale", "model.inertia_scale",
+                "reference.q0", "reference.q1", "initial.q_offset", "initial.qd"}
+
+# metric columns (float64 unless listed in _INT_METRICS); per-joint "tau_peak_<j>" follow
+METRICS = ("max_tracking_error", "rms_tracking_error", "final_tracking_error", "tau_peak",
+           "energy", "position_limit_violations", "velocity_limit_violations",
+           "max_position_excess", "saturated_calls", "steps")
+_INT_METRICS = {"position_limit_violations", "velocity_limit_violations", "saturated_calls",
+                "steps"}
+
+FORMAT_VERSION = 1  # part of the fingerprint
+
+
+# ---------------------------------------------------------------------------------------------
+# samplers
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """A random parameter: ``kind`` in uniform, normal, loguniform, choice, integers;
+    ``args`` its numbers (or choices); ``per`` None (one value) or "joint"/"link" (one value
+    per joint; the links are the joints' moving bodies)."""
+
+    kind: str
+    args: tuple
+    per: str | None = None
+
+    def __post_init__(self):
+        kinds = ("uniform", "normal", "loguniform", "choice", "integers")
+        if self.kind not in kinds:
+            raise ValueError(f"sampler: unknown kind {self.kind!r}; expected one of "
+                             f"{', '.join(kinds)}")
+        if self.per not in (None, "joint", "link"):
+            raise ValueError(f"sampler: per must be 'joint' or 'link', got {self.per!r}")
+        if self.kind == "choice":
+            if len(self.args) == 0:
+                raise ValueError("sampler: choice needs at least one value")
+            return
+        if len(self.args) != 2:
+            raise ValueError(f"sampler: {self.kind} takes two numbers, got {list(self.args)}")
+        a, b = (float(x) for x in self.args)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise ValueError(f"sampler: {self.kind} bounds must be finite, got {list(self.args)}")
+        if self.kind == "normal" and b < 0:
+            raise ValueError(f"sampler: normal standard deviation must be >= 0, got {b}")
+        if self.kind in ("uniform", "integers") and b < a:
+            raise ValueError(f"sampler: {self.kind} needs low <= high, got {list(self.args)}")
+        if self.kind == "loguniform" and not 0 < a <= b:
+            raise ValueError(f"sampler: loguniform needs 0 < low <= high, got {list(self.args)}")
+
+    def draw(self, rng, n):
+        size = None if self.per is None else n
+        a = self.args
+        if self.kind == "uniform":
+            x = rng.uniform(a[0], a[1], size)
+        elif self.kind == "normal":
+            x = rng.normal(a[0], a[1], size)
+        elif self.kind == "loguniform":
+            x = np.exp(rng.uniform(math.log(a[0]), math.log(a[1]), size))
+        elif self.kind == "integers":
+            x = rng.integers(int(a[0]), int(a[1]), size, endpoint=True)
+        else:
+            k = rng.integers(0, len(a), size)
+            return a[int(k)] if size is None else [a[int(j)] for j in k]
+        return np.asarray(x).tolist()  # a Python number, or a list per joint
+
+    def to_dict(self):
+        d = {self.kind: list(self.args)}
+        if self.per:
+            d["per"] = self.per
+        return d
+
+
+def uniform(low, high, *, per=None):
+    """Uniform on [low, high]."""
+    return Sampler("uniform", (float(low), float(high)), per)
+
+
+def normal(mean, std, *, per=None):
+    """Normal with ``mean`` and standard deviation ``std``."""
+    return Sampler("normal", (float(mean), float(std)), per)
+
+
+def loguniform(low, high, *, per=None):
+    """Log-uniform on [low, high] (0 < low)."""
+    return Sampler("loguniform", (float(low), float(high)), per)
+
+
+def integers(low, high, *, per=None):
+    """Integers uniform in low..high (both included)."""
+    return Sampler("integers", (int(low), int(high)), per)
+
+
+def choice(*values, per=None):
+    """One of ``values``, equally likely."""
+    return Sampler("choice", tuple(values), per)
+
+
+def _sampler_from(value, key):
+    """A Sampler from its TOML form ``{uniform = [a, b], per = "link"}``."""
+    if isinstance(value, Sampler):
+        return value
+    if not isinstance(value, dict):
+        raise ValueError(f"random.{key}: expected a sampler such as {{uniform = [0.9, 1.1]}}, "
+                         f"got {value!r}")
+    d = dict(value)
+    per = d.pop("per", None)
+    if len(d) != 1:
+        raise ValueError(f"random.{key}: expected one sampler kind (uniform, normal, "
+                         f"loguniform, choice, integers), got {sorted(d)}")
+    (kind, args), = d.items()
+    if not isinstance(args, (list, tuple)):
+        raise ValueError(f"random.{key}: {kind} expects a list, got {args!r}")
+    try:
+        return Sampler(kind, tuple(args), per)
+    except ValueError as e:
+        raise ValueError(f"random.{key}: {e}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# the campaign
+
+
+def _check_key(key, where):
+    section, _, name = str(key).partition(".")
+    if section not in KEYS or name not in KEYS[section]:
+        known = ", ".join(f"{s}.{k}" for s, ks in KEYS.items() for k in ks)
+        raise ValueError(f"{where}: unknown parameter {key!r}; known: {known}")
+    return section, name
+
+
+def _plain(x):
+    """JSON-able form of a configuration value."""
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    return x
+
+
+def _load_robot(robot):
+    import robodyn
+
+    if isinstance(robot, robodyn.Robot):
+        return robot
+    text = str(robot)
+    if text in robodyn.robots.available():
+        return robodyn.robots.load(text)
+    if os.path.isfile(text):
+        return robodyn.load_urdf(text)
+    raise ValueError(f"robot: {text!r} is neither a bundled robot "
+                     f"({', '.join(robodyn.robots.available())}) nor a URDF file")
+
+
+class Campaign:
+    """A sweep of controlled simulations of one robot (see the module documentation).
+
+    Parameters
+    ----------
+    robot : robodyn.Robot, bundled robot name or URDF path
+        The nominal model: the controller's model and, unperturbed, the plant.
+    controller, simulation, model, reference, initial : dict
+        Base values of the keys of each section (module documentation).
+    grid : dict ``"section.name" -> list``
+        Every combination of these values is a grid point (in the order given).
+    random : dict ``"section.name" -> Sampler`` (or its TOML form)
+        Drawn per run.
+    samples : int
+        Runs per grid point (random draws); ``runs = samples * grid points``.
+    seed : int
+        Root of every run's seeds.
+    batch : int
+        Runs per Dask task and per Parquet file.
+    trajectories : bool
+        Also write every run's time series (``trajectory_stride``: every k-th sample).
+    specialized : bool
+        Run the controller's model on generated, robot-specific code (compiled on the client
+        first, then once per worker process).
+    """
+
+    def __init__(self, robot, *, controller=None, simulation=None, model=None, reference=None,
+                 initial=None, grid=None, random=None, samples=1, seed=0, batch=8,
+                 trajectories=False, trajectory_stride=1, specialized=False, name="campaign"):
+        self.robot = _load_robot(robot)
+        if specialized and not self.robot.is_specialized():
+            self.robot = self.robot.specialized()
+        self.name = str(name)
+        self.base = {}
+        for section, values in (("controller", controller), ("simulation", simulation),
+                                ("model", model), ("reference", reference),
+                                ("initial", initial)):
+            values = dict(values or {})
+            for k in values:
+                _check_key(f"{section}.{k}", section)
+            self.base[section] = _plain(values)
+        ctype = self.base["controller"].get("type", "computed-torque")
+        self.grid = {}
+        for key, values in dict(grid or {}).items():
+            _check_key(key, "grid")
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not values:
+                raise ValueError(f"grid.{key}: expected a non-empty list of values, "
+                                 f"got {values!r}")
+            self.grid[key] = _plain(list(values))
+        self.random = {}
+        for key, value in dict(random or {}).items():
+            _check_key(key, "random")
+            if key in self.grid:
+                raise ValueError(f"random.{key}: also on the grid; give it in one place")
+            self.random[key] = _sampler_from(value, key)
+        for what, value in (("samples", samples), ("batch", batch),
+                            ("trajectory_stride", trajectory_stride)):
+            if isinstance(value, bool) or int(value) != value or value < 1:
+                raise ValueError(f"{what}: expected a positive integer, got {value!r}")
+        if isinstance(seed, bool) or int(seed) != seed or seed < 0:
+            raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+        if ctype not in CONTROLLERS:
+            raise ValueError(f"controller.type: expected one of {', '.join(CONTROLLERS)}, "
+                             f"got {ctype!r}")
+        self.samples, self.seed, self.batch = int(samples), int(seed), int(batch)
+        self.trajectories, self.trajectory_stride = bool(trajectories), int(trajectory_stride)
+        self._columns = self._parameter_columns()
+
+    # ---- construction from files
+
+    @classmethod
+    def from_dict(cls, config, *, base_dir=None):
+        """A campaign from the dict form of the TOML file (docs/campaign.md)."""
+        config = copy.deepcopy(dict(config))
+        top = dict(config.pop("campaign", {}))
+        for k in list(config):
+            if k not in KEYS and k not in ("grid", "random"):
+                top[k] = config.pop(k)
+        known = {"robot", "samples", "seed", "batch", "trajectories", "trajectory_stride",
+                 "specialized", "name", "output"}
+        unknown = sorted(set(top) - known)
+        if unknown:
+            raise ValueError(f"campaign: unknown key(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted(known))} and the tables "
+                             f"{', '.join(KEYS)}, grid, random")
+        if "robot" not in top:
+            raise ValueError("campaign: 'robot' is required (a bundled name or a URDF path)")
+        robot = top.pop("robot")
+        if base_dir is not None and isinstance(robot, str) and not os.path.isabs(robot):
+            candidate = Path(base_dir) / robot
+            if candidate.is_file():
+                robot = str(candidate)
+        top.pop("output", None)
+        return cls(robot, grid=config.pop("grid", None), random=config.pop("random", None),
+                   **{s: config.pop(s, None) for s in KEYS}, **top)
+
+    @classmethod
+    def from_toml(cls, path):
+        """A campaign from a TOML file (docs/campaign.md); relative robot paths are read from
+        the file's directory."""
+        path = Path(path)
+        config = read_toml(path)
+        return cls.from_dict(config, base_dir=path.parent)
+
+    # ---- the runs
+
+    @property
+    def grid_points(self):
+        return math.prod(len(v) for v in self.grid.values()) if self.grid else 1
+
+    @property
+    def runs(self):
+        return self.grid_points * self.samples
+
+    @property
+    def batches(self):
+        return -(-self.runs // self.batch)
+
+    def _grid_point(self, g):
+        """The grid values of grid point ``g`` (the last key varies fastest)."""
+        out = {}
+        for key in reversed(list(self.grid)):
+            values = self.grid[key]
+            g, k = divmod(g, len(values))
+            out[key] = values[k]
+        return dict(reversed(list(out.items())))
+
+    def parameters(self, i):
+        """The varying parameters of run ``i``: ``{"section.name": value}``."""
+        if not 0 <= i < self.runs:
+            raise IndexError(f"run {i} out of range 0..{self.runs - 1}")
+        params = self._grid_point(i // self.samples)
+        rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(i, 0)))
+        for key, sampler in self.random.items():
+            params[key] = sampler.draw(rng, self.robot.n)
+        return params
+
+    def noise_seed(self, i):
+        """The seed of run ``i``'s measurement noise."""
+        return int(np.random.SeedSequence(self.seed, spawn_key=(i, 1)).generate_state(2, np.uint64)[0])
+
+    def settings(self, i):
+        """The full configuration of run ``i``: the base sections with its parameters in."""
+        cfg = copy.deepcopy(self.base)
+        for key, value in self.parameters(i).items():
+            section, name = key.split(".", 1)
+            cfg[section][name] = value
+        return cfg
+
+    # ---- identity and columns
+
+    def describe(self):
+        """The campaign as plain data (what ``campaign.json`` records)."""
+        return {"name": self.name, "robot": self.robot.name, "n": self.robot.n,
+                "specialized": self.robot.is_specialized(), "samples": self.samples,
+                "seed": self.seed, "batch": self.batch, "runs": self.runs,
+                "trajectories": self.trajectories, "trajectory_stride": self.trajectory_stride,
+                "base": self.base, "grid": self.grid,
+                "random": {k: s.to_dict() for k, s in self.random.items()}}
+
+    def fingerprint(self):
+        """SHA-256 of everything that determines the rows (the model included)."""
+        from .codegen import _fingerprint
+
+        text = json.dumps({"format": FORMAT_VERSION, **self.describe()}, sort_keys=True,
+                          default=repr)
+        return hashlib.sha256((text + _fingerprint(self.robot.spec)).encode()).hexdigest()
+
+    def _parameter_columns(self):
+        """[(key, column names, kind)] of the varying parameters; kind "f", "i", "s", "b"."""
+        n = self.robot.n
+        cols = []
+        for key, values in self.grid.items():
+            cols.append((key, *self._column_shape(key, values, n)))
+        for key, sampler in self.random.items():
+            if sampler.per is not None:
+                cols.append((key, [f"{key}_{j}" for j in range(n)], "f"))
+            elif sampler.kind == "choice":
+                cols.append((key, *self._column_shape(key, list(sampler.args), n)))
+            else:
+                cols.append((key, [key], "i" if sampler.kind == "integers" else "f"))
+        return cols
+
+    @staticmethod
+    def _column_shape(key, values, n):
+        vector = [isinstance(v, (list, tuple)) for v in values]
+        if any(vector):
+            if not all(vector) or any(len(v) != n for v in values):
+                raise ValueError(f"{key}: vector values must all have {n} entries (one per "
+                                 f"joint), got {values!r}")
+            if key not in _VECTOR_KEYS:
+                raise ValueError(f"{key}: takes a single value, got a vector")
+            return [f"{key}_{j}" for j in range(n)], "f"
+        if all(isinstance(v, bool) for v in values):
+            return [key], "b"
+        if all(isinstance(v, str) for v in values):
+            return [key], "s"
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return [key], "i"
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            return [key], "f"
+        raise ValueError(f"{key}: values must be all numbers, all strings or all booleans, "
+                         f"got {values!r}")
+
+    def schema(self):
+        """The pyarrow schema of the run table."""
+        import pyarrow as pa
+
+        types = {"f": pa.float64(), "i": pa.int64(), "s": pa.string(), "b": pa.bool_()}
+        fields = [pa.field("run", pa.int64()), pa.field("grid_index", pa.int64()),
+                  pa.field("sample", pa.int64())]
+        for _, names, kind in self._columns:
+            fields += [pa.field(c, types[kind]) for c in names]
+        fields += [pa.field("status", pa.string()), pa.field("error", pa.string())]
+        for m in METRICS:
+            fields.append(pa.field(m, pa.int64() if m in _INT_METRICS else pa.float64()))
+        fields += [pa.field(f"tau_peak_{j}", pa.float64()) for j in range(self.robot.n)]
+        return pa.schema(fields)
+
+    # ---- running
+
+    def run_one(self, i):
+        """Simulate run ``i``: ``(row, trajectory)`` (``row`` a dict of the table's columns,
+        ``trajectory`` a dict of arrays or None). Never raises for a failing run."""
+        row = {"run": i, "grid_index": i // self.samples, "sample": i % self.samples}
+        traj = None
+        try:
+            params = self.parameters(i)
+        except Exception as e:  # noqa: BLE001  (recorded in the row)
+            params = {}
+            err = e
+        else:
+            err = None
+        for key, names, kind in self._columns:
+            value = params.get(key)
+            if len(names) == 1:
+                row[names[0]] = value
+            else:
+                for j, c in enumerate(names):
+                    row[c] = None if value is None else float(np.broadcast_to(value, (len(names),))[j])
+        metrics = None
+        if err is None:
+            try:
+                metrics, traj = self._simulate(i)
+            except Exception as e:  # noqa: BLE001  (recorded in the row)
+                err = e
+        row["status"] = "ok" if err is None else "failed"
+        row["error"] = "" if err is None else f"{type(err).__name__}: {err}"[:2000]
+        for m in METRICS:
+            row[m] = None if metrics is None else metrics[m]
+        for j in range(self.robot.n):
+            row[f"tau_peak_{j}"] = None if metrics is None else metrics["tau_peak_j"][j]
+        return row, (traj if err is None else None)
+
+    def _plant(self, cfg):
+        model = cfg["model"]
+        if not any(k in model for k in ("mass_scale", "inertia_scale")):
+            return self.robot
+        import robodyn
+
+        n = self.robot.n
+        ms = np.broadcast_to(np.asarray(model.get("mass_scale", 1.0), dtype=float), (n,))
+        js = np.broadcast_to(np.asarray(model.get("inertia_scale", 1.0), dtype=float), (n,))
+        spec = self.robot.spec
+        for b, m, s in zip(spec.bodies, ms, js):
+            b.mass = float(b.mass) * float(m)
+            b.inertia = np.asarray(b.inertia, dtype=float) * float(s)
+        return robodyn.Robot(spec)
+
+    def _reference(self, cfg, robot, duration):
+        from . import trajectories as tr
+
+        ref = cfg["reference"]
+        if "q1" in ref:
+            n = robot.n
+            q0 = np.broadcast_to(np.asarray(ref.get("q0", 0.0), dtype=float), (n,)).copy()
+            q1 = np.broadcast_to(np.asarray(ref["q1"], dtype=float), (n,)).copy()
+            return tr.smooth(q0, q1, float(ref.get("T", duration or 2.0)))
+        if "q0" in ref:
+            raise ValueError("reference: q0 needs q1 (a smooth move from q0 to q1)")
+        from .cli import default_reference
+
+        return default_reference(robot, duration, ref.get("T"))
+
+    def _controller(self, cfg, model, reference, i):
+        from . import control as ct
+
+        c = cfg["controller"]
+        kind = c.get("type", "computed-torque")
+        if kind not in CONTROLLERS:
+            raise ValueError(f"controller.type: expected one of {', '.join(CONTROLLERS)}, "
+                             f"got {kind!r}")
+        if kind == "none":
+            return None
+        kp, kd = c.get("kp"), c.get("kd")
+        if kind == "computed-torque":
+            w = 2.0 * math.pi * 10.0
+            cls, kp, kd = ct.ComputedTorque, w * w if kp is None else kp, 2 * w if kd is None else kd
+        elif kind == "pd-gravity":
+            kp0, kd0 = ct.pd_gains(model, reference(reference.duration)[0], bandwidth_hz=5.0)
+            cls, kp, kd = ct.PDGravity, kp0 if kp is None else kp, kd0 if kd is None else kd
+        else:
+            cls, kp, kd = ct.Feedforward, 0.0 if kp is None else kp, 0.0 if kd is None else kd
+        return cls(model, kp, kd, saturate=bool(c.get("saturate", True)),
+                   noise_std=c.get("noise_std", 0.0),
+                   velocity_noise_std=c.get("velocity_noise_std", 0.0),
+                   delay=c.get("delay", 0), seed=self.noise_seed(i))
+
+    def _simulate(self, i):
+        from .simulation import simulate
+
+        cfg = self.settings(i)
+        sim = cfg["simulation"]
+        model = self.robot
+        plant = self._plant(cfg)
+        n = model.n
+        duration = sim.get("duration")
+        reference = self._reference(cfg, model, duration)
+        duration = float(duration if duration is not None else reference.duration)
+        controller = self._controller(cfg, model, reference, i)
+        init = cfg["initial"]
+        q0 = reference(0.0)[0] + np.broadcast_to(
+            np.asarray(init.get("q_offset", 0.0), dtype=float), (n,))
+        qd0 = np.broadcast_to(np.asarray(init.get("qd", 0.0), dtype=float), (n,)).copy()
+        res = simulate(plant, controller, reference, duration=duration,
+                       dt=sim.get("dt", 1e-3), control_rate=sim.get("control_rate", 1000.0),
+                       integrator=sim.get("integrator", "rk4"), q0=q0, qd0=qd0,
+                       method=sim.get("method", "aba"),
+                       max_steps=int(sim.get("max_steps", 2_000_000)))
+        metrics = _metrics(res, plant)
+        traj = None
+        if self.trajectories:
+            k = self.trajectory_stride
+            traj = {"t": res.t[::k], "q": res.q[::k], "qd": res.qd[::k], "tau": res.tau[::k],
+                    "q_ref": res.q_ref[::k]}
+        return metrics, traj
+
+    def run_batch(self, b):
+        """Runs of batch ``b``: ``(run table, trajectory table or None)`` as pyarrow tables."""
+        import pyarrow as pa
+
+        first = b * self.batch
+        runs = range(first, min(first + self.batch, self.runs))
+        rows, trajs = [], []
+        for i in runs:
+            row, traj = self.run_one(i)
+            rows.append(row)
+            if traj is not None:
+                trajs.append((i, traj))
+        schema = self.schema()
+        table = pa.Table.from_pylist(rows, schema=schema)
+        ttable = _trajectory_table(trajs, self.robot.n) if self.trajectories else None
+        return table, ttable
+
+    def run(self, output, scheduler=None, *, workers=None, progress=True, overwrite=False,
+            on_batch=None):
+        """Run the campaign into the directory ``output``; returns a :class:`CampaignResult`.
+
+        ``scheduler``: None (a LocalCluster on 127.0.0.1 with ``workers`` processes, default
+        one per core, closed at the end), ``"serial"`` (in this process, no Dask), a scheduler
+        address (``"tcp://host:8786"``) or a ``distributed.Client``. Batches already in
+        ``output`` (same campaign) are not run again. ``progress`` shows Dask's progress bar.
+        ``on_batch(b)`` is called after batch ``b`` is written.
+        """
+        t0 = time.perf_counter()
+        out = Path(output)
+        todo = self._prepare(out, overwrite)
+        computed = 0
+        if todo:
+            if isinstance(scheduler, str) and scheduler == "serial":
+                for b in todo:
+                    self._write(out, b, *self.run_batch(b))
+                    computed += 1
+                    if on_batch:
+                        on_batch(b)
+            else:
+                computed = self._run_dask(out, todo, scheduler, workers, progress, on_batch)
+        table = read_results(out)
+        return CampaignResult(out, table, computed=computed,
+                              skipped=self.batches - len(todo), wall_time=time.perf_counter() - t0)
+
+    def _prepare(self, out, overwrite):
+        """Create or check ``out``; the batches still to run."""
+        meta = out / "campaign.json"
+        fp = self.fingerprint()
+        if meta.is_file():
+            try:
+                old = json.loads(meta.read_text()).get("fingerprint")
+            except (OSError, ValueError):
+                old = None
+            if old != fp:
+                if not overwrite:
+                    raise ValueError(f"output {out}: holds a different campaign (its "
+                                     "campaign.json differs); use another directory or "
+                                     "overwrite=True (--overwrite)")
+                for sub in ("runs", "trajectories"):
+                    for p in (out / sub).glob("part-*.parquet"):
+                        p.unlink()
+        elif out.exists() and any(out.iterdir()) and not overwrite:
+            raise ValueError(f"output {out}: exists and is not a campaign directory")
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+        if self.trajectories:
+            (out / "trajectories").mkdir(exist_ok=True)
+        for sub in ("runs", "trajectories"):
+            for p in (out / sub).glob(".tmp-*"):  # a write cut short
+                p.unlink()
+        if not meta.is_file() or overwrite:
+            _atomic_write_text(meta, json.dumps({"fingerprint": fp, "batches": self.batches,
+                                                 **self.describe()}, indent=1, default=repr))
+        return [b for b in range(self.batches) if not _part(out, "runs", b).is_file()]
+
+    def _write(self, out, b, table, ttable):
+        import pyarrow.parquet as pq
+
+        if ttable is not None:  # first, so that a run file means the batch is complete
+            _atomic(lambda p: pq.write_table(ttable, p), _part(out, "trajectories", b))
+        _atomic(lambda p: pq.write_table(table, p), _part(out, "runs", b))
+
+    def _run_dask(self, out, todo, scheduler, workers, progress, on_batch):
+        from distributed import as_completed
+
+        client, owned = get_client(scheduler, workers)
+        try:
+            campaign = client.scatter(self, broadcast=True, hash=False)
+            tag = self.fingerprint()[:10]
+            futures = {client.submit(_batch_task, campaign, b, key=f"campaign-{tag}-{b}",
+                                     pure=False, retries=1): b for b in todo}
+            bar = _start_progress(list(futures)) if progress else None
+            computed = 0
+            failures = []
+            for fut in as_completed(futures):
+                b = futures[fut]
+                try:
+                    table, ttable = fut.result()
+                except Exception as e:  # noqa: BLE001  a lost task: the batch is retried next time
+                    failures.append((b, e))
+                    continue
+                self._write(out, b, table, ttable)
+                computed += 1
+                fut.release()
+                if on_batch:
+                    on_batch(b)
+            if bar is not None:
+                bar.join(timeout=10.0)
+            if failures:
+                b, e = failures[0]
+                raise RuntimeError(f"{len(failures)} batch(es) could not be computed (batch {b}: "
+                                   f"{type(e).__name__}: {e}); run the campaign again to resume")
+            return computed
+        finally:
+            if owned:
+                cluster = client.cluster
+                client.close()
+                if cluster is not None:
+                    cluster.close()
+
+
+def _batch_task(campaign, b):
+    return campaign.run_batch(b)
+
+
+def _start_progress(futures):
+    """Dask's text progress bar, in a thread (the client writes results meanwhile)."""
+    from distributed import progress
+
+    t = threading.Thread(target=progress, args=(futures,), kwargs={"notebook": False},
+                         daemon=True)
+    t.start()
+    return t
+
+
+@dataclass
+class CampaignResult:
+    """What :meth:`Campaign.run` did: the directory, the run table (sorted by run), batches
+    computed now and skipped (already written), wall time (s)."""
+
+    output: Path
+    table: object
+    computed: int
+    skipped: int
+    wall_time: float
+    failed: int = field(init=False)
+
+    def __post_init__(self):
+        import pyarrow.compute as pc
+
+        self.failed = int(pc.sum(pc.equal(self.table["status"], "failed")).as_py() or 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics, files
+
+
+def _metrics(res, plant):
+    """The metric columns of a finished run."""
+    q, qd, tau, t = res.q, res.qd, res.tau, res.t
+    err = np.abs(res.q_ref - q)
+    lower, upper = plant.position_limits
+    vmax = plant.velocity_limits
+    below, above = lower - q, q - upper
+    excess = np.maximum(np.maximum(below, above), 0.0)
+    power = np.abs(tau[:-1] * 0.5 * (qd[:-1] + qd[1:]))
+    peaks = np.max(np.abs(tau), axis=0)
+    return {
+        "max_tracking_error": float(err.max()),
+        "rms_tracking_error": float(np.sqrt(np.mean(err * err))),
+        "final_tracking_error": float(err[-1].max()),
+        "tau_peak": float(peaks.max()),
+        "tau_peak_j": [float(x) for x in peaks],
+        "energy": float(np.sum(power.sum(axis=1) * np.diff(t))),
+        "position_limit_violations": int(np.count_nonzero(np.any(excess > 0.0, axis=1))),
+        "velocity_limit_violations": int(np.count_nonzero(np.any(np.abs(qd) > vmax, axis=1))),
+        "max_position_excess": float(excess.max()),
+        "saturated_calls": int(res.saturated_calls),
+        "steps": int(res.stats.get("steps", len(t) - 1)),
+    }
+
+
+def _trajectory_table(trajs, n):
+    import pyarrow as pa
+
+    cols = {"run": [], "t": []}
+    names = ("q", "qd", "tau", "q_ref")
+    for name in names:
+        for j in range(n):
+            cols[f"{name}_{j}"] = []
+    for i, tr in trajs:
+        cols["run"].append(np.full(len(tr["t"]), i, dtype=np.int64))
+        cols["t"].append(tr["t"])
+        for name in names:
+            for j in range(n):
+                cols[f"{name}_{j}"].append(tr[name][:, j])
+    data = {}
+    for k, parts in cols.items():
+        dtype = np.int64 if k == "run" else np.float64
+        data[k] = np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+    return pa.table(data)
+
+
+def _part(out, sub, b):
+    return out / sub / f"part-{b:06d}.parquet"
+
+
+def _atomic(write, path):
+    """``write(tmp)`` then rename to ``path`` (a reader never sees a partial file)."""
+    tmp = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{path.name}")
+    try:
+        write(str(tmp))
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _atomic_write_text(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic(lambda p: Path(p).write_text(text), path)
+
+
+def read_results(output):
+    """The run table of a campaign directory (pyarrow.Table sorted by ``run``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parts = sorted((Path(output) / "runs").glob("part-*.parquet"))
+    if not parts:
+        raise FileNotFoundError(f"{output}: no runs written (runs/part-*.parquet)")
+    table = pa.concat_tables([pq.read_table(p) for p in parts])
+    return table.sort_by("run")
+
+
+def read_trajectories(output, run=None):
+    """Time series of a campaign run with ``trajectories=True`` (pyarrow.Table, columns
+    ``run, t, q_j, qd_j, tau_j, q_ref_j``); ``run``: only that run."""
+    import pyarrow.dataset as ds
+
+    d = ds.dataset(str(Path(output) / "trajectories"), format="parquet")
+    if run is None:
+        return d.to_table()
+    return d.to_table(filter=ds.field("run") == int(run))
+
+
+def read_toml(path):
+    """Parse a TOML file (tomllib, or tomli before Python 3.11); ValueError naming the file."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: not valid TOML: {e}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# command line: robodyn campaign CONFIG [--scheduler ADDRESS] (the options are in cli.py)
+
+
+def run_command(args):
+    """``robodyn campaign``: run the TOML campaign ``args.config``; exit status 0, or 1 when
+    batches could not be computed (run again to resume)."""
+    path = Path(args.config)
+    if not path.is_file():
+        raise ValueError(f"no such campaign file: {path}")
+    config = read_toml(path)
+    output = args.output or config.get("campaign", {}).get("output") or config.get("output")
+    if output is None:
+        output = path.with_suffix(".campaign")
+    elif not os.path.isabs(output) and not args.output:
+        output = path.parent / output  # relative to the file
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers: expected a positive number, got {args.workers}")
+    if args.serial and args.scheduler:
+        raise ValueError("--serial and --scheduler exclude each other")
+    campaign = Campaign.from_dict(config, base_dir=path.parent)
+    scheduler = "serial" if args.serial else args.scheduler
+    if not args.quiet:
+        where = ("this process" if args.serial else args.scheduler
+                 or f"a local cluster ({args.workers or os.cpu_count()} workers)")
+        print(f"campaign '{campaign.name}': {campaign.runs} runs of {campaign.robot.name} in "
+              f"{campaign.batches} batches on {where} -> {output}", flush=True)
+    result = campaign.run(output, scheduler, workers=args.workers, progress=not args.quiet,
+                          overwrite=args.overwrite)
+    if not args.quiet:
+        print(f"\n{result.table.num_rows} runs ({result.failed} failed), {result.computed} "
+              f"batches computed, {result.skipped} already there, {result.wall_time:.1f} s; "
+              f"results: {Path(output) / 'runs'}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Dask
+
+
+def get_client(scheduler=None, workers=None):
+    """``(client, owned)``: a ``distributed.Client`` for ``scheduler`` (an address or a Client)
+    or, for None, a new LocalCluster on 127.0.0.1 with ``workers`` worker processes (default one
+    per core) of one thread each; ``owned`` says the caller must close it."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as e:
+        raise ImportError("robodyn campaigns need Dask: pip install 'robodyn[campaign]' "
+                          f"({e})") from None
+    if scheduler is not None and not isinstance(scheduler, str):
+        return scheduler, False
+    if scheduler:
+        return Client(scheduler, timeout="30s"), True
+    workers = int(workers or os.cpu_count() or 1)
+    # everything on the loopback interface: scheduler, workers, and the scheduler's HTTP
+    # endpoint on a free port (the dashboard, if bokeh is installed)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
+    return Client(cluster), True
+

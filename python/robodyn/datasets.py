@@ -1,0 +1,284 @@
+"""Datasets of dynamics quantities for learning: :func:`dataset` (``robodyn.dataset``).
+
+``robodyn.dataset(robot, n, quantities=["q", "qd", "qdd", "tau", "M"], chunk=100_000,
+path="data/")`` samples ``n`` states and computes the quantities through ``dask.array``: the
+rows are cut into chunks of ``chunk`` rows, and each chunk is one Dask task that draws its
+states and makes one batched C++ call per quantity (a C++ loop without the GIL). The chunks
+run on the current Dask scheduler: a ``distributed.Client`` if one is active (or given as
+``scheduler=``), else Dask's threads, one per core (the batched calls release the GIL).
+
+Quantities (``n_v`` the number of velocities, ``robot.n``):
+
+======================  ==============  ================================================
+name                    shape per row   computed as
+======================  ==============  ================================================
+``q``, ``qd``, ``qdd``  (n,)            the sampled state
+``tau``                 (n,)            ``robot.inverse_dynamics(q, qd, qdd)``
+``M``                   (n, n)          ``robot.mass_matrix(q)``
+``h``                   (n,)            ``robot.bias_torques(q, qd)``
+``g``                   (n,)            ``robot.gravity_torques(q)``
+``C``                   (n, n)          ``robot.coriolis_matrix(q, qd)``
+``kinetic_energy``      ()              ``robot.kinetic_energy(q, qd)``
+``potential_energy``    ()              ``robot.potential_energy(q)``
+======================  ==============  ================================================
+
+Sampling: ``sampler="uniform"`` draws ``q`` uniformly within the position limits (infinite
+limits: +-pi), ``qd`` within +-velocity limits (infinite: +-pi) and ``qdd`` in +-2 pi (rad/s^2,
+or m/s^2); a callable ``sampler(rng, m) -> (q, qd, qdd)`` (three ``(m, n)`` arrays; it must
+pickle to run on a distributed cluster) replaces it. Chunk ``k`` draws from
+``numpy.random.default_rng(SeedSequence(seed, spawn_key=(k,)))``, so the rows depend on the
+seed and the chunk size only, not on the scheduler.
+
+Files: ``format="parquet"`` writes ``path/part-NNNNNN.parquet``, one file per chunk, a column
+per quantity (a fixed-size list of float64 for vectors and matrices, row-major; a float64 for
+scalars), and ``path/dataset.json`` (robot, quantities, shapes, seed, rows).
+``format="zarr"`` (needs the ``zarr`` package) writes one Zarr array per quantity, chunked like
+the rows. :func:`read_dataset` reads either back as NumPy arrays.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["dataset", "read_dataset", "QUANTITIES"]
+
+# name -> (method, arguments from the state, shape kind: "v" (n,), "m" (n, n), "s" scalar)
+QUANTITIES = {
+    "q": (None, ("q",), "v"),
+    "qd": (None, ("qd",), "v"),
+    "qdd": (None, ("qdd",), "v"),
+    "tau": ("inverse_dynamics", ("q", "qd", "qdd"), "v"),
+    "M": ("mass_matrix", ("q",), "m"),
+    "h": ("bias_torques", ("q", "qd"), "v"),
+    "g": ("gravity_torques", ("q",), "v"),
+    "C": ("coriolis_matrix", ("q", "qd"), "m"),
+    "kinetic_energy": ("kinetic_energy", ("q", "qd"), "s"),
+    "potential_energy": ("potential_energy", ("q",), "s"),
+}
+
+
+def _shape(kind, n):
+    return {"v": (n,), "m": (n, n), "s": ()}[kind]
+
+
+def uniform_sampler(robot):
+    """The default sampler of ``robot`` (module documentation), as a picklable callable."""
+    return _Uniform(robot)
+
+
+class _Uniform:
+    def __init__(self, robot):
+        if getattr(robot, "nq", robot.n) != robot.n:
+            raise ValueError("sampler: the uniform sampler draws joint positions only; give a "
+                             "sampler(rng, m) -> (q, qd, qdd) for a free-floating robot")
+        lo, hi = robot.position_limits
+        lo = np.where(np.isfinite(lo), lo, -math.pi)
+        hi = np.where(np.isfinite(hi), hi, math.pi)
+        v = robot.velocity_limits
+        v = np.where(np.isfinite(v), v, math.pi)
+        a = np.full(robot.n, 2.0 * math.pi)
+        # x = low + width * u for u uniform in [0, 1): rows q, qd, qdd
+        self.low = np.stack([lo, -v, -a])[:, None, :]
+        self.width = np.stack([hi - lo, 2.0 * v, 2.0 * a])[:, None, :]
+
+    def __call__(self, rng, m):
+        x = rng.random((3, m, self.low.shape[2]))
+        x *= self.width
+        x += self.low
+        return x[0], x[1], x[2]
+
+
+def _sample(sampler, seed, k, m, n):
+    """States of chunk ``k`` (``m`` rows): a (3, m, n) block, rows q, qd, qdd."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
+    xs = [np.asarray(x, dtype=np.float64) for x in sampler(rng, m)]
+    if len(xs) != 3 or any(x.shape != (m, n) for x in xs):
+        raise ValueError(f"sampler: expected three ({m}, {n}) arrays (q, qd, qdd), got shapes "
+                         f"{[x.shape for x in xs]}")
+    base = xs[0].base
+    if base is not None and base.shape == (3, m, n) and all(x.base is base for x in xs):
+        return base  # the uniform sampler's own block
+    return np.stack(xs)
+
+
+_STATE = {"q": 0, "qd": 1, "qdd": 2}
+
+
+def _quantity(states, robot, name):
+    """One batched call of the robot on a (3, m, n) block of states."""
+    method, args, _ = QUANTITIES[name]
+    return np.asarray(getattr(robot, method)(*(states[_STATE[a]] for a in args)))
+
+
+def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", chunk=100_000,
+            path=None, *, format="parquet", seed=0, scheduler=None, compression=None,
+            overwrite=False):
+    """Sample ``n`` states of ``robot`` and compute ``quantities`` in chunks of ``chunk`` rows.
+
+    Without ``path``: returns ``{name: dask.array}`` (lazy; shapes ``(n, *shape)``, chunked by
+    rows; computing several together computes each chunk once). With ``path``: computes and
+    writes the dataset (``format`` "parquet" or "zarr", module documentation) and returns the
+    directory as a ``pathlib.Path``. ``scheduler``: None (the active Dask client, else threads),
+    a Dask scheduler name ("threads", "processes", "synchronous"), a scheduler address or a
+    ``distributed.Client``. ``compression``: the Parquet codec (default none: random floats do
+    not compress, and the codec would cost more than the dynamics).
+    """
+    import robodyn
+
+    if not isinstance(robot, robodyn.Robot):
+        raise TypeError(f"robot: expected a robodyn.Robot, got {type(robot).__name__}")
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"n: expected a positive number of rows, got {n!r}")
+    if isinstance(chunk, bool) or int(chunk) != chunk or chunk < 1:
+        raise ValueError(f"chunk: expected a positive number of rows, got {chunk!r}")
+    if isinstance(quantities, str):
+        quantities = [quantities]
+    quantities = list(quantities)
+    unknown = [q for q in quantities if q not in QUANTITIES]
+    if unknown or not quantities or len(set(quantities)) != len(quantities):
+        raise ValueError(f"quantities: expected distinct names among {', '.join(QUANTITIES)}, "
+                         f"got {quantities!r}")
+    if sampler == "uniform":
+        sampler = uniform_sampler(robot)
+    elif not callable(sampler):
+        raise ValueError("sampler: expected 'uniform' or a callable sampler(rng, m) -> "
+                         "(q, qd, qdd)")
+    if format not in ("parquet", "zarr"):
+        raise ValueError(f"format: expected 'parquet' or 'zarr', got {format!r}")
+    if isinstance(seed, bool) or int(seed) != seed or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+    import dask.array as da
+
+    n, chunk, nv = int(n), int(chunk), robot.n
+    sizes = (chunk,) * (n // chunk) + ((n % chunk,) if n % chunk else ())
+    # the states as one (3, n, nv) array chunked by rows; each quantity one task per chunk
+    # (one task per chunk, from_delayed: not fused into its users, so drawn once per chunk)
+    import dask
+
+    sample = dask.delayed(_sample, pure=True)
+    states = da.concatenate(
+        [da.from_delayed(sample(sampler, int(seed), k, m, nv), (3, m, nv), dtype=np.float64)
+         for k, m in enumerate(sizes)], axis=1)
+    arrays = {}
+    for name in quantities:
+        method, _, kind = QUANTITIES[name]
+        if method is None:
+            arrays[name] = states[_STATE[name]]
+        elif kind == "v":
+            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
+                                             drop_axis=0, chunks=(sizes, (nv,)),
+                                             token=f"robodyn-{name}")
+        elif kind == "m":
+            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
+                                             drop_axis=0, new_axis=2,
+                                             chunks=(sizes, (nv,), (nv,)),
+                                             token=f"robodyn-{name}")
+        else:
+            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
+                                             drop_axis=[0, 2], chunks=(sizes,),
+                                             token=f"robodyn-{name}")
+    layout = [(name, list(_shape(QUANTITIES[name][2], nv))) for name in quantities]
+    if path is None:
+        return arrays
+    out = Path(path)
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise ValueError(f"path {out}: exists and is not empty (overwrite=True replaces it)")
+        _clear(out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"robot": robot.name, "n": nv, "rows": n, "chunk": chunk, "seed": int(seed),
+            "format": format, "sampler": getattr(sampler, "__name__", type(sampler).__name__),
+            "quantities": dict(layout)}
+    if format == "parquet":
+        blocks = {name: a.to_delayed(optimize_graph=False).ravel() for name, a in arrays.items()}
+        writes = [dask.delayed(_write_part)({name: b[k] for name, b in blocks.items()},
+                                            str(out / f"part-{k:06d}.parquet"), compression)
+                  for k in range(len(sizes))]
+        _compute(writes, scheduler)
+    else:
+        try:
+            import zarr  # noqa: F401
+        except ImportError as e:
+            raise ImportError(f"format='zarr' needs the zarr package ({e})") from None
+        stores = [da.to_zarr(arrays[name], str(out / name), compute=False) for name in arrays]
+        _compute(stores, scheduler)
+    (out / "dataset.json").write_text(json.dumps(meta, indent=1))
+    return out
+
+
+def _write_part(columns, path, compression):
+    """One Parquet file of a chunk: a column per quantity (row-major fixed-size lists)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = {}
+    for name, values in columns.items():
+        values = np.ascontiguousarray(values)
+        m = values.shape[0]
+        flat = pa.array(values.reshape(-1))
+        cols[name] = flat if values.ndim == 1 else pa.FixedSizeListArray.from_arrays(
+            flat, values.size // m)
+    tmp = path + ".tmp"
+    # random doubles: no dictionary (it would be abandoned), no page statistics (unused for
+    # training data; they cost as much as the dynamics)
+    pq.write_table(pa.table(cols), tmp, compression=compression or "none", use_dictionary=False,
+                   write_statistics=False)
+    os.replace(tmp, path)
+    return m
+
+
+def _compute(tasks, scheduler):
+    import dask
+
+    if scheduler is None or (isinstance(scheduler, str) and "://" not in scheduler):
+        return dask.compute(*tasks, scheduler=scheduler)
+    from .campaign import get_client
+
+    client, owned = get_client(scheduler)
+    try:
+        return dask.compute(*tasks, scheduler=client)
+    finally:
+        if owned:
+            client.close()
+
+
+def _clear(out):
+    for p in out.iterdir():
+        if p.is_dir():
+            import shutil
+
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+
+
+def read_dataset(path, quantities=None):
+    """A dataset written by :func:`dataset` as ``{name: numpy array (rows, *shape)}``."""
+    path = Path(path)
+    meta = json.loads((path / "dataset.json").read_text())
+    shapes = {k: tuple(v) for k, v in meta["quantities"].items()}
+    names = list(shapes) if quantities is None else list(quantities)
+    for name in names:
+        if name not in shapes:
+            raise ValueError(f"quantities: {name!r} is not in {path} ({', '.join(shapes)})")
+    if meta["format"] == "zarr":
+        import zarr
+
+        return {name: np.asarray(zarr.open_array(str(path / name), mode="r")[...])
+                for name in names}
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parts = sorted(path.glob("part-*.parquet"))
+    table = pa.concat_tables([pq.read_table(p, columns=names) for p in parts])
+    out = {}
+    for name in names:
+        col = table[name].combine_chunks()
+        flat = col.flatten() if shapes[name] else col
+        out[name] = flat.to_numpy(zero_copy_only=False).reshape((table.num_rows, *shapes[name]))
+    return out

@@ -1,26 +1,37 @@
-"""Timing of robodyn-ros2 over ROS 2 on this machine: command rate, compute per tick, latency.
+"""Timing of robodyn-ros2 over ROS 2 on this machine: periods delivered, latency, idle CPU.
 
-    python bench/bench_ros.py [--seconds 5] [--rates 500 1000] [--state-rate 200]
-                              [--robot intelledex_605] [--ticks 20000]
+    python bench/bench_ros.py [--seconds 10] [--rate 1000] [--state-rate 200]
+                              [--event-rate 500] [--robot intelledex_605] [--ticks 20000]
+                              [--big 100000] [--priority 50]
+                              [--png bench/results/ros_timing.png]
 
-Needs the ``ros`` extra. Everything runs on this machine only: a random private
-ROS_DOMAIN_ID in 100..230 and ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, set before rclpy starts.
+Needs the ``ros`` extra (and matplotlib for the figure). Everything runs on this machine only:
+a random private ROS_DOMAIN_ID in 100..230 and ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST, set
+before rclpy starts. The node is a second process started as a user starts it (the
+``robodyn-ros2`` console script, no ``duration``) and stopped with SIGTERM; this process is
+the peer.
 
 1. Compute time per tick, in process: the node's own tick called ``--ticks`` times in each
    mode, its publish stubbed out (the reference is the thesis motion sampled every 20 ms).
-2. For each rate: the node runs as a second process (``python -m robodyn.ros.node``,
-   gravity_compensation). This process publishes joint states at ``--state-rate`` Hz, each
-   with a distinct q, and records every command it receives for ``--seconds`` s after a 1 s
-   warm-up:
-   - achieved command rate (commands received / s) and the period between commands
-     (mean, p50, p99), measured at the receiver;
-   - end-to-end latency: from publishing a joint state to receiving the first command
-     computed from it (the peer knows g(q) of each q it sent, bit for bit), p50 / p99; this
-     includes the wait for the node's next timer tick (half a period on average);
-   - the node's compute and publish time per tick while running (its shutdown summary): the
-     publish, synchronous in rmw_fastrtps, hands the message to the subscriber's process.
+2. Idle CPU: the node's CPU time (/proc/PID/stat) over 5 s with no input, in the timer mode at
+   ``--rate`` Hz (the timer ticks, nothing to compute) and in the event mode.
+3. Timer mode at ``--rate`` Hz (gravity_compensation): this process publishes joint states at
+   ``--state-rate`` Hz, each with a distinct q, and records every command for ``--seconds`` s
+   after a 1 s warm-up: the fraction of periods delivered (commands received / (seconds x
+   rate)), the period between commands, the latency from publishing a state to receiving the
+   first command computed from it (includes the wait for the next tick), the node's CPU use.
+4. Event mode (``trigger:=joint_states``): states at ``--event-rate`` Hz for ``--seconds`` s,
+   each answered by one command: the state-to-command latency (publish to receive, both in
+   this process: serialization, transport both ways, the node's callback).
+5. A legal ``--big``-point reference sent to a feedforward node at ``--rate`` Hz: the longest
+   gap between commands in the 3 s around it, and how long until it is in force.
 
-The figures depend on the load of the machine: the load average is printed with them.
+Runs 3 to 5 are made twice: with normal scheduling, and with ``realtime_priority:=PRIORITY``
+(``--priority``, default 50; 0 skips it: SCHED_FIFO for the node's executor and middleware
+threads, and for this process's receiving thread, so that neither process's scheduling on a
+loaded machine dominates the figures). The figures depend on the load of the machine: the load
+average is printed with them. The histograms of the timer periods and the event latencies go
+to ``--png``.
 """
 
 import argparse
@@ -59,6 +70,17 @@ def stats_ms(x):
             f"p99 {np.percentile(x, 99):7.3f}  max {x.max():7.3f} ms")
 
 
+def load():
+    return f"load average {os.getloadavg()[0]:.2f}"
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process (s), from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class _NoPublish:
     def publish(self, msg):
         pass
@@ -66,7 +88,7 @@ class _NoPublish:
 
 def tick_times(rosnode, robot_name, ticks, context):
     """Per-mode compute time of the node's tick (s), called in this process, publish stubbed
-    out: reference, control law (one robodyn call) and the clip."""
+    out: reference, control law (one controller step) and the finiteness check."""
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
 
@@ -84,7 +106,8 @@ def tick_times(rosnode, robot_name, ticks, context):
             names = node.robot.joint_names
             node._on_joint_state(JointState(name=names, position=Q[40].tolist(),
                                             velocity=QD[40].tolist()))
-            node._on_reference(rosnode.trajectory_message(names, ts, Q, QD, QDD))
+            node._pending = node.prepare_reference(
+                rosnode.trajectory_message(names, ts, Q, QD, QDD))
             node._pub = _NoPublish()
             dt = np.empty(ticks)
             clock = time.perf_counter
@@ -100,42 +123,54 @@ def tick_times(rosnode, robot_name, ticks, context):
 
 
 class Peer:
-    """Publishes distinct joint states, records the commands and when they arrive."""
+    """Publishes joint states and references, records the commands and when they arrive."""
 
-    def __init__(self, rclpy, rosnode, robot, context):
+    def __init__(self, rclpy, rosnode, robot, context, priority=0):
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
+        from trajectory_msgs.msg import JointTrajectory
 
         self.robot = robot
         self.JointState = JointState
         self.node = rclpy.create_node("robodyn_bench_peer", context=context)
         self.pub = self.node.create_publisher(JointState, rosnode.JOINT_STATES, 10)
+        self.ref_pub = self.node.create_publisher(JointTrajectory, rosnode.REFERENCE, 10)
         self.received = []  # (time, bytes of the command)
         self.lock = threading.Lock()
-        self.node.create_subscription(Float64MultiArray, rosnode.COMMANDS, self._on_command, 100)
+        self.node.create_subscription(Float64MultiArray, rosnode.COMMANDS, self._on_command,
+                                      100)
         self.executor = rosnode._executor(context)
         self.executor.add_node(self.node)
         self.stop = rclpy.task.Future()
-        self.thread = threading.Thread(target=self.executor.spin_until_future_complete,
-                                       args=(self.stop,), kwargs={"timeout_sec": 120.0},
-                                       daemon=True)
+        self.priority = priority
+        self.thread = threading.Thread(target=self._spin, daemon=True)
         self.thread.start()
         lim = np.asarray(robot.effort_limits, dtype=float)
         lim[~(lim > 0) | ~np.isfinite(lim)] = np.inf
         self.lo, self.hi = -lim, lim
 
+    def _spin(self):
+        if self.priority:
+            # the receiver under SCHED_FIFO as well: its own scheduling stays out of the figures
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
+            except (OSError, AttributeError):
+                pass
+        self.executor.spin_until_future_complete(self.stop, timeout_sec=300.0)
+
     def _on_command(self, msg):
         t = time.monotonic()
+        key = (np.frombuffer(msg.data, dtype=np.float64) + 0.0).tobytes()  # -0.0 as 0.0
         with self.lock:
-            self.received.append((t, bytes(msg.data)))
+            self.received.append((t, key))
 
     def command_for(self, q):
-        """The node's gravity-compensation command for q, bit for bit."""
+        """The node's gravity-compensation command for q, bit for bit (-0.0 as 0.0)."""
         tau = np.empty(self.robot.n)
         self.robot.gravity_torques(q, out=tau)
         np.maximum(tau, self.lo, out=tau)
         np.minimum(tau, self.hi, out=tau)
-        return tau.tobytes()
+        return (tau + 0.0).tobytes()
 
     def publish(self, q):
         msg = self.JointState(name=self.robot.joint_names, position=q.tolist(),
@@ -150,89 +185,252 @@ class Peer:
         self.node.destroy_node()
 
 
-def run_rate(rclpy, rosnode, robot, robot_name, rate, seconds, state_rate, context, seed):
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+def start_node(*params):
+    """robodyn-ros2 as a user starts it (console script next to this interpreter)."""
+    script = os.path.join(os.path.dirname(sys.executable), "robodyn-ros2")
+    if not os.path.exists(script):
+        script = shutil.which("robodyn-ros2") or script
+    args = [script, "--ros-args"]
+    for p in params:
+        args += ["-p", p]
     log = tempfile.TemporaryFile("w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "robodyn.ros.node", "--ros-args", "-p", f"robot:={robot_name}",
-         "-p", "mode:=gravity_compensation", "-p", f"rate_hz:={float(rate)}",
-         "-p", "joint_state_timeout:=1.0", "-p", f"duration:={seconds + 30.0}"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    peer = Peer(rclpy, rosnode, robot, context)
-    rng = np.random.default_rng(seed)
-    q0 = np.array([0.3, 1.2, 0.4, -0.3, 0.5, 0.1])[:robot.n]
+    proc = subprocess.Popen(args, env=dict(os.environ, PYTHONUNBUFFERED="1"), stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc.log = log
+    return proc
+
+
+def stop_node(proc):
+    """SIGTERM, then the exit status, the time it took and the node's log."""
+    start = time.monotonic()
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    took = time.monotonic() - start
+    proc.log.seek(0)
+    text = proc.log.read()
+    proc.log.close()
+    return proc.returncode, took, text
+
+
+def warm_up(peer, q0, timeout=30.0):
+    """Publish q0 until commands flow (bounded), then 1 s more."""
+    deadline = time.monotonic() + timeout
+    while not peer.received and time.monotonic() < deadline:
+        peer.publish(q0)
+        time.sleep(0.02)
+    if not peer.received:
+        raise RuntimeError(f"no command from the node within {timeout:g} s")
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        peer.publish(q0)
+        time.sleep(0.02)
+
+
+def stream_states(peer, robot, q0, rate, seconds, rng):
+    """Publish distinct states at ``rate`` for ``seconds``; {command bytes: publish time}."""
     sent = {}
-    try:
-        # warm up: discovery, until commands flow (bounded), then 1 s more
-        deadline = time.monotonic() + 20.0
-        while not peer.received and time.monotonic() < deadline:
-            peer.publish(q0)
-            time.sleep(0.02)
-        if not peer.received:
-            raise RuntimeError("no command from the node within 20 s")
-        # measured window: distinct states at state_rate, commands recorded throughout
-        period = 1.0 / state_rate
-        start = time.monotonic() + 1.0
-        end = start + seconds
-        k = 0
-        next_t = time.monotonic()
-        while True:
-            now = time.monotonic()
-            if now >= end:
-                break
-            if now >= next_t:
-                q = q0 + rng.uniform(-0.3, 0.3, robot.n)
-                key = peer.command_for(q)
-                t = time.monotonic()
-                peer.publish(q)
-                if now >= start and key not in sent:
-                    sent[key] = t
-                k += 1
-                next_t += period
-            time.sleep(max(0.0, min(next_t, end) - time.monotonic()))
-        time.sleep(0.1)
-    finally:
-        peer.close()
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        log.seek(0)
-        text = log.read()
-        log.close()
+    period = 1.0 / rate
+    end = time.monotonic() + seconds
+    next_t = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        if now >= next_t:
+            q = q0 + rng.uniform(-0.3, 0.3, robot.n)
+            key = peer.command_for(q)
+            t = time.monotonic()
+            peer.publish(q)
+            sent.setdefault(key, t)
+            next_t += period
+        time.sleep(max(0.0, min(next_t, end) - time.monotonic()))
+    return sent
+
+
+def latencies(peer, sent):
     with peer.lock:
         got = list(peer.received)
-    window = [(t, key) for t, key in got if start <= t < end]
-    times = np.array([t for t, _ in window])
-    latency, seen = [], set()
+    out, seen = [], set()
     for t, key in got:
         if key in sent and key not in seen:
             seen.add(key)
-            latency.append(t - sent[key])
+            out.append(t - sent[key])
+    return np.array(out)
+
+
+def idle_cpu(robot_name, rate, seconds=5.0):
+    """CPU use (fraction of one CPU) of an idle node: timer mode and event mode."""
+    out = {}
+    for trigger in ("timer", "joint_states"):
+        proc = start_node(f"robot:={robot_name}", f"rate_hz:={float(rate)}",
+                          f"trigger:={trigger}")
+        try:
+            # past start-up (imports, discovery): wait for its start message, bounded
+            deadline = time.monotonic() + 30.0
+            while time.monotonic() < deadline:
+                proc.log.seek(0)
+                if "waiting for" in proc.log.read():
+                    break
+                time.sleep(0.1)
+            time.sleep(1.0)
+            c0, t0 = cpu_seconds(proc.pid), time.monotonic()
+            time.sleep(seconds)
+            out[trigger] = (cpu_seconds(proc.pid) - c0) / (time.monotonic() - t0)
+        finally:
+            stop_node(proc)
+    return out
+
+
+def run_timer(rclpy, rosnode, robot, robot_name, rate, seconds, state_rate, context, seed,
+              priority=0):
+    proc = start_node(f"robot:={robot_name}", "mode:=gravity_compensation",
+                      f"rate_hz:={float(rate)}", "joint_state_timeout:=1.0",
+                      f"realtime_priority:={priority}")
+    peer = Peer(rclpy, rosnode, robot, context, priority)
+    rng = np.random.default_rng(seed)
+    q0 = np.array([0.3, 1.2, 0.4, -0.3, 0.5, 0.1])[:robot.n]
+    try:
+        warm_up(peer, q0)
+        start = time.monotonic()
+        c0 = cpu_seconds(proc.pid)
+        sent = stream_states(peer, robot, q0, state_rate, seconds, rng)
+        end = time.monotonic()
+        cpu = (cpu_seconds(proc.pid) - c0) / (end - start)
+        time.sleep(0.1)
+    finally:
+        peer.close()
+        status, took, text = stop_node(proc)
+    with peer.lock:
+        times = np.array([t for t, _ in peer.received if start <= t < end])
     summary = re.search(r"compute_us p50=([\d.]+) p99=([\d.]+) max=([\d.]+) "
                         r"publish_us p50=([\d.]+) p99=([\d.]+) max=([\d.]+)", text)
-    return {
-        "rate": len(window) / seconds,
-        "periods": np.diff(times),
-        "latency": np.array(latency),
-        "matched": (len(latency), len(sent)),
-        "node_compute_us": tuple(float(x) for x in summary.groups()) if summary else None,
-        "exit": proc.returncode,
-        "log": text,
-    }
+    ticks = re.search(r"periods_ms p50=([\d.]+) p99=([\d.]+) max=([\d.]+) "
+                      r"delivered=([\d.]+)%", text)
+    return {"delivered": len(times) / ((end - start) * rate), "commands": len(times),
+            "periods": np.diff(times), "latency": latencies(peer, sent), "cpu": cpu,
+            "node_us": tuple(float(x) for x in summary.groups()) if summary else None,
+            "node_ticks": tuple(float(x) for x in ticks.groups()) if ticks else None,
+            "exit": (status, took), "log": text}
+
+
+def run_event(rclpy, rosnode, robot, robot_name, seconds, state_rate, context, seed,
+              priority=0):
+    proc = start_node(f"robot:={robot_name}", "mode:=gravity_compensation",
+                      "trigger:=joint_states", f"realtime_priority:={priority}")
+    peer = Peer(rclpy, rosnode, robot, context, priority)
+    rng = np.random.default_rng(seed + 1)
+    q0 = np.array([0.3, 1.2, 0.4, -0.3, 0.5, 0.1])[:robot.n]
+    try:
+        warm_up(peer, q0)
+        start = time.monotonic()
+        c0 = cpu_seconds(proc.pid)
+        sent = stream_states(peer, robot, q0, state_rate, seconds, rng)
+        cpu = (cpu_seconds(proc.pid) - c0) / (time.monotonic() - start)
+        time.sleep(0.1)
+    finally:
+        peer.close()
+        status, took, text = stop_node(proc)
+    lat = latencies(peer, sent)
+    return {"latency": lat, "matched": (len(lat), len(sent)), "cpu": cpu,
+            "exit": (status, took), "log": text}
+
+
+def run_big_reference(rclpy, rosnode, robot, robot_name, rate, points, context, priority=0):
+    """Feedforward at ``rate``; a legal ``points``-point reference arrives: the longest gap
+    between commands around it and the time until it is in force."""
+    names = list(robot.joint_names)
+    proc = start_node(f"robot:={robot_name}", "mode:=feedforward", f"rate_hz:={float(rate)}",
+                      f"max_points:={max(points, 1)}", f"realtime_priority:={priority}")
+    peer = Peer(rclpy, rosnode, robot, context, priority)
+    q0 = np.array([0.3, 1.2, 0.4, -0.3, 0.5, 0.1])[:robot.n]
+    ts = np.arange(points) * 1e-3
+    # a slow legal motion away from q0 (within the limits), positions and velocities
+    P = q0 + 0.2 * np.sin(0.5 * ts)[:, None]
+    V = 0.1 * np.cos(0.5 * ts)[:, None] * np.ones(robot.n)
+    big = rosnode.trajectory_message(names, ts, P, V)
+    hold = rosnode.trajectory_message(names, [0.0], [q0])
+    try:
+        deadline = time.monotonic() + 30.0
+        while not peer.received and time.monotonic() < deadline:
+            peer.ref_pub.publish(hold)
+            time.sleep(0.05)
+        time.sleep(1.0)
+        with peer.lock:
+            before = peer.received[-1][1]
+        sent = time.monotonic()
+        peer.ref_pub.publish(big)
+        published = time.monotonic()
+        time.sleep(3.0)
+    finally:
+        peer.close()
+        status, took, text = stop_node(proc)
+    with peer.lock:
+        got = [(t, c) for t, c in peer.received if sent - 1.0 <= t]
+    times = np.array([t for t, _ in got])
+    changed = [t for t, c in got if t > sent and c != before]
+    return {"max_gap": float(np.diff(times).max()) if len(times) > 1 else float("nan"),
+            "commands": len(times), "publish": published - sent,
+            "in_force": (changed[0] - sent) if changed else float("nan"),
+            "exit": (status, took), "log": text}
+
+
+def figure(path, runs, rate, title):
+    """Histograms: a row per scheduling (label, timer result, event result)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(runs), 2, figsize=(11, 3.6 * len(runs)), squeeze=False)
+    for row, (label, timer, event) in zip(axes, runs):
+        ax = row[0]
+        per = timer["periods"] * 1e3
+        if per.size:
+            top = max(3.0 * 1e3 / rate, np.percentile(per, 99.9))
+            ax.hist(np.minimum(per, top), bins=np.linspace(0.0, top, 80), color="C0")
+            ax.set_title(f"{label}, timer {rate:g} Hz: {100 * timer['delivered']:.2f} % of "
+                         f"periods delivered\np50 {np.percentile(per, 50):.3f} ms, p99 "
+                         f"{np.percentile(per, 99):.3f} ms, max {per.max():.1f} ms", fontsize=9)
+        ax.set_yscale("log")
+        ax.set_xlabel("period between commands (ms; the last bin holds the longer ones)")
+        ax.set_ylabel("count")
+        ax = row[1]
+        lat = event["latency"] * 1e3
+        if lat.size:
+            top = max(2.5, np.percentile(lat, 99.9))
+            ax.hist(np.minimum(lat, top), bins=np.linspace(0.0, top, 80), color="C1")
+            ax.axvline(np.percentile(lat, 50), color="k", lw=1, label="p50")
+            ax.axvline(np.percentile(lat, 99), color="k", lw=1, ls="--", label="p99")
+            ax.legend()
+            ax.set_title(f"{label}, trigger:=joint_states: p50 {np.percentile(lat, 50):.3f} ms, "
+                         f"p99 {np.percentile(lat, 99):.3f} ms ({lat.size} states)", fontsize=9)
+        ax.set_yscale("log")
+        ax.set_xlabel("joint state published -> command received (ms)")
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seconds", type=float, default=5.0)
-    ap.add_argument("--rates", type=float, nargs="+", default=[500.0, 1000.0])
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--rate", type=float, default=1000.0)
     ap.add_argument("--state-rate", type=float, default=200.0)
+    ap.add_argument("--event-rate", type=float, default=500.0)
     ap.add_argument("--robot", default="intelledex_605")
     ap.add_argument("--ticks", type=int, default=20000)
+    ap.add_argument("--big", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--priority", type=int, default=50,
+                    help="also run with realtime_priority:=PRIORITY (0: skip)")
+    ap.add_argument("--png", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "results", "ros_timing.png"))
     args = ap.parse_args(argv)
 
     logs = setup_environment()
@@ -249,32 +447,80 @@ def main(argv=None):
     print(f"# robodyn-ros2 on {args.robot} ({robot.n} joints), robodyn {robodyn.__version__}, "
           f"rclpy from {os.path.dirname(rclpy.__file__)}")
     print(f"# ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} LOCALHOST discovery; "
-          f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}")
+          f"{os.cpu_count()} CPUs; {load()}")
     try:
         print(f"\ncompute time per tick, in process, {args.ticks} back-to-back ticks "
-              f"(reference + robodyn call + clip; publish stubbed out):")
+              f"(reference + controller step; publish stubbed out):")
         for mode, dt in tick_times(rosnode, args.robot, args.ticks, context).items():
             us = dt * 1e6
             print(f"  {mode:22s} mean {us.mean():6.1f}  p50 {np.percentile(us, 50):6.1f}  "
                   f"p99 {np.percentile(us, 99):6.1f} us")
-        for rate in args.rates:
-            r = run_rate(rclpy, rosnode, robot, args.robot, rate, args.seconds, args.state_rate,
-                         context, args.seed)
-            print(f"\nrate_hz {rate:g} (gravity_compensation; node = second process; "
-                  f"load average {os.getloadavg()[0]:.2f}):")
-            print(f"  achieved command rate {r['rate']:8.1f} /s over {args.seconds:g} s "
-                  f"({100.0 * r['rate'] / rate:.1f}% of rate_hz)")
-            print(f"  period between commands  {stats_ms(r['periods'])}")
-            print(f"  joint state -> command   {stats_ms(r['latency'])}  "
-                  f"({r['matched'][0]} of {r['matched'][1]} states at {args.state_rate:g} Hz "
-                  f"matched)")
-            if r["node_compute_us"]:
-                c50, c99, cmax, p50, p99, pmax = r["node_compute_us"]
-                print(f"  in the running node, per tick: compute p50 {c50:.1f}  p99 {c99:.1f}  "
-                      f"max {cmax:.1f} us; publish p50 {p50:.1f}  p99 {p99:.1f}  "
-                      f"max {pmax:.1f} us")
-            if r["exit"] != 0:
-                print(f"  node exited with status {r['exit']}:\n{r['log']}")
+
+        idle = idle_cpu(args.robot, args.rate)
+        print(f"\nidle node, no input, 5 s ({load()}): CPU {100 * idle['timer']:.1f} % of one "
+              f"CPU with the {args.rate:g} Hz timer, {100 * idle['joint_states']:.2f} % with "
+              f"trigger:=joint_states")
+
+        runs = []
+        for label, prio in (("normal scheduling", 0), (f"SCHED_FIFO {args.priority}",
+                                                         args.priority)):
+            if label != "normal scheduling" and not args.priority:
+                continue
+            timer = run_timer(rclpy, rosnode, robot, args.robot, args.rate, args.seconds,
+                              args.state_rate, context, args.seed, prio)
+            print(f"\n{label}: timer {args.rate:g} Hz, gravity_compensation, {args.seconds:g} s, "
+                  f"joint states at {args.state_rate:g} Hz ({load()}):")
+            print(f"  periods delivered        {100 * timer['delivered']:.2f} % "
+                  f"({timer['commands']} commands received)")
+            if timer["node_ticks"]:
+                t50, t99, tmax, dl = timer["node_ticks"]
+                print(f"  in the node (its tick times, whole run): {dl:.2f} % of periods "
+                      f"published, period p50 {t50:.3f}  p99 {t99:.3f}  max {tmax:.3f} ms")
+            print(f"  period between commands  {stats_ms(timer['periods'])}")
+            print(f"  joint state -> command   {stats_ms(timer['latency'])}  (includes the "
+                  f"wait for the next tick)")
+            print(f"  node CPU                 {100 * timer['cpu']:.1f} % of one CPU")
+            if timer["node_us"]:
+                c50, c99, cmax, p50, p99, pmax = timer["node_us"]
+                print(f"  in the node, per tick: compute p50 {c50:.1f}  p99 {c99:.1f}  max "
+                      f"{cmax:.1f} us; publish p50 {p50:.1f}  p99 {p99:.1f}  max {pmax:.1f} us")
+            print(f"  SIGTERM -> exit status {timer['exit'][0]} in "
+                  f"{1e3 * timer['exit'][1]:.0f} ms")
+
+            event = run_event(rclpy, rosnode, robot, args.robot, args.seconds, args.event_rate,
+                              context, args.seed, prio)
+            print(f"\n{label}: trigger:=joint_states, gravity_compensation, states at "
+                  f"{args.event_rate:g} Hz for {args.seconds:g} s ({load()}):")
+            print(f"  joint state -> command   {stats_ms(event['latency'])}  "
+                  f"({event['matched'][0]} of {event['matched'][1]} states answered)")
+            print(f"  node CPU                 {100 * event['cpu']:.1f} % of one CPU")
+            print(f"  SIGTERM -> exit status {event['exit'][0]} in "
+                  f"{1e3 * event['exit'][1]:.0f} ms")
+            for r in (timer, event):
+                if r["exit"][0] != 0:
+                    print(r["log"])
+            runs.append((label, timer, event))
+
+        if args.big > 0:
+            for label, prio in (("normal scheduling", 0), (f"SCHED_FIFO {args.priority}",
+                                                             args.priority)):
+                if label != "normal scheduling" and not args.priority:
+                    continue
+                big = run_big_reference(rclpy, rosnode, robot, args.robot, args.rate, args.big,
+                                        context, prio)
+                print(f"\n{label}: a legal {args.big}-point reference to a feedforward node at "
+                      f"{args.rate:g} Hz ({load()}):")
+                print(f"  longest gap between commands in the 3 s around it "
+                      f"{1e3 * big['max_gap']:.1f} ms ({big['commands']} commands); in force "
+                      f"{big['in_force']:.2f} s after publishing (the peer's publish call took "
+                      f"{big['publish']:.2f} s)")
+                if big["exit"][0] != 0:
+                    print(big["log"])
+        if args.png:
+            figure(args.png, runs, args.rate,
+                   f"robodyn-ros2, {args.robot}, second process, {os.cpu_count()} shared CPUs, "
+                   f"{load()}")
+            print(f"\nhistograms: {args.png}")
     finally:
         rclpy.try_shutdown(context=context)
         if logs:

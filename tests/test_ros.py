@@ -1,16 +1,21 @@
 """The ROS 2 nodes (robodyn-ros2, robodyn-ros2-sim) over real ROS 2 transport.
 
-Every node runs as its own process (``python -m robodyn.ros.node``); this test process is the
-peer (its own rclpy context). Each test picks a random private ROS_DOMAIN_ID in 100..230 and
-keeps discovery on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST); every process has
-a ``duration`` parameter as a last-resort bound, and every wait here is bounded in time.
-Skipped when rclpy is not installed (the ``ros`` extra).
+Every node runs as its own process, started as a user starts it: the console script
+(``robodyn-ros2``, ``robodyn-ros2-sim``) with ``--ros-args``, no ``duration``, stopped by a
+signal to its pid; this test process is the peer (its own rclpy context). Each test picks a
+random private ROS_DOMAIN_ID in 100..230 and keeps discovery on this machine
+(ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST); every wait here is bounded in time, and every
+process started is stopped by pid at the end of its test (SIGTERM, then SIGKILL after 10 s;
+the kernel kills it too if this process dies: PR_SET_PDEATHSIG). Skipped when rclpy is not
+installed (the ``ros`` extra).
 """
 
+import ctypes
 import math
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,9 +30,12 @@ pytest.importorskip("sensor_msgs.msg")
 pytest.importorskip("trajectory_msgs.msg")
 
 import rclpy.task  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 from rclpy.signals import SignalHandlerOptions  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 import robodyn  # noqa: E402
@@ -35,9 +43,29 @@ from robodyn import trajectories  # noqa: E402
 from robodyn.ros import node as rosnode  # noqa: E402
 from robodyn.ros import sim as rosnode_sim  # noqa: E402
 
-# longest life of any process started here (s); the tests stop them much earlier
-PROCESS_LIMIT = 60.0
-_executor = rosnode._executor  # the nodes' executor (rclpy's EventsExecutor where available)
+# the longest the peer's executor spins (s); the tests end much earlier
+PEER_LIMIT = 120.0
+_executor = rosnode._executor  # the nodes' default executor (rclpy's EventsExecutor)
+SCRIPTS = {"node": "robodyn-ros2", "sim": "robodyn-ros2-sim"}
+
+
+def _script(name):
+    """The console script installed next to this interpreter (or on PATH)."""
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.exists(path):
+        return path
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"console script {name} not installed")
+    return found
+
+
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the test process dies (Linux prctl)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _clip(robot, tau):
@@ -72,36 +100,37 @@ class Ros:
         self.executor.add_node(self.node)
         self._stop = rclpy.task.Future()
         self._thread = threading.Thread(target=self.executor.spin_until_future_complete,
-                                        args=(self._stop,), kwargs={"timeout_sec": PROCESS_LIMIT},
+                                        args=(self._stop,), kwargs={"timeout_sec": PEER_LIMIT},
                                         daemon=True)
         self._thread.start()
 
-    def listen(self, commands=False, states=False):
+    def listen(self, commands=False, states=False, topic=rosnode.COMMANDS, into=None):
         """Record the commands (and / or the joint states) the nodes publish."""
         if commands:
-            self.node.create_subscription(Float64MultiArray, rosnode.COMMANDS, self._on_command,
-                                          10)
+            into = self.commands if into is None else into
+
+            def on_command(msg):
+                with self.lock:
+                    into.append((time.monotonic(), np.array(msg.data)))
+
+            self.node.create_subscription(Float64MultiArray, topic, on_command, 10)
         if states:
             self.node.create_subscription(JointState, rosnode.JOINT_STATES, self._on_state, 10)
-
-    def _on_command(self, msg):
-        with self.lock:
-            self.commands.append((time.monotonic(), np.array(msg.data)))
 
     def _on_state(self, msg):
         with self.lock:
             self.states.append((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec,
                                 list(msg.name), np.array(msg.position), np.array(msg.velocity)))
 
-    def start(self, module, *params):
-        """Start ``python -m robodyn.ros.<module> --ros-args -p ...``; returns the Popen."""
-        args = [sys.executable, "-m", f"robodyn.ros.{module}", "--ros-args"]
-        for p in params + (f"duration:={PROCESS_LIMIT}",):
+    def start(self, module, *params, ros_args=()):
+        """Start the console script of ``module`` (node, sim) with ``--ros-args -p ...``."""
+        args = [_script(SCRIPTS[module]), "--ros-args", *ros_args]
+        for p in params:
             args += ["-p", p]
         path = self.tmp / f"{module}-{len(self.procs)}.log"
         with open(path, "ab") as log:  # append mode: the child always writes at the end
             proc = subprocess.Popen(args, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL)
+                                    stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         proc.log_path = path
         self.procs.append(proc)
         return proc
@@ -159,6 +188,16 @@ class Ros:
                 return True
             time.sleep(every)
         return False
+
+    def set_parameters(self, node_name, **values):
+        """Set parameters of a running node through its parameter service; the results."""
+        from rclpy.parameter_client import AsyncParameterClient
+
+        client = AsyncParameterClient(self.node, node_name)
+        assert client.wait_for_services(timeout_sec=20.0), f"no parameter service {node_name}"
+        future = client.set_parameters([Parameter(k, value=v) for k, v in values.items()])
+        assert self.wait_for(future.done, 10.0), "no answer from the parameter service"
+        return future.result().results
 
 
 @pytest.fixture
@@ -272,6 +311,49 @@ def test_parse_trajectory_matches_names_in_any_order_and_rejects_bad_messages():
             pytest.fail(f"accepted a message with {what}")
 
 
+def test_serialized_references_are_read_like_rclpy_deserializes_them():
+    """The node reads a reference's points straight from the serialized message (numpy, no
+    Python object per point); against rclpy's deserialization over random messages: 1 to 7
+    joints, 1 to 5 points, with and without velocities, accelerations, effort (on all points
+    or some: then rclpy reads it), frame ids and names of every length mod 8. Cut messages
+    raise ValueError."""
+    from rclpy.serialization import deserialize_message
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n, m = int(rng.integers(1, 8)), int(rng.integers(1, 6))
+        names = [("j" * int(rng.integers(1, 9))) + str(i) for i in range(n)]
+        ts = np.cumsum(rng.uniform(0.01, 1.0, m))
+        P = rng.normal(size=(m, n))
+        V = rng.normal(size=(m, n)) if rng.random() < 0.6 else None
+        A = rng.normal(size=(m, n)) if V is not None and rng.random() < 0.5 else None
+        msg = rosnode.trajectory_message(names, ts, P, V, A)
+        msg.header.frame_id = "f" * int(rng.integers(0, 6))
+        effort = rng.random()
+        for pt in msg.points:
+            if effort < 0.3 or (effort < 0.4 and rng.random() < 0.5):
+                pt.effort = [1.0] * n
+        order = rosnode.JointOrder(list(rng.permutation(names)))
+        data = serialize_message(msg)
+        got = rosnode.serialized_trajectory_points(data, order)
+        want = rosnode.trajectory_points(deserialize_message(data, JointTrajectory), order)
+        for a, b in zip(got, want):
+            assert (a is None and b is None) or np.array_equal(a, b), trial
+        for cut in (1, 8, len(data) // 2):
+            with pytest.raises(ValueError):
+                rosnode.serialized_trajectory_points(data[:cut], order)
+    # and the checks of trajectory_points apply to it
+    names = [f"j{i}" for i in range(3)]
+    order = rosnode.JointOrder(names)
+    for what, bad in _malformed_references(names):
+        with pytest.raises(ValueError):
+            rosnode.serialized_trajectory_points(serialize_message(bad), order)
+            pytest.fail(f"accepted a message with {what}")
+    big = rosnode.trajectory_message(names, np.arange(11) * 0.1, np.zeros((11, 3)))
+    with pytest.raises(ValueError, match="11 points, more than the 10"):
+        rosnode.serialized_trajectory_points(serialize_message(big), order, max_points=10)
+
+
 def test_load_robot_takes_a_bundled_name_a_urdf_path_or_urdf_text():
     path = robodyn.robots.urdf_path("intelledex_605")
     for robot in (rosnode.load_robot("intelledex_605"), rosnode.load_robot(str(path)),
@@ -285,6 +367,172 @@ def test_load_robot_takes_a_bundled_name_a_urdf_path_or_urdf_text():
     for bad in (-1.0, [1.0, 2.0], float("nan"), "x"):
         with pytest.raises(rosnode.ConfigError):
             rosnode.gains(bad, 3, "kp")
+
+
+def _ok(rejected_before, node):
+    return node.rejected["reference"] == rejected_before
+
+
+def test_references_are_checked_against_the_joint_and_velocity_limits():
+    robot = robodyn.robots.stanford_arm()
+    names = list(robot.joint_names)
+    order = rosnode.JointOrder(names)
+    limits = rosnode.joint_limits(robot)
+    lower, upper, vmax = limits
+    assert np.all(np.isfinite(lower)) and np.all(np.isfinite(vmax))
+    q = np.array([0.3, 0.9, 0.6, -0.4, 0.5, 0.2])
+
+    def ref(times, P, V=None, A=None, start=None):
+        return rosnode.parse_trajectory(rosnode.trajectory_message(names, times, P, V, A), order,
+                                        start=start)
+
+    # within the limits: accepted, also the thesis-like quintic through many points
+    rosnode.check_reference(ref([0.0], [q]), limits, names)
+    rosnode.check_reference(ref([0.0, 1.0, 2.0], [q, q + 0.2, q]), limits, names)
+    ts = np.linspace(0.0, 2.0, 101)
+    Q = q + 0.3 * np.sin(ts)[:, None]
+    rosnode.check_reference(ref(ts, Q, 0.3 * np.cos(ts)[:, None] + 0 * Q,
+                                -0.3 * np.sin(ts)[:, None] + 0 * Q), limits, names)
+    cases = {
+        # a point beyond a position limit (the prismatic joint below its 0.3048 m)
+        "below its limit 0.3048": ref([0.0], [np.where(np.arange(6) == 2, 0.2, q)]),
+        # the poisoned reference of issue 14: finite, absurd positions
+        "above its limit": ref([0.0, 1.0], [q, np.full(6, 1e308)]),
+        # a velocity beyond the limit at a point
+        "velocity 2.5 exceeds its limit 1.5": ref([0.0], [q], [np.where(np.arange(6) == 0, 2.5,
+                                                                         0.0)]),
+        # linear pieces too fast for the velocity limit (1 rad in 0.1 s)
+        "exceeds its limit 1.5": ref([0.0, 0.01], [q, q + 0.2]),
+        # a cubic that overshoots the upper limit between two points within the limits
+        "above its limit 2.96706": ref([0.0, 2.0], [np.where(np.arange(6) == 0, 2.9, q)] * 2,
+                                      [np.where(np.arange(6) == 0, 1.4, 0.0)] * 2),
+        # a late first point, reached from the start state too fast
+        "interval 0": ref([0.05, 1.0], [q + 0.5] * 2, start=(q, np.zeros(6), np.zeros(6))),
+    }
+    for want, r in cases.items():
+        with pytest.raises(ValueError, match=want.replace(".", r"\.")):
+            rosnode.check_reference(r, limits, names)
+    # the overshoot is between the points: both points themselves are within the limits
+    assert 2.9 < upper[0]
+
+
+def test_prepare_reference_rejects_the_poisoned_and_the_oversized_and_the_node_commands_on(ros):
+    """Issue 14: a 1e308 reference was accepted and left computed_torque unable to command."""
+    robot = robodyn.robots.intelledex_605()
+    names = list(robot.joint_names)
+    node = rosnode.ControllerNode(context=ros.context, parameter_overrides=[
+        Parameter("robot", value="intelledex_605"), Parameter("mode", value="computed_torque"),
+        Parameter("max_points", value=1000), Parameter("joint_state_timeout", value=1e6),
+        Parameter("kp", value=50.0), Parameter("kd", value=10.0)])
+    sent = []
+    try:
+        node._pub = type("Pub", (), {"publish": lambda self, m: sent.append(list(m.data))})()
+        q = np.array([0.2, 1.2, -0.3, 0.4, 0.1, -0.2])
+        node._on_joint_state(JointState(name=names, position=q.tolist(), velocity=[0.0] * 6))
+        q_r = q + 0.05
+        node._pending = node.prepare_reference(serialize_message(_point_msg(names, q_r)))
+        node._tick()
+
+        def law(q_ref):
+            v = 50.0 * (q_ref - q) + 10.0 * (0.0 - np.zeros(6))
+            return _clip(robot, robot.inverse_dynamics(q, np.zeros(6), v))
+
+        np.testing.assert_allclose(sent[-1], law(q_r), rtol=1e-12, atol=1e-12)
+        poisoned = rosnode.trajectory_message(names, [0.0, 0.5], [q_r, np.full(6, 1e308)])
+        big = rosnode.trajectory_message(names, np.arange(1001) * 1e-3, np.tile(q_r, (1001, 1)))
+        for bad, why in ((poisoned, "above its limit 3.14159"),
+                         (big, "1001 points, more than the 1000")):
+            with pytest.raises(ValueError, match=why):
+                node.prepare_reference(serialize_message(bad))
+            node._tick()  # the node keeps commanding the last good reference
+            np.testing.assert_allclose(sent[-1], law(q_r), rtol=1e-12, atol=1e-12)
+        # a message too large to be max_points points is refused before deserializing
+        with pytest.raises(ValueError, match="larger than max_points"):
+            node.prepare_reference(b"\0" * (node._max_bytes + 1))
+        # the subscription callback only hands the bytes over: the reference is read, checked
+        # and interpolated in the worker thread, while the control path keeps commanding
+        m = 1000
+        ts = np.arange(m) * 1e-3
+        slow = q_r + 0.1 * np.sin(ts)[:, None]
+        data = serialize_message(rosnode.trajectory_message(names, ts, slow))
+        prepared_in = []
+        prepare = node.prepare_reference
+
+        def spy(d):
+            prepared_in.append(threading.get_ident())
+            return prepare(d)
+
+        node.prepare_reference = spy
+        before = node._pending
+        node._on_reference(data)
+        assert threading.get_ident() not in prepared_in
+        deadline = time.monotonic() + 30.0
+        while node._pending is before and time.monotonic() < deadline:
+            node._tick()
+            time.sleep(0.001)
+        assert node._pending is not before and len(node._pending[0].knots) == m
+        assert prepared_in and threading.get_ident() not in prepared_in
+        node.prepare_reference = prepare
+        # later references start from the last good one, and are taken
+        q_r2 = q - 0.05
+        node._pending = node.prepare_reference(serialize_message(
+            rosnode.trajectory_message(names, [0.5, 0.6], [q_r2, q_r2])))
+        node._tick()
+        assert np.all(np.isfinite(sent[-1]))
+        node._ref_time -= 1.0  # 1 s later: at the new point
+        node._tick()
+        np.testing.assert_allclose(sent[-1], law(q_r2), rtol=1e-12, atol=1e-12)
+    finally:
+        node.destroy_node()
+
+
+def test_parameters_change_the_law_on_the_next_tick_and_bad_values_are_refused(ros):
+    robot = robodyn.robots.intelledex_605()
+    names = list(robot.joint_names)
+    node = rosnode.ControllerNode(context=ros.context, parameter_overrides=[
+        Parameter("robot", value="intelledex_605"), Parameter("mode", value="computed_torque"),
+        Parameter("joint_state_timeout", value=1e6)])
+    sent = []
+    try:
+        node._pub = type("Pub", (), {"publish": lambda self, m: sent.append(np.array(m.data))})()
+        q, qd = np.array([0.2, 1.2, -0.3, 0.4, 0.1, -0.2]), np.full(6, 0.1)
+        q_r = q + np.linspace(-0.04, 0.05, 6)
+        node._on_joint_state(JointState(name=names, position=q.tolist(), velocity=qd.tolist()))
+        node._pending = node.prepare_reference(_point_msg(names, q_r))
+        e, ed = q_r - q, -qd
+
+        def ct(kp, kd):
+            return _clip(robot, robot.inverse_dynamics(q, qd, kp * e + kd * ed))
+
+        node._tick()
+        np.testing.assert_allclose(sent[-1], ct(100.0, 20.0), rtol=1e-12)
+        kp = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
+        assert node.set_parameters([Parameter("kp", value=kp.tolist())])[0].successful
+        node._tick()
+        np.testing.assert_allclose(sent[-1], ct(kp, 20.0), rtol=1e-12)
+        # refused, with a reason; the old value stays in force
+        for name, value, why in (("kp", -1.0, "non-negative"), ("kd", [1.0, 2.0], "6 of them"),
+                                 ("mode", "torque_please", "expected one of"),
+                                 ("joint_state_timeout", 0.0, "positive")):
+            result = node.set_parameters([Parameter(name, value=value)])[0]
+            assert not result.successful and why in result.reason, result.reason
+        assert list(node.get_parameter("kp").value) == kp.tolist()
+        assert node.get_parameter("mode").value == "computed_torque"
+        node._tick()
+        np.testing.assert_allclose(sent[-1], ct(kp, 20.0), rtol=1e-12)
+        # the mode: PD + gravity (gains in torque units), then gravity compensation
+        assert node.set_parameters([Parameter("mode", value="pd_gravity"),
+                                    Parameter("kd", value=2.0)])[0].successful
+        node._tick()
+        np.testing.assert_allclose(sent[-1], _clip(robot, kp * e + 2.0 * ed
+                                                   + robot.gravity_torques(q)), rtol=1e-12)
+        assert node.set_parameters([Parameter("mode", value="gravity_compensation")])[0].successful
+        node._tick()
+        np.testing.assert_allclose(sent[-1], _clip(robot, robot.gravity_torques(q)), rtol=1e-12)
+        # read-only parameters are refused by rclpy itself
+        assert not node.set_parameters([Parameter("rate_hz", value=5.0)])[0].successful
+    finally:
+        node.destroy_node()
 
 
 class _NoPublish:
@@ -316,8 +564,6 @@ def test_the_control_tick_allocates_no_arrays(ros, mode):
     allocated and no transient as large as one (n,) array appears. The same tick with robodyn
     calls that return a new array instead of writing into ``out=`` does show one, so the probe
     can fail. rclpy's publish is stubbed out (its allocations are not the tick's)."""
-    from rclpy.parameter import Parameter
-
     robot = robodyn.robots.intelledex_605()
     node = rosnode.ControllerNode(context=ros.context, parameter_overrides=[
         Parameter("robot", value="intelledex_605"), Parameter("mode", value=mode),
@@ -329,39 +575,49 @@ def test_the_control_tick_allocates_no_arrays(ros, mode):
         Q, QD, QDD = motion.sample(ts)
         node._on_joint_state(JointState(name=robot.joint_names, position=Q[3].tolist(),
                                         velocity=QD[3].tolist()))
-        node._on_reference(rosnode.trajectory_message(robot.joint_names, ts, Q, QD, QDD))
-        for _ in range(50):
+        node._pending = node.prepare_reference(
+            rosnode.trajectory_message(robot.joint_names, ts, Q, QD, QDD))
+        # past 256 calls: the controller's call counter is then an allocated int throughout
+        for _ in range(300):
             node._tick()
-        assert node.published == 50
+        assert node.published == 300
         growth, peak = _tick_memory(node)
-        assert node.published == 2051
+        assert node.published == 2301
         array_bytes = sys.getsizeof(np.empty(robot.n))  # header and data
         assert growth == 0 and peak < array_bytes, (growth, peak, array_bytes)
 
         def allocating(fn):
-            return lambda *args, out: np.copyto(out, fn(*args))
+            def call(*args, out):
+                np.copyto(out, fn(*args))
+                return out
+            return call
 
-        node._id = allocating(robot.inverse_dynamics)
-        node._gravity = allocating(robot.gravity_torques)
+        for ctrl in (node._law[1], node._gravity):
+            if hasattr(ctrl, "_id"):
+                ctrl._id = allocating(robot.inverse_dynamics)
+            if hasattr(ctrl, "_gravity"):
+                ctrl._gravity = allocating(robot.gravity_torques)
         assert _tick_memory(node)[1] >= array_bytes
     finally:
         node.destroy_node()
 
 
-def test_the_simulator_integrates_like_robodyn_simulate_and_rejects_bad_commands(ros):
-    from rclpy.parameter import Parameter
-
+def test_the_simulator_integrates_with_robodyn_simulate_and_rejects_bad_commands(ros):
     robot = robodyn.robots.intelledex_605()
     q0 = np.array([0.1, 1.2, 0.3, -0.4, 0.5, 0.6])
     sim = rosnode_sim.ArmSimulator(context=ros.context, parameter_overrides=[
         Parameter("robot", value="intelledex_605"), Parameter("q0", value=q0.tolist())])
     try:
-        # a passive fall, 200 RK4 steps of 1 ms, against robodyn.simulate's RK4
-        for _ in range(200):
-            sim._rk4(1e-3)
-        res = robodyn.simulate(robot, None, duration=0.2, dt=1e-3, integrator="rk4", q0=q0)
-        np.testing.assert_allclose(sim._q, res.q[-1], rtol=0, atol=1e-9)
-        np.testing.assert_allclose(sim._qd, res.qd[-1], rtol=0, atol=1e-9)
+        # its integrator is robodyn.simulate's step (one implementation of RK4)
+        assert isinstance(sim._stepper, robodyn.simulation.FixedStep)
+        # a passive fall, 200 RK4 steps of 1 ms, against robodyn.simulate's Python and C++ loops
+        sim.advance(0.2)
+        assert sim.steps == 200
+        for engine, tol in (("python", 1e-13), ("cpp", 1e-11)):
+            res = robodyn.simulate(robot, None, duration=0.2, dt=1e-3, integrator="rk4", q0=q0,
+                                   engine=engine)
+            np.testing.assert_allclose(sim._q, res.q[-1], rtol=0, atol=tol)
+            np.testing.assert_allclose(sim._qd, res.qd[-1], rtol=0, atol=tol)
         assert np.abs(sim._q - q0).max() > 1e-2  # it did fall
         # commands: the wrong length or NaN are rejected, the last good one is kept, clipped
         good = Float64MultiArray(data=[1.0, -2.0, 3.0, -400.0, 5.0, 0.5])
@@ -379,20 +635,20 @@ def test_the_simulator_integrates_like_robodyn_simulate_and_rejects_bad_commands
 
 
 def test_a_command_that_overflows_is_not_published(ros):
-    from rclpy.parameter import Parameter
-
     robot = robodyn.robots.stanford_arm()
     node = rosnode.ControllerNode(context=ros.context, parameter_overrides=[
         Parameter("robot", value="stanford_arm"), Parameter("mode", value="feedforward")])
     sent = []
     try:
         node._pub = type("Pub", (), {"publish": lambda self, msg: sent.append(list(msg.data))})()
-        huge = np.full(robot.n, 1e200)  # finite, but its squares overflow
-        node._on_reference(_point_msg(robot.joint_names, np.zeros(robot.n), huge))
+        # finite, but its squares overflow (past the reference checks: the tick's own guard)
+        huge = np.full(robot.n, 1e200)
+        q = np.array([0.3, 0.9, 0.6, -0.4, 0.5, 0.2])
+        node._pending = (rosnode.reference_from_points([0.0], q[None], huge[None]), 0.0)
         with np.errstate(invalid="ignore"):  # as robodyn-ros2's main() sets it
             node._tick()
         assert sent == []
-        node._on_reference(_point_msg(robot.joint_names, np.zeros(robot.n), np.ones(robot.n)))
+        node._pending = node.prepare_reference(_point_msg(robot.joint_names, q, np.ones(robot.n)))
         node._tick()
         assert len(sent) == 1 and np.all(np.isfinite(sent[0]))
     finally:
@@ -402,11 +658,113 @@ def test_a_command_that_overflows_is_not_published(ros):
 # --- nodes over ROS 2 ----------------------------------------------------------------------
 
 
-def test_feedforward_commands_are_inverse_dynamics_and_survive_malformed_references(ros):
+def test_the_nodes_run_until_sigint_or_sigterm_with_every_executor_and_stop_within_half_a_second(
+        ros):
+    """Issue 14: without ``duration`` (as a user starts them) the nodes spun at 100 % CPU under
+    the EventsExecutor, published nothing and ignored SIGINT and SIGTERM. Here a simulator and
+    a controller run in each of six namespaces, one per (executor, signal); each pair closes
+    the loop (commands computed from the simulator's joint states), then each process gets its
+    signal and must exit with status 0 within 0.5 s."""
+    robot = robodyn.robots.intelledex_605()
+    cases = [(kind, sig) for kind in rosnode.EXECUTORS for sig in (signal.SIGINT, signal.SIGTERM)]
+    got = {}
+    procs = {}
+    for i, (kind, sig) in enumerate(cases):
+        ns = f"/x{i}"
+        got[i] = []
+        ros.listen(commands=True, topic=f"{ns}/{rosnode.COMMANDS}", into=got[i])
+        common = ("robot:=intelledex_605", "rate_hz:=100.0", f"executor:={kind}")
+        procs[i] = (ros.start("sim", *common, "q0:=[0.0, 1.0, 0.0, 0.0, 0.0, 0.0]",
+                              ros_args=("-r", f"__ns:={ns}")),
+                    ros.start("node", *common, ros_args=("-r", f"__ns:={ns}")))
+    # every pair commands: gravity compensation at the simulator's (held) q0
+    g = _clip(robot, robot.gravity_torques(np.array([0.0, 1.0, 0.0, 0.0, 0.0, 0.0])))
+
+    def all_commanding():
+        with ros.lock:
+            return all(c and np.allclose(c[-1][1], g, rtol=1e-9, atol=1e-9) for c in got.values())
+
+    assert ros.wait_for(all_commanding, 60.0, every=0.1), "\n".join(
+        f"{cases[i]}: {len(got[i])} commands\n" + ros.output(p[1]) for i, p in procs.items())
+    time.sleep(0.3)  # a few more ticks, so that a signal lands while callbacks are running
+    for i, (kind, sig) in enumerate(cases):
+        for proc in procs[i]:
+            assert proc.poll() is None, ros.output(proc)
+            start = time.monotonic()
+            proc.send_signal(sig)
+            try:
+                status = proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"{kind}, {sig.name}: still running 10 s after the signal\n"
+                            + ros.output(proc))
+            took = time.monotonic() - start
+            assert status == 0, (kind, sig.name, status, ros.output(proc))
+            assert took < 0.5, (kind, sig.name, took)
+            assert "summary:" in ros.output(proc)
+
+
+def test_event_trigger_publishes_one_command_per_joint_state(ros):
+    robot = robodyn.robots.intelledex_605()
+    names = list(robot.joint_names)
+    ros.listen(commands=True)
+    ctrl = ros.start("node", "robot:=intelledex_605", "trigger:=joint_states")
+    q0 = np.array([0.2, 1.2, -0.3, 0.4, 0.1, -0.2])
+    assert ros.wait_for(lambda: ros.last_command() is not None, 30.0,
+                        lambda: ros.send_state(names, q0, np.zeros(6)), every=0.1), (
+        ros.output(ctrl))
+    time.sleep(0.3)  # nothing is published between joint states (no timer)
+    ros.clear()
+    time.sleep(0.3)
+    assert ros.commands == []
+    rng = np.random.default_rng(3)
+    Q = q0 + rng.uniform(-0.3, 0.3, (40, 6))
+    for q in Q:
+        ros.send_state(names, q, np.zeros(6))
+        time.sleep(0.01)
+    ros.wait_for(lambda: len(ros.commands) >= len(Q), 5.0)
+    time.sleep(0.2)
+    with ros.lock:
+        seen = np.array([c for _, c in ros.commands])
+    # one command per state, each g(q) of its state, in order; the subscription keeps the
+    # latest state only (a controller wants the newest), so a state that arrives while the
+    # node is not scheduled can be overwritten by the next: allow a few such losses
+    want = np.array([_clip(robot, robot.gravity_torques(q)) for q in Q])
+    index = []
+    for c in seen:
+        match = np.flatnonzero(np.all(np.isclose(want, c, rtol=1e-9, atol=1e-9), axis=1))
+        assert match.size == 1, (c, want)
+        index.append(int(match[0]))
+    assert index == sorted(set(index)), index
+    assert len(index) >= 0.8 * len(Q), (len(index), len(Q))
+    assert ros.stop(ctrl, signal.SIGINT) == 0
+
+
+def test_the_urdf_comes_from_the_robot_description_topic(ros):
+    """Neither node has a robot parameter: both take the URDF that a robot_state_publisher-like
+    publisher offers on /robot_description (transient local: published before they start)."""
+    robot = robodyn.robots.intelledex_605()
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    pub = ros.node.create_publisher(String, "robot_description", qos)
+    pub.publish(String(data=robodyn.robots.urdf_path("intelledex_605").read_text()))
+    ros.listen(commands=True, states=True)
+    q0 = np.array([0.1, 0.8, 0.5, 0.2, -0.3, 0.4])
+    sim = ros.start("sim", f"q0:={q0.tolist()}", "rate_hz:=200.0")
+    ctrl = ros.start("node", "rate_hz:=200.0")
+    g = _clip(robot, robot.gravity_torques(q0))
+    assert ros.wait_for(_matches(ros, g), 40.0, every=0.1), (ros.output(sim) + ros.output(ctrl))
+    with ros.lock:
+        assert ros.states and ros.states[-1][1] == list(robot.joint_names)
+    assert ros.stop(ctrl) == 0 and ros.stop(sim) == 0
+    assert "waiting for the URDF on /robot_description" in ros.output(ctrl)
+
+
+def test_feedforward_commands_are_inverse_dynamics_and_survive_bad_references(ros):
     robot = robodyn.robots.stanford_arm()
     names = list(robot.joint_names)
     ros.listen(commands=True)
-    ctrl = ros.start("node", "robot:=stanford_arm", "mode:=feedforward", "rate_hz:=200.0")
+    ctrl = ros.start("node", "robot:=stanford_arm", "mode:=feedforward", "rate_hz:=200.0",
+                     "max_points:=500")
     rng = np.random.default_rng(7)
     perm = rng.permutation(robot.n)
     shuffled = [names[i] for i in perm]
@@ -437,6 +795,19 @@ def test_feedforward_commands_are_inverse_dynamics_and_survive_malformed_referen
         seen = np.array([c for _, c in ros.commands])
     np.testing.assert_allclose(seen, np.broadcast_to(want, seen.shape), rtol=1e-9, atol=1e-9)
 
+    # the poisoned reference of issue 14 (finite positions of 1e308) and one over max_points
+    # are rejected too: the commands stay those of the last good reference
+    poisoned = rosnode.trajectory_message(names, [0.0, 0.5], [q, np.full(6, 1e308)])
+    big = rosnode.trajectory_message(names, np.arange(501) * 1e-3, np.tile(q, (501, 1)))
+    for bad in (poisoned, big):
+        ros.ref_pub.publish(bad)
+        time.sleep(0.05)
+    ros.clear()
+    assert ros.wait_for(lambda: len(ros.commands) >= 20, 5.0)
+    with ros.lock:
+        seen = np.array([c for _, c in ros.commands])
+    np.testing.assert_allclose(seen, np.broadcast_to(want, seen.shape), rtol=1e-9, atol=1e-9)
+
     # it is still listening: a new point with a large acceleration, clipped at the limits
     qdd2 = np.array([40.0, -40.0, 30.0, 20.0, -20.0, 20.0])
     want2 = expect(q, qd, qdd2)
@@ -448,7 +819,7 @@ def test_feedforward_commands_are_inverse_dynamics_and_survive_malformed_referen
     log = ros.output(ctrl)
     assert "rejected a reference trajectory" in log
     found = re.search(r"rejected joint_states=(\d+) reference=(\d+)", log)
-    assert found and int(found.group(2)) >= len(_malformed_references(names)), log
+    assert found and int(found.group(2)) >= len(_malformed_references(names)) + 2, log
 
 
 def test_computed_torque_law_stale_fallback_and_malformed_joint_states(ros):
@@ -456,6 +827,7 @@ def test_computed_torque_law_stale_fallback_and_malformed_joint_states(ros):
     names = list(robot.joint_names)
     kp = np.array([100.0, 120.0, 140.0, 160.0, 180.0, 200.0])
     kd = 25.0
+    gains = {"kp": kp}
     ros.listen(commands=True)
     ctrl = ros.start("node", "robot:=intelledex_605", "mode:=computed_torque",
                      "rate_hz:=200.0", f"kp:={kp.tolist()}", f"kd:={kd}",
@@ -473,7 +845,7 @@ def test_computed_torque_law_stale_fallback_and_malformed_joint_states(ros):
         last_good[0] = time.monotonic()
 
     def expect():
-        v = qdd_r + kp * (q_r - q) + kd * (qd_r - qd)
+        v = qdd_r + gains["kp"] * (q_r - q) + kd * (qd_r - qd)
         return _clip(robot, robot.inverse_dynamics(q, qd, v))
 
     # before any reference: gravity compensation at the measured q
@@ -515,13 +887,38 @@ def test_computed_torque_law_stale_fallback_and_malformed_joint_states(ros):
     # and back to computed torque when they resume
     assert ros.wait_for(_matches(ros, expect()), 5.0, send_state)
     assert ctrl.poll() is None
+
+    # gains set through the parameter service while it runs: refused with a reason (the old
+    # ones kept), then accepted and in force from the next tick on
+    results = ros.set_parameters("robodyn_controller", kp=-5.0)
+    assert not results[0].successful and "non-negative" in results[0].reason
+    ros.clear()
+    assert ros.wait_for(lambda: len(ros.commands) >= 5, 5.0, send_state)
+    with ros.lock:
+        seen = np.array([c for _, c in ros.commands])
+    np.testing.assert_allclose(seen, np.broadcast_to(expect(), seen.shape), rtol=1e-9, atol=1e-9)
+    kp = np.array([50.0, 60.0, 70.0, 80.0, 90.0, 100.0])
+    old = expect()
+    gains["kp"] = kp
+    assert not np.allclose(old, expect())
+    send_state()
+    results = ros.set_parameters("robodyn_controller", kp=kp.tolist())
+    answered = time.monotonic()
+    assert results[0].successful, results[0].reason
+    want = expect()
+    # a command still in flight at the answer may carry the old gains; none after one period
+    assert ros.wait_for(lambda: any(t > answered + 0.02 for t, _ in ros.commands), 5.0,
+                        send_state, every=0.005)
+    with ros.lock:
+        after = np.array([c for t, c in ros.commands if t > answered + 0.02])
+    np.testing.assert_allclose(after, np.broadcast_to(want, after.shape), rtol=1e-9, atol=1e-9)
     assert ros.stop(ctrl, signal.SIGINT) == 0
     log = ros.output(ctrl)
     assert "rejected a joint_states message" in log
     found = re.search(r"rejected joint_states=(\d+)", log)
     assert found and int(found.group(1)) >= len(bad), log
     assert "gravity compensation at the last good position" in log
-    assert "computed torque resumed" in log
+    assert "computed_torque resumed" in log
 
 
 def test_closed_loop_with_the_simulated_arm_tracks_the_thesis_motion(ros):
@@ -534,7 +931,7 @@ def test_closed_loop_with_the_simulated_arm_tracks_the_thesis_motion(ros):
     ctrl = ros.start("node", "robot:=intelledex_605", "mode:=computed_torque", "rate_hz:=1000.0",
                      "kp:=400.0", "kd:=40.0")
     # wait until the controller commands (it has the simulator's joint states)
-    assert ros.wait_for(lambda: "no reference yet" in ros.output(ctrl), 20.0), (
+    assert ros.wait_for(lambda: "no reference yet" in ros.output(ctrl), 30.0), (
         ros.output(sim) + ros.output(ctrl))
     assert ros.wait_for(lambda: len(ros.states) > 10, 10.0), ros.output(sim)
     # the seed motion, sampled every 20 ms with velocities and accelerations
@@ -566,6 +963,10 @@ def test_closed_loop_with_the_simulated_arm_tracks_the_thesis_motion(ros):
 
 
 def test_bad_parameters_exit_with_status_2(ros):
-    proc = ros.start("node", "robot:=intelledex_605", "mode:=torque_please")
-    assert proc.wait(timeout=30) == 2
-    assert "mode: expected one of" in ros.output(proc)
+    cases = ((("robot:=intelledex_605", "mode:=torque_please"), "mode: expected one of"),
+             (("robot:=intelledex_605", "executor:=fast"), "executor: expected one of"),
+             (("robot:=intelledex_605", "kp:=[1.0, 2.0]"), "kp: expected"))
+    procs = [ros.start("node", *params) for params, _ in cases]
+    for proc, (_, why) in zip(procs, cases):
+        assert proc.wait(timeout=30) == 2, ros.output(proc)
+        assert why in ros.output(proc)

@@ -26,7 +26,8 @@ Gains are scalars or ``(n,)`` vectors. Options common to all controllers:
   hold) makes the control law see the measurement taken ``delay`` calls earlier.
 
 Calls with ``out=`` write the torque into a preallocated ``(n,)`` array; without it a new
-array is returned. The error, command and noise buffers are preallocated, and when the
+array is returned. :meth:`Controller.step` is the unchecked single update for a loop that
+owns its buffers. The error, command and noise buffers are preallocated, and when the
 robot's methods accept ``out=`` the control law allocates nothing.
 """
 
@@ -140,6 +141,13 @@ class Controller:
             raise ValueError(f"q, qd: expected shape ({n},), got {q.shape} and {qd.shape}")
         q_r, qd_r, qdd_r = self._resolve_reference(t, ref)
         return self._step(t, q, qd, q_r, qd_r, qdd_r, np.empty(n) if out is None else out)
+
+    def step(self, t, q, qd, q_ref, qd_ref, qdd_ref, out):
+        """One control update into ``out``: measurement, control law and saturation, for
+        C-contiguous ``(n,)`` float64 arrays that are not checked (a real-time loop's entry
+        point, e.g. robodyn-ros2's tick). Allocates nothing when the robot's methods take
+        ``out=``. Returns ``out``."""
+        return self._step(t, q, qd, q_ref, qd_ref, qdd_ref, out)
 
     def _step(self, t, q, qd, q_r, qd_r, qdd_r, tau):
         """Measurement, control law and saturation into ``tau``, for checked ``(n,)`` float64

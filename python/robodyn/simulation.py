@@ -75,7 +75,8 @@ from . import trajectories as _traj
 from ._lie import se3_dexpinv
 from .control import ComputedTorque, Controller, Feedforward, PDGravity
 
-__all__ = ["simulate", "SimulationResult", "SimulationError", "INTEGRATORS", "ENGINES"]
+__all__ = ["simulate", "SimulationResult", "SimulationError", "FixedStep", "INTEGRATORS",
+           "ENGINES"]
 
 INTEGRATORS = ("rk4", "euler", "rk45")
 ENGINES = ("auto", "cpp", "python")
@@ -437,6 +438,95 @@ def _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrato
     return {"q": Q, "qd": QD, "tau": TAU}, stats
 
 
+class FixedStep:
+    """One step of a fixed-step integrator (``"rk4"`` or semi-implicit ``"euler"``) of the plant
+    ``qdd = forward_dynamics(q, qd, tau)``: the step :func:`simulate`'s Python loop takes, and
+    what ``robodyn-ros2-sim`` integrates with.
+
+    ``FixedStep(robot, integrator="rk4", method="aba", tau=None)`` integrates
+    ``robot.forward_dynamics`` (or ``fd(q, qd, tau, method=, out=)`` if given). The state is
+    ``y`` (2n,) = ``(q, qd)``, with views ``q`` and ``qd``; ``tau`` (n,) is the applied torque
+    (a given buffer, or a new one), held over the step unless a stage control updates it.
+    ``step(h, t=0.0, control=None)`` advances the state by ``h`` in place; with ``control``,
+    ``control(t_s, q_s, qd_s)`` is called before RK4 stages 2-4 (continuous control). Nothing
+    is allocated per step.
+    """
+
+    def __init__(self, robot, integrator="rk4", method="aba", *, tau=None, fd=None):
+        if integrator not in ("rk4", "euler"):
+            raise ValueError(f"integrator: expected 'rk4' or 'euler', got {integrator!r}")
+        n = int(robot.n)
+        if fd is None:
+            fd = _with_out(robot.forward_dynamics, np.zeros(n), np.zeros(n), np.zeros(n),
+                           method=method)
+        self.n = n
+        self.fd = fd
+        self.method = method
+        self.rk4 = integrator == "rk4"
+        self.tau = np.zeros(n) if tau is None else tau
+        # stage s uses Z[s] = [q_s | qd_s | qdd_s]: its state is Z[s, :2n] and the state's
+        # derivative (qd_s, qdd_s) is Z[s, n:]; the current state is Z[0, :2n]
+        Z = self.Z = np.zeros((4, 3 * n))
+        self.y = Z[0, :2 * n]
+        self.q_s = [Z[s, :n] for s in range(4)]
+        self.v_s = [Z[s, n:2 * n] for s in range(4)]
+        self.a_s = [Z[s, 2 * n:] for s in range(4)]
+        self.y_s = [Z[s, :2 * n] for s in range(4)]
+        self.k_s = [Z[s, n:] for s in range(4)]
+        self.q, self.qd = self.q_s[0], self.v_s[0]
+        self.K = Z[:, n:]  # (4, 2n) stage derivatives
+        self._tmp = np.empty(2 * n)
+        self._tmpn = np.empty(n)
+        self._w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
+        self._wh = self._w.copy()
+        # step sizes as 0-d arrays: cheaper for ufuncs than Python floats
+        self._h_full = np.zeros(())
+        self._h_half = np.zeros(())
+        self._h_last = -1.0
+
+    def step(self, h, t=0.0, control=None):
+        """Advance ``y`` by ``h`` (seconds) under ``tau``."""
+        multiply, add = np.multiply, np.add
+        fd, method, tau = self.fd, self.method, self.tau
+        h_full, h_half = self._h_full, self._h_half
+        tmp, y = self._tmp, self.y
+        if h != self._h_last:
+            multiply(self._w, h, out=self._wh)
+            h_full[()] = h
+            h_half[()] = 0.5 * h
+            self._h_last = h
+        if self.rk4:
+            # y_s = y + c_s h k_(s-1) with k_s = (qd_s, qdd_s);
+            # y += h (k_0 + 2 k_1 + 2 k_2 + k_3) / 6
+            q_s, v_s, a_s, y_s, k_s = self.q_s, self.v_s, self.a_s, self.y_s, self.k_s
+            fd(q_s[0], v_s[0], tau, method=method, out=a_s[0])
+            multiply(k_s[0], h_half, out=tmp)
+            add(y, tmp, out=y_s[1])
+            if control is not None:
+                control(t + 0.5 * h, q_s[1], v_s[1])
+            fd(q_s[1], v_s[1], tau, method=method, out=a_s[1])
+            multiply(k_s[1], h_half, out=tmp)
+            add(y, tmp, out=y_s[2])
+            if control is not None:
+                control(t + 0.5 * h, q_s[2], v_s[2])
+            fd(q_s[2], v_s[2], tau, method=method, out=a_s[2])
+            multiply(k_s[2], h_full, out=tmp)
+            add(y, tmp, out=y_s[3])
+            if control is not None:
+                control(t + h, q_s[3], v_s[3])
+            fd(q_s[3], v_s[3], tau, method=method, out=a_s[3])
+            np.dot(self._wh, self.K, out=tmp)
+            y += tmp
+        else:
+            # semi-implicit Euler: velocity first, then position with the new velocity
+            q, v, a, tmpn = self.q, self.qd, self.a_s[0], self._tmpn
+            fd(q, v, tau, method=method, out=a)
+            multiply(a, h_full, out=tmpn)
+            v += tmpn
+            multiply(v, h_full, out=tmpn)
+            q += tmpn
+
+
 class _Loop:
     """The integration loops, with every buffer allocated once."""
 
@@ -540,83 +630,29 @@ class _Loop:
 
     def run_fixed(self, integrator, grid, flags, q0, qd0, progress, duration):
         """RK4 or semi-implicit Euler over the grid."""
-        n = self.n
         rec = self._alloc(grid)
         Yr, TAUr = rec["y"], rec["tau"]
         copyto = np.copyto
-        multiply = np.multiply
-        add = np.add
         tau = self.tau
-        fd = self.fd
-        method = self.method
         control = self.control
         cont = self.continuous
-        # stage s uses Z[s] = [q_s | qd_s | qdd_s]: its state is Z[s, :2n] and the state's
-        # derivative (qd_s, qdd_s) is Z[s, n:]; the current state is Z[0, :2n]
-        Z = np.zeros((4, 3 * n))
-        y = Z[0, :2 * n]
-        y[:n] = q0
-        y[n:] = qd0
-        q_s = [Z[s, :n] for s in range(4)]
-        v_s = [Z[s, n:2 * n] for s in range(4)]
-        a_s = [Z[s, 2 * n:] for s in range(4)]
-        y_s = [Z[s, :2 * n] for s in range(4)]
-        k_s = [Z[s, n:] for s in range(4)]
-        K = Z[:, n:]  # (4, 2n) stage derivatives
-        tmp = np.empty(2 * n)
-        tmpn = np.empty(n)
-        w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
-        wh = w.copy()
-        # step sizes as 0-d arrays: cheaper for ufuncs than Python floats
-        h_full = np.zeros(())
-        h_half = np.zeros(())
-        q, v, a = q_s[0], v_s[0], a_s[0]
+        stepper = FixedStep(self.robot, integrator, self.method, tau=tau, fd=self.fd)
+        step = stepper.step
+        stage_control = control if cont else None
+        y, q, v = stepper.y, stepper.q, stepper.qd
+        y[:self.n] = q0
+        y[self.n:] = qd0
         N = grid.shape[0] - 1
         every = max(1, N // 100)
-        rk4 = integrator == "rk4"
-        h_last = -1.0
         t = 0.0
         try:
             for k in range(N):
                 t = grid[k]
-                h = grid[k + 1] - t
                 if cont or flags[k]:
                     control(t, q, v)
                 copyto(Yr[k], y)
                 copyto(TAUr[k], tau)
-                if h != h_last:
-                    multiply(w, h, out=wh)
-                    h_full[()] = h
-                    h_half[()] = 0.5 * h
-                    h_last = h
-                if rk4:
-                    # y_s = y + c_s h k_(s-1) with k_s = (qd_s, qdd_s);
-                    # y += h (k_0 + 2 k_1 + 2 k_2 + k_3) / 6
-                    fd(q, v, tau, method=method, out=a)
-                    multiply(k_s[0], h_half, out=tmp)
-                    add(y, tmp, out=y_s[1])
-                    if cont:
-                        control(t + 0.5 * h, q_s[1], v_s[1])
-                    fd(q_s[1], v_s[1], tau, method=method, out=a_s[1])
-                    multiply(k_s[1], h_half, out=tmp)
-                    add(y, tmp, out=y_s[2])
-                    if cont:
-                        control(t + 0.5 * h, q_s[2], v_s[2])
-                    fd(q_s[2], v_s[2], tau, method=method, out=a_s[2])
-                    multiply(k_s[2], h_full, out=tmp)
-                    add(y, tmp, out=y_s[3])
-                    if cont:
-                        control(t + h, q_s[3], v_s[3])
-                    fd(q_s[3], v_s[3], tau, method=method, out=a_s[3])
-                    np.dot(wh, K, out=tmp)
-                    y += tmp
-                else:
-                    # semi-implicit Euler: velocity first, then position with the new velocity
-                    fd(q, v, tau, method=method, out=a)
-                    multiply(a, h_full, out=tmpn)
-                    v += tmpn
-                    multiply(v, h_full, out=tmpn)
-                    q += tmpn
+                step(grid[k + 1] - t, t, stage_control)
                 if not (k & _FINITE_CHECK_MASK) and not np.isfinite(y).all():
                     self._diverged(grid[k + 1], y)
                 if progress is not None and k % every == 0:
@@ -627,14 +663,14 @@ class _Loop:
             if cont or flags[N]:
                 control(t, q, v)
         except ValueError as exc:
-            if not (np.isfinite(Z).all() and np.isfinite(tau).all()):
+            if not (np.isfinite(stepper.Z).all() and np.isfinite(tau).all()):
                 self._diverged(t, y, exc)
             raise
         Yr[N] = y
         TAUr[N] = tau
         if progress is not None:
             progress(duration, duration)
-        calls_per_step = 4 if rk4 else 1
+        calls_per_step = 4 if integrator == "rk4" else 1
         stats = {"steps": N, "rejected": 0, "fd_calls": calls_per_step * N,
                  "control_calls": self.n_control}
         return rec, stats

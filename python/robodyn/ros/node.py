@@ -1,31 +1,46 @@
 """robodyn-ros2: a joint-torque controller node on robodyn's dynamics (see docs/ros.md).
 
     robodyn-ros2 --ros-args -p robot:=intelledex_605 -p mode:=computed_torque -p rate_hz:=500.0
+    robodyn-ros2 --ros-args -p mode:=computed_torque -p trigger:=joint_states   # URDF from topic
     python -m robodyn.ros.node --ros-args -p robot:=stanford_arm
 
 Subscribes to ``joint_states`` (sensor_msgs/JointState) and ``robodyn/reference``
 (trajectory_msgs/JointTrajectory), publishes ``effort_controller/commands``
-(std_msgs/Float64MultiArray, one torque or force per joint in ``robot.joint_names`` order) on a
-steady (wall-clock) timer at ``rate_hz``. Names are relative, so they resolve to
-``/joint_states``, ... in the root namespace and follow a ``__ns`` remap.
+(std_msgs/Float64MultiArray, one torque or force per joint in ``robot.joint_names`` order),
+either on a steady (wall-clock) timer at ``rate_hz`` (``trigger:=timer``) or once per arriving
+joint state (``trigger:=joint_states``). Names are relative, so they resolve to
+``/joint_states``, ... in the root namespace and follow a ``__ns`` remap. With neither
+``robot`` nor ``robot_description`` set, the URDF is taken from the ``robot_description``
+topic (std_msgs/String, transient local, as robot_state_publisher offers it).
 
-Modes, with ``(q, qd)`` the last good joint state and ``(q_r, qd_r, qdd_r)`` the reference now:
+Modes, with ``(q, qd)`` the last good joint state and ``(q_r, qd_r, qdd_r)`` the reference now;
+each is one controller of :mod:`robodyn.control`, called through ``Controller.step``:
 
-- ``feedforward``:          ``tau = inverse_dynamics(q_r, qd_r, qdd_r)``
-- ``computed_torque``:      ``tau = inverse_dynamics(q, qd, qdd_r + kp (q_r - q) + kd (qd_r - qd))``
-- ``gravity_compensation``: ``tau = gravity_torques(q)``
+- ``feedforward``:          ``Feedforward``: ``tau = inverse_dynamics(q_r, qd_r, qdd_r)``
+- ``computed_torque``:      ``ComputedTorque``:
+  ``tau = inverse_dynamics(q, qd, qdd_r + kp (q_r - q) + kd (qd_r - qd))``
+- ``pd_gravity``:           ``PDGravity``: ``tau = kp (q_r - q) + kd (qd_r - qd) + g(q)``
+- ``gravity_compensation``: ``PDGravity`` with zero gains: ``tau = g(q)``
 
 ``tau`` is clipped to ``+-robot.effort_limits`` (a non-positive or infinite limit is no limit).
-A message with unknown, missing or duplicate joint names, wrong lengths or non-finite values is
-rejected with a throttled warning and the last good input is kept. In the feedback modes a joint
-state older than ``joint_state_timeout`` gives gravity compensation at the last good ``q`` (in
-``computed_torque`` also while no reference has arrived), logged on every switch. Nothing is
+``mode``, ``kp``, ``kd`` and ``joint_state_timeout`` can be set while the node runs (checked;
+a refused value keeps the old one and says why); the next tick uses them.
+
+A joint state with unknown, missing or duplicate joint names, wrong lengths or non-finite
+values is rejected with a throttled warning and the last good one is kept. A reference is
+handed to a worker thread that deserializes it, checks it (names, lengths, finiteness, times,
+at most ``max_points`` points, positions within the joint limits and velocities within the
+velocity limits at the points and along the interpolation) and prepares the interpolating
+polynomials; the control tick only swaps in the prepared object. A rejected reference leaves
+the previous one in force. In the feedback modes a joint state older than
+``joint_state_timeout`` gives gravity compensation at the last good ``q`` (in the modes that
+track a reference also while no reference has arrived), logged on every switch. Nothing is
 published until the inputs the mode needs have arrived. SIGINT and SIGTERM stop the node
-cleanly (exit status 0).
+cleanly (exit status 0) with any executor (``executor`` parameter).
 
 The tick allocates no arrays: the reference is one (3, 6) x (6, n) product into a preallocated
-buffer, then one robodyn call writes straight into the outgoing message's buffer, the clip to the
-effort limits and a finiteness check, one publish.
+buffer, then the controller's step writes straight into the outgoing message's buffer, a
+finiteness check, one publish.
 """
 
 from __future__ import annotations
@@ -36,48 +51,67 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 
 import numpy as np
 import rclpy
 import rclpy.logging
 import rclpy.task
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 import robodyn
+from robodyn.control import ComputedTorque, Feedforward, PDGravity
 
-__all__ = ["ControllerNode", "ConfigError", "JointOrder", "Reference", "load_robot",
-           "reference_from_points", "segment_coefficients", "parse_trajectory",
-           "trajectory_message", "run", "main", "MODES", "JOINT_STATES", "REFERENCE", "COMMANDS"]
+__all__ = ["ControllerNode", "RobotNode", "ConfigError", "JointOrder", "Reference",
+           "load_robot", "reference_from_points", "segment_coefficients", "parse_trajectory",
+           "trajectory_points", "serialized_trajectory_points", "check_points",
+           "check_reference", "joint_limits", "trajectory_message", "run", "main", "cli",
+           "exit_process", "MODES", "TRIGGERS", "EXECUTORS", "JOINT_STATES", "REFERENCE",
+           "COMMANDS", "ROBOT_DESCRIPTION"]
 
-MODES = ("feedforward", "computed_torque", "gravity_compensation")
+MODES = ("feedforward", "computed_torque", "pd_gravity", "gravity_compensation")
+TRIGGERS = ("timer", "joint_states")
+EXECUTORS = ("events", "single_threaded", "multi_threaded")
 JOINT_STATES = "joint_states"
 REFERENCE = "robodyn/reference"
 COMMANDS = "effort_controller/commands"
+ROBOT_DESCRIPTION = "robot_description"
+_FEEDFORWARD, _COMPUTED_TORQUE, _PD_GRAVITY, _GRAVITY = range(4)
 
-# largest trajectory accepted (points), and the throttle of rejection warnings (s)
+# default cap on the points of a reference (parameter max_points), the throttle of rejection
+# warnings (s), the longest wait of the main thread in the executor before it looks for a
+# signal (s), and the GIL switch interval of a node process (s): the reference worker hands
+# the interpreter to the control callback within this time
 MAX_POINTS = 100_000
 LOG_THROTTLE = 1.0
+SPIN_SLICE = 0.05
+SWITCH_INTERVAL = 2e-4
 # ring of per-tick compute times kept for the shutdown summary (a power of two)
 _STATS = 1 << 16
 
 # latest-value topics: keep one message; best effort also accepts reliable publishers
 LATEST_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                       reliability=ReliabilityPolicy.BEST_EFFORT)
+                        reliability=ReliabilityPolicy.BEST_EFFORT)
 # references and commands must not be lost silently
 REFERENCE_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
                            reliability=ReliabilityPolicy.RELIABLE)
 COMMAND_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
                          reliability=ReliabilityPolicy.RELIABLE)
+# the URDF as robot_state_publisher offers it: the last one, kept for late joiners
+DESCRIPTION_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
+                             reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class ConfigError(ValueError):
@@ -91,22 +125,32 @@ def load_robot(robot: str = "", robot_description: str = ""):
     if bool(robot) == bool(text):
         raise ConfigError("set exactly one of the parameters 'robot' (bundled name or URDF "
                           f"path; bundled: {', '.join(robodyn.robots.available())}) and "
-                          "'robot_description' (URDF text)")
+                          "'robot_description' (URDF text), or neither to take the URDF from "
+                          "the robot_description topic")
     try:
         if text:
-            return robodyn.load_urdf(text)
-        if robot in robodyn.robots.available():
-            return robodyn.robots.load(robot)
-        if os.path.isfile(robot):
-            return robodyn.load_urdf(robot)
+            loaded = robodyn.load_urdf(text)
+        elif robot in robodyn.robots.available():
+            loaded = robodyn.robots.load(robot)
+        elif os.path.isfile(robot):
+            loaded = robodyn.load_urdf(robot)
+        else:
+            loaded = None
     except Exception as exc:  # any loader error is a configuration error here
         raise ConfigError(f"cannot load the robot: {type(exc).__name__}: {exc}") from None
-    raise ConfigError(f"robot: {robot!r} is neither a bundled robot "
-                      f"({', '.join(robodyn.robots.available())}) nor a URDF file")
+    if loaded is None:
+        raise ConfigError(f"robot: {robot!r} is neither a bundled robot "
+                          f"({', '.join(robodyn.robots.available())}) nor a URDF file")
+    if getattr(loaded, "nq", loaded.n) != loaded.n:
+        raise ConfigError(f"robot: {loaded.name} has a floating base; the nodes command joint "
+                          "torques of fixed-base arms")
+    return loaded
 
 
 def gains(value, n: int, name: str) -> np.ndarray:
     """A gain parameter (a number or n numbers, finite and >= 0) as an (n,) array."""
+    if isinstance(value, (bool, str, bytes)):
+        raise ConfigError(f"{name}: expected a number or {n} numbers, got {value!r}")
     try:
         g = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -117,6 +161,18 @@ def gains(value, n: int, name: str) -> np.ndarray:
         raise ConfigError(f"{name}: expected a finite, non-negative number or {n} of them, "
                           f"got {value!r}")
     return g
+
+
+def joint_limits(robot):
+    """``(lower, upper, velocity)`` (n,) arrays for the reference checks: a joint whose lower
+    limit is not below its upper one has no position limit (-inf, inf), and a non-positive or
+    infinite velocity limit is no limit (inf)."""
+    lower, upper = (np.asarray(x, dtype=np.float64).copy() for x in robot.position_limits)
+    free = ~(lower < upper)
+    lower[free], upper[free] = -np.inf, np.inf
+    vmax = np.asarray(robot.velocity_limits, dtype=np.float64).copy()
+    vmax[~(vmax > 0.0) | ~np.isfinite(vmax)] = np.inf
+    return lower, upper, vmax
 
 
 class JointOrder:
@@ -201,6 +257,20 @@ class Reference:
         self._K = np.array([[math.perm(k, r) for k in i] for r in range(3)], dtype=np.float64)
         self._basis = np.zeros((3, 6))
         self._s = np.zeros(())  # s as a 0-d array: no scalar conversion in the call
+
+    def at(self, t: float) -> np.ndarray:
+        """A new (3, n) array (q, qd, qdd) at ``t``: the same value as ``ref(t, out)``, safe to
+        call from another thread than the one calling ``ref(t, out)`` (no shared buffer)."""
+        out = np.empty((3, self.first.shape[1]))
+        knots = self.knots
+        if t < knots[0]:
+            c, s = self.first, 0.0
+        else:
+            k = bisect.bisect_right(knots, t) - 1
+            c, s = (self.segments[k], t - knots[k]) if k < len(self.segments) else (self.last,
+                                                                                     0.0)
+        b = np.power(np.array(s), self._E) * self._K
+        return np.dot(b, c, out=out)
 
     def __call__(self, t: float, out: np.ndarray) -> np.ndarray:
         knots = self.knots
@@ -289,55 +359,317 @@ def reference_from_points(times, P, V=None, A=None, start=None) -> Reference:
     return Reference(T, C, _held(P[0]), _held(P[-1]))
 
 
-def _seconds(duration) -> float:
-    return duration.sec + 1e-9 * duration.nanosec
+def _stack(rows, n, m, what, optional):
+    """(m, n) float64 from m array.array('d') rows (or sequences): all of length n, or, if
+    ``optional``, all empty (then None). Raises ValueError naming the first bad point."""
+    lengths = [len(r) for r in rows]
+    if optional and not any(lengths):
+        return None
+    for i, k in enumerate(lengths):
+        if k != n:
+            if optional and i > 0 and not lengths[0]:
+                raise ValueError(f"point {i}: {what} given, but not for point 0")
+            raise ValueError(f"point {i} {what}: {k} values for {n} joints")
+    if all(isinstance(r, array.array) and r.typecode == "d" for r in rows):
+        a = np.frombuffer(b"".join(rows), dtype=np.float64).reshape(m, n)
+    else:
+        try:
+            a = np.array([list(r) for r in rows], dtype=np.float64).reshape(m, n)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: expected numbers") from None
+    finite = np.isfinite(a)
+    if not finite.all():
+        i = int(np.argmin(finite.all(axis=1)))
+        raise ValueError(f"point {i} {what}: non-finite value (NaN or inf)")
+    return a
 
 
-def parse_trajectory(msg, order: JointOrder, start=None) -> Reference:
-    """A Reference from a trajectory_msgs/JointTrajectory, joints matched by name.
+def trajectory_points(msg, order: JointOrder, max_points: int = MAX_POINTS):
+    """``(times, P, V, A)`` of a trajectory_msgs/JointTrajectory in robot joint order (V, A
+    None when not given), joints matched by name.
 
     Raises ValueError naming the problem: bad joint names, no points (or more than
-    MAX_POINTS), a point whose positions, velocities, accelerations or effort have a wrong
+    ``max_points``), a point whose positions, velocities, accelerations or effort have a wrong
     length (velocities and accelerations must be given for all points or none; accelerations
-    need velocities), non-finite values, negative or non-increasing times.
+    need velocities), non-finite values, negative or non-increasing times. Vectorised: a
+    100 000-point message takes a few tens of milliseconds.
     """
     n = len(order.names)
-    perm = order.permutation(msg.joint_names)
+    order.permutation(msg.joint_names)
     points = msg.points
     m = len(points)
     if m == 0:
         raise ValueError("no points")
-    if m > MAX_POINTS:
-        raise ValueError(f"{m} points, more than the {MAX_POINTS} accepted")
-    has_v = len(points[0].velocities) > 0
-    has_a = len(points[0].accelerations) > 0
-    if has_a and not has_v:
+    if m > max_points:
+        raise ValueError(f"{m} points, more than the {max_points} accepted (max_points)")
+    P = _stack([pt.positions for pt in points], n, m, "positions", False)
+    V = _stack([pt.velocities for pt in points], n, m, "velocities", True)
+    A = _stack([pt.accelerations for pt in points], n, m, "accelerations", True)
+    if A is not None and V is None:
         raise ValueError("accelerations without velocities")
-    T = np.empty(m)
-    P = np.empty((m, n))
-    V = np.empty((m, n)) if has_v else None
-    A = np.empty((m, n)) if has_a else None
-    # gather the points, checking lengths and values
     for i, pt in enumerate(points):
-        P[i] = vector(pt.positions, n, f"point {i} positions")
-        if has_v:
-            V[i] = vector(pt.velocities, n, f"point {i} velocities")
-        elif len(pt.velocities):
-            raise ValueError(f"point {i}: velocities given, but not for point 0")
-        if has_a:
-            A[i] = vector(pt.accelerations, n, f"point {i} accelerations")
-        elif len(pt.accelerations):
-            raise ValueError(f"point {i}: accelerations given, but not for point 0")
         if len(pt.effort) not in (0, n):
             raise ValueError(f"point {i} effort: {len(pt.effort)} values for {n} joints")
-        T[i] = _seconds(pt.time_from_start)
+    T = np.array([pt.time_from_start.sec for pt in points], dtype=np.float64)
+    T += 1e-9 * np.array([pt.time_from_start.nanosec for pt in points], dtype=np.float64)
+    return _checked_points(order, msg.joint_names, T, P, V, A)
+
+
+class _Irregular(Exception):
+    """A serialized trajectory the vectorised reader does not take (it is deserialized)."""
+
+
+def _points_from_cdr(data, n, max_points):
+    """``(joint_names, T, P, V, A)`` (message order) read straight from a serialized
+    JointTrajectory (CDR, the ROS 2 wire format) without building a Python object per point.
+
+    The message is: the encapsulation header (4 bytes), the Header (stamp, frame_id), the joint
+    names, then the points, each four float64 sequences (positions, velocities, accelerations,
+    effort: a uint32 count, then the values aligned to 8 bytes) and time_from_start (int32 sec,
+    uint32 nanosec); alignment counts from the end of the encapsulation header. When every point
+    carries the same sequences, a point's layout depends only on its offset modulo 8, so two
+    layouts give every point's offset and the values are gathered by numpy. Raises ValueError
+    for a message that is malformed or breaks the rules of :func:`trajectory_points`, and
+    _Irregular for one it leaves to rclpy (another encoding, or effort on some points only).
+    """
+    size = len(data)
+    if size < 8:
+        raise ValueError("truncated message")
+    if data[0] != 0 or data[1] not in (0, 1):
+        raise _Irregular()
+    e = "<" if data[1] == 1 else ">"
+    u4 = np.frombuffer(data, dtype=e + "u4", count=size // 4)
+    f8 = np.frombuffer(data, dtype=e + "f8", offset=4, count=(size - 4) // 8)
+
+    def align(pos, a):
+        return pos + (-(pos - 4)) % a
+
+    def count(pos):
+        pos = align(pos, 4)
+        if pos + 4 > size:
+            raise ValueError("truncated message")
+        return int(u4[pos // 4]), pos + 4
+
+    def string(pos):
+        k, pos = count(pos)
+        if pos + k > size:
+            raise ValueError("truncated message")
+        return bytes(data[pos:pos + max(k - 1, 0)]).decode("utf-8", "replace"), pos + k
+
+    # header: stamp (8 bytes), frame_id; then the joint names
+    pos = align(4, 4) + 8
+    _, pos = string(pos)
+    k, pos = count(pos)
+    if k > 10_000:
+        raise ValueError(f"{k} joint names")
+    names = []
+    for _ in range(k):
+        name, pos = string(pos)
+        names.append(name)
+    m, pos = count(pos)
+    if m == 0:
+        raise ValueError("no points")
+    if m > max_points:
+        raise ValueError(f"{m} points, more than the {max_points} accepted (max_points)")
+
+    def layout(pos):
+        # (counts of the 4 sequences, offsets of the counts, of the values, of the time,
+        # size) of the point at pos, offsets relative to pos
+        start, counts, at, values = pos, [], [], []
+        for _ in range(4):
+            c, p = count(pos)
+            at.append(align(pos, 4) - start)
+            q = align(p, 8) if c else p
+            values.append(q - start)
+            counts.append(c)
+            pos = q + 8 * c
+            if pos > size:
+                raise ValueError("truncated message")
+        pos = align(pos, 4)
+        return counts, at, values, pos - start, pos + 8 - start
+
+    # a point's layout depends on its offset modulo 8: layout 0 (the first point's) and
+    # layout 1 (the other parity's, if a point has it); sizes give the sequence of parities
+    o0 = align(pos, 4)
+    first = layout(o0)
+    k = np.arange(m)
+    if first[4] % 8 == 0 or m == 1:
+        second, lay = first, np.zeros(m, dtype=np.intp)
+        offsets = o0 + k * first[4]
+    else:
+        o1 = o0 + first[4]
+        second = layout(o1)
+        if second[0] != first[0]:
+            raise _Irregular()
+        if second[4] % 8:
+            # the parity flips at every point: layouts 0, 1, 0, 1, ...
+            lay = k % 2
+            offsets = o0 + (k // 2) * (first[4] + second[4]) + lay * first[4]
+        else:
+            # layout 0, then layout 1 for good
+            lay = np.minimum(k, 1)
+            offsets = o1 + (k - 1) * second[4]
+            offsets[0] = o0
+    both = (first, second)
+    counts = first[0]
+    # the counts must be the same at every point (else the layouts do not hold), as far as
+    # they lie within the message; regular points running past its end are a truncation
+    for j in range(4):
+        at = offsets + np.array([both[0][1][j], both[1][1][j]])[lay]
+        got = u4[at[at + 4 <= size] // 4]
+        if np.any(got != counts[j]):
+            raise _Irregular()
+    if offsets[-1] + both[lay[-1]][4] > size:
+        raise ValueError("truncated message")
+    for c, what in zip(counts, ("positions", "velocities", "accelerations", "effort")):
+        if c not in ((n,) if what == "positions" else (0, n)):
+            raise ValueError(f"point 0 {what}: {c} values for {n} joints")
+    arrays = []
+    cols = np.arange(n)
+    for j in range(3):
+        if counts[j] == 0:
+            arrays.append(None)
+            continue
+        rel = np.array([both[0][2][j], both[1][2][j]])[lay]
+        arrays.append(f8[((offsets + rel - 4) // 8)[:, None] + cols])
+    rel = np.array([both[0][3], both[1][3]])[lay]
+    sec = u4[(offsets + rel) // 4].astype(np.uint32).view(np.int32).astype(np.float64)
+    nsec = u4[(offsets + rel) // 4 + 1].astype(np.float64)
+    return names, sec + 1e-9 * nsec, arrays[0], arrays[1], arrays[2]
+
+
+def serialized_trajectory_points(data, order: JointOrder, max_points: int = MAX_POINTS):
+    """:func:`trajectory_points` of a serialized JointTrajectory (bytes, as a raw
+    subscription gives it), read by numpy without a Python object per point (a 100 000-point
+    message takes milliseconds, and the interpreter stays free for other threads). A message
+    in another encoding or with effort on some points only is deserialized by rclpy instead.
+    """
+    try:
+        names, T, P, V, A = _points_from_cdr(data, len(order.names), max_points)
+    except _Irregular:
+        try:
+            msg = deserialize_message(bytes(data), JointTrajectory)
+        except Exception as exc:  # rclpy's RMWError: not a JointTrajectory
+            raise ValueError(f"cannot deserialize the message: {exc}") from None
+        return trajectory_points(msg, order, max_points)
+    return _checked_points(order, names, T, P, V, A)
+
+
+def _checked_points(order, names, T, P, V, A):
+    """The checks of :func:`trajectory_points` on gathered arrays; robot joint order."""
+    perm = order.permutation(names)
+    if A is not None and V is None:
+        raise ValueError("accelerations without velocities")
+    for X, what in ((P, "positions"), (V, "velocities"), (A, "accelerations")):
+        if X is None:
+            continue
+        finite = np.isfinite(X)
+        if not finite.all():
+            i = int(np.argmin(finite.all(axis=1)))
+            raise ValueError(f"point {i} {what}: non-finite value (NaN or inf)")
     if T[0] < 0.0 or np.any(np.diff(T) <= 0.0):
         raise ValueError(f"times from start must be >= 0 and increasing, got {T[:5]}...")
     # message order -> robot order
     P = P[:, perm]
     V = None if V is None else V[:, perm]
     A = None if A is None else A[:, perm]
+    return T, P, V, A
+
+
+def parse_trajectory(msg, order: JointOrder, start=None, max_points: int = MAX_POINTS):
+    """A Reference from a trajectory_msgs/JointTrajectory (:func:`trajectory_points`, then
+    :func:`reference_from_points` with ``start``). Raises ValueError naming the problem."""
+    T, P, V, A = trajectory_points(msg, order, max_points)
     return reference_from_points(T, P, V, A, start=start)
+
+
+# instants per interval at which check_reference samples the interpolation (besides the points)
+_CHECK_SAMPLES = 8
+_CHECK_CHUNK = 1024  # intervals per numpy call: a few hundred microseconds each
+
+
+def _limit_check(limits, names):
+    """``check(Q, QD, QDD, where)`` raising ValueError (naming ``where(row)`` and the joint)
+    unless the (k, n) values are finite, Q within [lower, upper] and |QD| within the velocity
+    limit (QD, QDD may be None), with a relative tolerance of 1e-9 for rounding."""
+    lower, upper, vmax = limits
+    n = lower.shape[0]
+    names = [f"joint {j}" for j in range(n)] if names is None else list(names)
+    tol_p = 1e-9 * np.maximum(1.0, np.maximum(np.abs(np.where(np.isfinite(lower), lower, 0)),
+                                              np.abs(np.where(np.isfinite(upper), upper, 0))))
+    lo, hi = lower - tol_p, upper + tol_p
+    vlim = vmax * (1.0 + 1e-9) + 1e-12
+
+    def check(Q, QD, QDD, where):
+        # Q, QD, QDD: (k, n) values at the instants described by where(i)
+        for what, X in (("position", Q), ("velocity", QD), ("acceleration", QDD)):
+            if X is None:
+                continue
+            bad = ~np.isfinite(X)
+            if bad.any():
+                i, j = np.argwhere(bad)[0]
+                raise ValueError(f"{where(i)}: {names[j]} {what} is not finite (overflow)")
+        for bad, what in ((Q < lo, "below"), (Q > hi, "above")):
+            if bad.any():
+                i, j = np.argwhere(bad)[0]
+                lim = lower[j] if what == "below" else upper[j]
+                raise ValueError(f"{where(i)}: {names[j]} position {Q[i, j]:.6g} is {what} its "
+                                 f"limit {lim:.6g}")
+        if QD is None:
+            return
+        bad = np.abs(QD) > vlim
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ValueError(f"{where(i)}: {names[j]} velocity {QD[i, j]:.6g} exceeds its "
+                             f"limit {vmax[j]:.6g}")
+
+    return check
+
+
+def check_points(P, V, limits, names=None):
+    """Raise ValueError unless the (m, n) positions P are within the joint limits and the
+    velocities V (or None) within the velocity limits (:func:`joint_limits`), naming the
+    first point and joint that are not."""
+    _limit_check(limits, names)(P, V, None, lambda i: f"point {i}")
+
+
+def check_reference(ref: Reference, limits, names=None):
+    """Raise ValueError unless the reference stays within ``limits`` = ``(lower, upper,
+    velocity)`` (:func:`joint_limits`): positions within [lower, upper] and ``|qd|`` within the
+    velocity limit, and (q, qd, qdd) finite, at every point and at 8 equally spaced instants
+    inside every interval (cubic and quintic pieces can overshoot between points). A relative
+    tolerance of 1e-9 allows for rounding. ``names`` name the joints in the message."""
+    check = _limit_check(limits, names)
+
+    # the held polynomials (before the first and after the last point)
+    for label, c in (("start", ref.first), ("end", ref.last)):
+        check(c[0:1], c[1:2], 2.0 * c[2:3], lambda i, label=label: f"reference {label}")
+    # the intervals, at 0, 1/S, ..., (S-1)/S of each, in chunks (bounded memory)
+    segs = ref.segments
+    if not segs:
+        return
+    knots = np.asarray(ref.knots)
+    frac = np.arange(_CHECK_SAMPLES) / _CHECK_SAMPLES
+    i6 = np.arange(6)
+    for a in range(0, len(segs), _CHECK_CHUNK):
+        C = np.asarray(segs[a:a + _CHECK_CHUNK])  # (k, 6, n)
+        h = np.diff(knots[a:a + C.shape[0] + 1])
+        s = h[:, None] * frac[None, :]  # (k, S)
+        S = s[:, :, None]
+        # basis rows of q, qd, qdd at s: (k, S, 6)
+        Bq = S ** i6
+        Bd = i6 * S ** np.maximum(i6 - 1, 0)
+        Bdd = i6 * np.maximum(i6 - 1, 0) * S ** np.maximum(i6 - 2, 0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            vals = [np.matmul(B, C).reshape(-1, C.shape[2]) for B in (Bq, Bd, Bdd)]
+
+        def where(i, a=a):
+            k = a + i // _CHECK_SAMPLES
+            f = (i % _CHECK_SAMPLES) / _CHECK_SAMPLES
+            return (f"t = {knots[k] + f * (knots[k + 1] - knots[k]):.6g} s (interval {k}"
+                    f"{'' if f else ', at its start'})")
+
+        check(*vals, where)
 
 
 def trajectory_message(joint_names, times, positions, velocities=None, accelerations=None):
@@ -366,29 +698,65 @@ def trajectory_message(joint_names, times, positions, velocities=None, accelerat
     return msg
 
 
-def _descriptor(text, dynamic=False):
-    return ParameterDescriptor(description=text, read_only=True, dynamic_typing=dynamic)
+def _descriptor(text, dynamic=False, read_only=True):
+    return ParameterDescriptor(description=text, read_only=read_only, dynamic_typing=dynamic)
 
 
-def declare_robot_parameters(node: Node) -> "robodyn.Robot":
-    """Declare ``robot`` and ``robot_description`` and load the robot they name."""
+def declare_robot_parameters(node: Node):
+    """Declare ``robot`` and ``robot_description``; the robot they name, or None if both are
+    empty (the URDF then comes from the robot_description topic). Raises ConfigError."""
     node.declare_parameter("robot", "", _descriptor(
         "bundled robot name (intelledex_605, stanford_arm) or URDF path"))
-    node.declare_parameter("robot_description", "", _descriptor("URDF text"))
-    return load_robot(node.get_parameter("robot").value,
-                      node.get_parameter("robot_description").value)
+    node.declare_parameter("robot_description", "", _descriptor(
+        "URDF text; with neither parameter, the URDF comes from the robot_description topic"))
+    name = node.get_parameter("robot").value
+    text = node.get_parameter("robot_description").value
+    for key, value in (("robot", name), ("robot_description", text)):
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected a string, got {value!r}")
+    if not name.strip() and not text.strip():
+        return None
+    return load_robot(name, text)
 
 
-def number_parameter(node: Node, name: str, default: float, text: str, *, positive=False):
-    """Declare a float parameter that also accepts an integer; return it checked."""
-    node.declare_parameter(name, default, _descriptor(text, dynamic=True))
-    value = node.get_parameter(name).value
+def check_number(name, value, *, positive=False):
+    """A float parameter value (an integer is accepted); ConfigError otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{name}: expected a number, got {value!r}")
     if value < 0.0 or (positive and value == 0.0):
         raise ConfigError(f"{name}: expected a {'positive' if positive else 'non-negative'} "
                           f"number, got {value!r}")
     return float(value)
+
+
+def number_parameter(node: Node, name: str, default: float, text: str, *, positive=False,
+                     read_only=True):
+    """Declare a float parameter that also accepts an integer; return it checked."""
+    node.declare_parameter(name, default, _descriptor(text, dynamic=True, read_only=read_only))
+    return check_number(name, node.get_parameter(name).value, positive=positive)
+
+
+def choice_parameter(node: Node, name: str, default: str, choices, text: str, *,
+                     read_only=True):
+    """Declare a string parameter with a fixed set of values; return it checked."""
+    node.declare_parameter(name, default, _descriptor(f"{text}: {' | '.join(choices)}",
+                                                      read_only=read_only))
+    value = node.get_parameter(name).value
+    if value not in choices:
+        raise ConfigError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def priority_parameter(node: Node) -> int:
+    """Declare ``realtime_priority`` (0: normal scheduling; 1-99: SCHED_FIFO at that priority
+    for the thread that spins the executor, set by :func:`run`); return it checked."""
+    node.declare_parameter("realtime_priority", 0, _descriptor(
+        "0: normal scheduling; 1-99: SCHED_FIFO priority of the executor thread (needs root, "
+        "CAP_SYS_NICE or an rtprio limit)"))
+    value = node.get_parameter("realtime_priority").value
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 99:
+        raise ConfigError(f"realtime_priority: expected an integer in 0..99, got {value!r}")
+    return value
 
 
 def effort_bounds(robot):
@@ -400,98 +768,224 @@ def effort_bounds(robot):
     return -lim, lim
 
 
-class ControllerNode(Node):
+class RobotNode(Node):
+    """A node whose robot comes from the ``robot`` / ``robot_description`` parameters or, with
+    neither, from the ``robot_description`` topic: ``configure(robot)`` runs once it is known.
+
+    ``stop`` (a Future, set by :func:`run`) is completed with an exit status when the node
+    cannot go on (a URDF from the topic that its parameters do not fit)."""
+
+    stop = None
+    exit_status = 0
+
+    def _acquire_robot(self):
+        self.robot = None
+        robot = declare_robot_parameters(self)
+        if robot is not None:
+            self.configure(robot)
+            return
+        self._description_sub = self.create_subscription(
+            String, ROBOT_DESCRIPTION, self._on_description, DESCRIPTION_QOS)
+        self.get_logger().info(
+            f"no robot parameter: waiting for the URDF on "
+            f"{self.resolve_topic_name(ROBOT_DESCRIPTION)}")
+
+    def _on_description(self, msg):
+        if self.robot is not None:
+            self.get_logger().warning(
+                "a new robot_description arrived; the node keeps the robot it started with "
+                "(restart it to change the model)", throttle_duration_sec=LOG_THROTTLE)
+            return
+        try:
+            robot = load_robot(robot_description=msg.data)
+        except ConfigError as exc:
+            self.get_logger().error(f"robot_description topic: {exc}; waiting for another")
+            return
+        try:
+            self.configure(robot)
+        except ConfigError as exc:
+            self.get_logger().error(str(exc))
+            self.exit_status = 2
+            if self.stop is not None and not self.stop.done():
+                self.stop.set_result(2)
+
+    def configure(self, robot):
+        raise NotImplementedError
+
+
+class ControllerNode(RobotNode):
     """The robodyn-ros2 node (parameters and behaviour: module docstring and docs/ros.md)."""
 
     def __init__(self, **kwargs):
         super().__init__("robodyn_controller", **kwargs)
-        robot = self.robot = declare_robot_parameters(self)
-        n = self.n = robot.n
-        self.rate_hz = number_parameter(self, "rate_hz", 1000.0, "command rate (Hz)",
-                                        positive=True)
-        self.declare_parameter("mode", "gravity_compensation", _descriptor(
-            "feedforward | computed_torque | gravity_compensation"))
-        self.mode = self.get_parameter("mode").value
-        if self.mode not in MODES:
-            raise ConfigError(f"mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
+        self.rate_hz = number_parameter(self, "rate_hz", 1000.0,
+                                        "command rate of the timer trigger (Hz)", positive=True)
+        self.trigger = choice_parameter(self, "trigger", "timer", TRIGGERS,
+                                        "when to compute a command")
+        self.executor_kind = choice_parameter(self, "executor", "events", EXECUTORS,
+                                              "the rclpy executor")
+        self.realtime_priority = priority_parameter(self)
+        self.mode = choice_parameter(self, "mode", "gravity_compensation", MODES,
+                                     "control law", read_only=False)
         for name, default in (("kp", 100.0), ("kd", 20.0)):
             self.declare_parameter(name, default, _descriptor(
-                f"computed-torque gain {name} (1/s^2 for kp, 1/s for kd): a number or one "
-                "per joint", dynamic=True))
-        self.kp = gains(self.get_parameter("kp").value, n, "kp")
-        self.kd = gains(self.get_parameter("kd").value, n, "kd")
+                f"gain {name}: a number or one per joint (computed_torque: 1/s^2 for kp, 1/s "
+                "for kd; pd_gravity: N m/rad and N m s/rad)", dynamic=True, read_only=False))
         self.timeout = number_parameter(
             self, "joint_state_timeout", 0.1,
-            "joint states older than this (s) are stale: gravity compensation", positive=True)
+            "joint states older than this (s) are stale: gravity compensation", positive=True,
+            read_only=False)
+        self.declare_parameter("max_points", MAX_POINTS, _descriptor(
+            "largest reference accepted (points)"))
+        self.max_points = self.get_parameter("max_points").value
+        if isinstance(self.max_points, bool) or not isinstance(self.max_points, int) or (
+                self.max_points < 1):
+            raise ConfigError(f"max_points: expected a positive integer, got "
+                              f"{self.max_points!r}")
         self.duration = number_parameter(self, "duration", 0.0,
                                          "stop after this many seconds (0: run until signalled)")
+        # statistics: rejected messages (and superseded references); compute and publish time
+        # (s) of the last _STATS published ticks in rings whose next slot is looked up in a
+        # list of existing int objects (a counter would allocate a new int every tick)
+        self.rejected = {"joint_states": 0, "reference": 0}
+        self.superseded = 0
+        self._compute = np.zeros(_STATS)
+        self._publish = np.zeros(_STATS)
+        self._stamp = np.zeros(_STATS)
+        self._next_slot = list(range(1, _STATS)) + [0]
+        self._slot = _STATS - 1
+        self._wraps = 0
+        self._worker = None
+        self._timer = None
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._acquire_robot()
+
+    def configure(self, robot):
+        """Buffers, controllers, topics, the timer and the reference worker for ``robot``."""
+        n = robot.n
+        kp = gains(self.get_parameter("kp").value, n, "kp")
+        kd = gains(self.get_parameter("kd").value, n, "kd")
+        self.n = n
         self.order = JointOrder(robot.joint_names)
+        self.limits = joint_limits(robot)
+        # the bound on a serialized reference (CDR: per point four float64 sequences and a
+        # duration, plus names and header), checked before deserializing it
+        self._max_bytes = self.max_points * (48 + 32 * n) + (1 << 20)
 
         # workspace, (n,) unless stated: last good joint state q, qd; reference buffer (3, n)
-        # with rows q_r, qd_r, qdd_r (and one for where a new reference starts); commanded
-        # acceleration and its kd term; zeros and a 0-d result for the finiteness check
+        # with rows q_r, qd_r, qdd_r; zeros; a 0-d result for the finiteness check
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
         self._refbuf = np.zeros((3, n))
         self._q_r, self._qd_r, self._qdd_r = self._refbuf
-        self._startbuf = np.zeros((3, n))
-        self._acc = np.zeros(n)
-        self._tmp = np.zeros(n)
         self._zeros = np.zeros(n)
         self._dot = np.zeros(())
-        self._bounds = effort_bounds(robot)
-        self._id = robot.inverse_dynamics
-        self._gravity = robot.gravity_torques
 
         # the outgoing message owns the command buffer; tau is a view of it
         self._msg = Float64MultiArray()
         self._msg.data = array.array("d", bytes(8 * n))
         self._tau = np.frombuffer(self._msg.data, dtype=np.float64)
 
-        # input state
+        # input state; the reference the worker prepared last (_pending, (Reference, t0)) and
+        # the one the tick took over (_active): the tick only compares and swaps
         self._state_time = -math.inf
         self._have_state = False
         self._ref = None
         self._ref_time = 0.0
-        self._fallback = None  # why computed_torque is in gravity compensation, or None
+        self._pending = None
+        self._active = None
+        self._fallback = None  # why a tracking mode is in gravity compensation, or None
 
-        # statistics: rejected messages; compute time (s) of the last _STATS published ticks
-        # in a ring whose next slot is looked up in a list of existing int objects (a counter
-        # would allocate a new int every tick), _wraps counting the passes over slot 0
-        self.rejected = {"joint_states": 0, "reference": 0}
-        self._compute = np.zeros(_STATS)
-        self._publish = np.zeros(_STATS)
-        self._next_slot = list(range(1, _STATS)) + [0]
-        self._slot = _STATS - 1
-        self._wraps = 0
+        # the control laws: (mode code, controller) swapped whole on a parameter change, and
+        # gravity compensation for the fallback
+        self.robot = robot
+        self._gravity = PDGravity(robot, 0.0, 0.0)
+        self._law = self._make_law(self.mode, kp, kd)
+        self.kp, self.kd = kp, kd
 
-        # topics and the timer
-        feedback = self.mode != "feedforward"
-        if feedback:
-            self.create_subscription(JointState, JOINT_STATES, self._on_joint_state,
-                                     LATEST_QOS)
-        if self.mode != "gravity_compensation":
-            self.create_subscription(JointTrajectory, REFERENCE, self._on_reference,
-                                     REFERENCE_QOS)
+        # the reference worker: the subscription hands over the serialized message only
+        self._slot_cv = threading.Condition()
+        self._ref_slot = None
+        self._closing = False
+        self._worker_ready = threading.Event()
+        self._worker = threading.Thread(target=self._reference_worker, daemon=True,
+                                        name="robodyn-reference")
+        self._worker.start()
+        self._worker_ready.wait(timeout=5.0)
+
+        # topics and the trigger
+        self.create_subscription(JointState, JOINT_STATES, self._on_joint_state, LATEST_QOS)
+        self.create_subscription(JointTrajectory, REFERENCE, self._on_reference, REFERENCE_QOS,
+                                 raw=True)
         self._pub = self.create_publisher(Float64MultiArray, COMMANDS, COMMAND_QOS)
-        self._timer = self.create_timer(1.0 / self.rate_hz, self._tick,
-                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self._mode_code = MODES.index(self.mode)
-        waiting = {"feedforward": "a reference", "computed_torque": "joint states",
-                   "gravity_compensation": "joint states"}[self.mode]
+        self._timer = None
+        if self.trigger == "timer":
+            self._timer = self.create_timer(1.0 / self.rate_hz, self._tick,
+                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
+        waiting = "a reference" if self.mode == "feedforward" else "joint states"
+        when = (f"{self.rate_hz:g} Hz" if self.trigger == "timer"
+                else "a command per joint state")
         self.get_logger().info(
-            f"{robot.name} ({n} joints {robot.joint_names}), mode {self.mode}, "
-            f"{self.rate_hz:g} Hz; waiting for {waiting}")
+            f"{robot.name} ({n} joints {robot.joint_names}), mode {self.mode}, {when}; "
+            f"waiting for {waiting}")
+
+    def _make_law(self, mode, kp, kd):
+        robot = self.robot
+        if mode == "computed_torque":
+            ctrl = ComputedTorque(robot, kp, kd)
+        elif mode == "pd_gravity":
+            ctrl = PDGravity(robot, kp, kd)
+        elif mode == "feedforward":
+            ctrl = Feedforward(robot)
+        else:
+            ctrl = self._gravity
+        return MODES.index(mode), ctrl
+
+    # --- parameters while running ----------------------------------------------------------
+
+    def _on_set_parameters(self, params):
+        """Check mode, kp, kd, joint_state_timeout together; apply them all or none."""
+        new = {p.name: p.value for p in params}
+        try:
+            mode = new.get("mode", self.mode)
+            if mode not in MODES:
+                raise ConfigError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
+            timeout = check_number("joint_state_timeout",
+                                   new.get("joint_state_timeout", self.timeout), positive=True)
+            if self.robot is None:
+                for name in ("kp", "kd"):
+                    if name in new:
+                        g = new[name]
+                        gains(g, 1 if np.ndim(g) == 0 else len(g), name)
+                law = None
+            else:
+                kp = gains(new["kp"], self.n, "kp") if "kp" in new else self.kp
+                kd = gains(new["kd"], self.n, "kd") if "kd" in new else self.kd
+                law = self._make_law(mode, kp, kd) if (
+                    {"mode", "kp", "kd"} & new.keys()) else None
+        except (ConfigError, TypeError, ValueError) as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        # apply: the tick reads self._law once per call, so it sees the old or the new law whole
+        self.timeout = timeout
+        if law is not None:
+            self.kp, self.kd = kp, kd
+            self._law = law
+        if mode != self.mode:
+            self.get_logger().info(f"mode {self.mode} -> {mode}")
+            self.mode = mode
+        return SetParametersResult(successful=True)
 
     # --- inputs -------------------------------------------------------------------------
 
     def _on_joint_state(self, msg: JointState):
+        if self.robot is None:
+            return
         n = self.n
         try:
             perm = self.order.permutation(msg.name)
             q = vector(msg.position, n, "position")
-            if len(msg.velocity) == 0 and self._mode_code == 1:
-                raise ValueError("no velocities (computed_torque needs them)")
+            if len(msg.velocity) == 0 and self._law[0] in (_COMPUTED_TORQUE, _PD_GRAVITY):
+                raise ValueError(f"no velocities ({self.mode} needs them)")
             qd = vector(msg.velocity, n, "velocity") if len(msg.velocity) else None
             if len(msg.effort) not in (0, n):
                 raise ValueError(f"effort: {len(msg.effort)} values for {n} joints")
@@ -509,71 +1003,102 @@ class ControllerNode(Node):
             np.take(qd, perm, out=self._qd)
         self._state_time = time.monotonic()
         self._have_state = True
+        if self._timer is None:
+            self._tick()
 
-    def _on_reference(self, msg: JointTrajectory):
-        now = time.monotonic()
-        try:
-            ref = parse_trajectory(msg, self.order, start=self._start_state(now))
-        except Exception as exc:  # whatever is wrong with a message, the node carries on
-            self.rejected["reference"] += 1
-            self.get_logger().warning(
-                f"rejected a reference trajectory ({exc}); keeping the last good reference",
-                throttle_duration_sec=LOG_THROTTLE)
-            return
-        self._ref, self._ref_time = ref, now
+    def _on_reference(self, data: bytes):
+        """Hand the serialized reference to the worker (a newer one replaces a waiting one)."""
+        with self._slot_cv:
+            if self._ref_slot is not None:
+                self.superseded += 1
+            self._ref_slot = data
+            self._slot_cv.notify()
+
+    def _reference_worker(self):
+        self.worker_tid = threading.get_native_id()
+        self._worker_ready.set()
+        _normal_scheduling()
+        while True:
+            with self._slot_cv:
+                while self._ref_slot is None and not self._closing:
+                    self._slot_cv.wait()
+                if self._closing:
+                    return
+                data, self._ref_slot = self._ref_slot, None
+            try:
+                self._pending = self.prepare_reference(data)
+            except Exception as exc:  # whatever is wrong with a message, the node carries on
+                self.rejected["reference"] += 1
+                self.get_logger().warning(
+                    f"rejected a reference trajectory ({exc}); keeping the last good reference",
+                    throttle_duration_sec=LOG_THROTTLE)
+
+    def prepare_reference(self, data):
+        """``(Reference, t0)`` from a serialized JointTrajectory (bytes) or a message: size
+        cap, deserialization, checks, interpolation set-up. Raises ValueError. The
+        reference's time 0 is ``t0`` (monotonic), taken once the points are read."""
+        if isinstance(data, (bytes, bytearray)):
+            if len(data) > self._max_bytes:
+                raise ValueError(f"a {len(data)}-byte message, larger than max_points = "
+                                 f"{self.max_points} points can be")
+            T, P, V, A = serialized_trajectory_points(data, self.order, self.max_points)
+        else:
+            T, P, V, A = trajectory_points(data, self.order, self.max_points)
+        check_points(P, V, self.limits, self.order.names)
+        t0 = time.monotonic()
+        ref = reference_from_points(T, P, V, A, start=self._start_state(t0))
+        check_reference(ref, self.limits, self.order.names)
         self.get_logger().debug(f"new reference: {len(ref.knots)} points, {ref.duration:g} s")
+        return ref, t0
 
     def _start_state(self, now):
-        """Where a trajectory whose first point is later than t = 0 starts: the current
-        reference, else the measured position at rest, else None."""
-        if self._ref is not None:
-            return self._ref(now - self._ref_time, self._startbuf)
+        """Where a trajectory whose first point is later than t = 0 starts: the latest good
+        reference, else the measured position at rest, else None (the first point held)."""
+        pending = self._pending
+        if pending is not None:
+            ref, t0 = pending
+            return ref.at(now - t0)
         if self._have_state:
-            return self._q, np.zeros(self.n), np.zeros(self.n)
+            return self._q.copy(), np.zeros(self.n), np.zeros(self.n)
         return None
 
     # --- the control tick ---------------------------------------------------------------
 
     def _tick(self):
         start = time.monotonic()
+        pending = self._pending
+        if pending is not self._active:
+            self._active = pending
+            self._ref, self._ref_time = pending
+        mode, ctrl = self._law
         tau = self._tau
-        mode = self._mode_code
         try:
-            if mode == 0:
-                # feedforward: inverse dynamics along the reference
+            if mode == _FEEDFORWARD:
+                # inverse dynamics along the reference
                 if self._ref is None:
                     return
                 self._ref(start - self._ref_time, self._refbuf)
-                self._id(self._q_r, self._qd_r, self._qdd_r, out=tau)
+                ctrl.step(start, self._q_r, self._qd_r, self._q_r, self._qd_r, self._qdd_r, tau)
             else:
                 if not self._have_state:
                     return
                 if start - self._state_time > self.timeout:
                     fallback = "joint states stale"
-                elif mode == 1 and self._ref is None:
+                elif mode != _GRAVITY and self._ref is None:
                     fallback = "no reference yet"
                 else:
                     fallback = None
                 if fallback != self._fallback:
                     self._log_switch(fallback)
-                if mode == 1 and fallback is None:
-                    # computed torque: qdd_r + kp (q_r - q) + kd (qd_r - qd), one ID call
+                if mode != _GRAVITY and fallback is None:
+                    # the feedback law about the reference now
                     self._ref(start - self._ref_time, self._refbuf)
-                    acc, tmp = self._acc, self._tmp
-                    np.subtract(self._q_r, self._q, out=acc)
-                    np.multiply(acc, self.kp, out=acc)
-                    np.subtract(self._qd_r, self._qd, out=tmp)
-                    np.multiply(tmp, self.kd, out=tmp)
-                    np.add(acc, tmp, out=acc)
-                    np.add(acc, self._qdd_r, out=acc)
-                    self._id(self._q, self._qd, acc, out=tau)
+                    ctrl.step(start, self._q, self._qd, self._q_r, self._qd_r, self._qdd_r, tau)
                 else:
-                    self._gravity(self._q, out=tau)
-            # saturate; never publish NaN or inf (huge but finite inputs can overflow)
-            if self._bounds is not None:
-                np.maximum(tau, self._bounds[0], out=tau)
-                np.minimum(tau, self._bounds[1], out=tau)
-            # tau . 0 is NaN iff an entry is NaN or inf (one call, into a 0-d buffer)
+                    self._gravity.step(start, self._q, self._qd, self._q, self._zeros,
+                                       self._zeros, tau)
+            # never publish NaN or inf (huge but finite inputs can overflow): tau . 0 is NaN
+            # iff an entry is NaN or inf (one call, into a 0-d buffer)
             np.dot(tau, self._zeros, out=self._dot)
             if not math.isfinite(self._dot):
                 raise ValueError(f"non-finite torque {tau.tolist()}")
@@ -593,10 +1118,11 @@ class ControllerNode(Node):
             self._wraps += 1
         self._compute[slot] = computed - start
         self._publish[slot] = time.monotonic() - computed
+        self._stamp[slot] = start
 
     def _log_switch(self, fallback):
         if fallback is None:
-            self.get_logger().info("computed torque resumed" if self._mode_code == 1
+            self.get_logger().info(f"{self.mode} resumed" if self._law[0] != _GRAVITY
                                    else "joint states fresh again")
         elif fallback == "joint states stale":
             self.get_logger().warning(
@@ -623,24 +1149,80 @@ class ControllerNode(Node):
             return (f"p50={np.percentile(us, 50):.1f} p99={np.percentile(us, 99):.1f} "
                     f"max={us.max():.1f}")
 
-        return (f"summary: published={self.published} compute_us {pct(self._compute)} "
+        timing = ""
+        if self._timer is not None and k > 1:
+            # ticks that published over the last k, against the periods of that span
+            stamps = np.sort(self._stamp[:k])
+            periods = np.diff(stamps) * 1e3
+            span = (stamps[-1] - stamps[0]) * self.rate_hz + 1.0
+            timing = (f" periods_ms p50={np.percentile(periods, 50):.3f} "
+                      f"p99={np.percentile(periods, 99):.3f} max={periods.max():.3f} "
+                      f"delivered={100.0 * k / span:.2f}%")
+        return (f"summary: published={self.published}{timing} compute_us {pct(self._compute)} "
                 f"publish_us {pct(self._publish)} rejected joint_states="
-                f"{self.rejected['joint_states']} reference={self.rejected['reference']}")
+                f"{self.rejected['joint_states']} reference={self.rejected['reference']} "
+                f"superseded references={self.superseded}")
+
+    def destroy_node(self):
+        if self._worker is not None:
+            with self._slot_cv:
+                self._closing = True
+                self._slot_cv.notify()
+            self._worker.join(timeout=2.0)
+        return super().destroy_node()
 
 
 # --- process entry point --------------------------------------------------------------------
 
 
-def _executor(context=None):
-    """rclpy's C++ EventsExecutor where available (lower overhead, steadier timers)."""
+def _executor(context=None, kind="events"):
+    """The executor ``kind`` (EXECUTORS); "events" is rclpy's C++ EventsExecutor where
+    available (lower overhead, steadier timers), else the SingleThreadedExecutor."""
+    if kind == "multi_threaded":
+        return MultiThreadedExecutor(num_threads=2, context=context)
+    if kind == "events":
+        try:
+            from rclpy.experimental import EventsExecutor
+        except ImportError:
+            pass
+        else:
+            return EventsExecutor(context=context)
+    return SingleThreadedExecutor(context=context)
+
+
+def _set_priority(node):
+    """SCHED_FIFO at ``realtime_priority`` for every thread of the process but the reference
+    worker (the executor's, the middleware's; threads started later inherit it), if the node
+    asks for it: the control and transport callbacks then preempt the normal processes of a
+    loaded machine, as ros2_control's controller manager does for its update thread."""
+    prio = getattr(node, "realtime_priority", 0)
+    if not prio:
+        return
+    skip = getattr(node, "worker_tid", None)
     try:
-        from rclpy.experimental import EventsExecutor
-    except ImportError:
-        return SingleThreadedExecutor(context=context)
-    return EventsExecutor(context=context)
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+        for tid in tids:
+            if tid != skip:
+                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(prio))
+    except (OSError, AttributeError, ValueError) as exc:
+        node.get_logger().warning(f"realtime_priority {prio}: cannot set SCHED_FIFO ({exc}); "
+                                  "running with normal scheduling")
+    else:
+        node.get_logger().info(f"SCHED_FIFO priority {prio} for {len(tids) - (skip in tids)} "
+                               "threads (executor, middleware)")
 
 
-USAGE = """usage: {prog} --ros-args -p robot:=NAME_OR_URDF_PATH [-p NAME:=VALUE ...]
+def _normal_scheduling():
+    """This thread back to SCHED_OTHER (the reference worker: it must never delay the
+    control callbacks, whatever it inherited)."""
+    try:
+        if os.sched_getscheduler(0) != os.SCHED_OTHER:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (OSError, AttributeError):
+        pass
+
+
+USAGE = """usage: {prog} --ros-args [-p robot:=NAME_OR_URDF_PATH] [-p NAME:=VALUE ...]
 
 parameters: {params}
 See docs/ros.md."""
@@ -660,17 +1242,22 @@ def run(node_factory, args=None, prog="robodyn-ros2", params=""):
         print(f"{prog}: unexpected arguments {plain}; parameters go after --ros-args "
               f"(-p name:=value)", file=sys.stderr)
         return 2
-    # SIGINT / SIGTERM complete `stop`, which ends the spin between two callbacks (rclpy's own
-    # handlers would shut the context down under a running callback)
+    # SIGINT / SIGTERM complete `stop`. The main thread spins in slices of SPIN_SLICE seconds
+    # and runs the Python handler between two slices: rclpy's own handlers would shut the
+    # context down under a running callback, and EventsExecutor.spin_until_future_complete
+    # without a timeout never returns to the interpreter (it busy-waits at 100 % CPU).
     stop = rclpy.task.Future()
 
     def request_stop(signum, frame):
         if not stop.done():
-            stop.set_result(signum)
+            stop.set_result(0)
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     # the tick's finiteness check computes tau . 0, NaN by design for a bad command
     np.seterr(invalid="ignore")
+    # the reference worker gives the interpreter back to the control callback this often
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL)
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
     try:
@@ -679,27 +1266,54 @@ def run(node_factory, args=None, prog="robodyn-ros2", params=""):
         except ConfigError as exc:
             rclpy.logging.get_logger(prog).error(str(exc))
             return 2
-        executor = _executor()
+        node.stop = stop
+        _set_priority(node)
+        executor = _executor(kind=node.executor_kind)
         executor.add_node(node)
-        executor.spin_until_future_complete(
-            stop, timeout_sec=node.duration if node.duration > 0.0 else None)
+        end = time.monotonic() + node.duration if node.duration > 0.0 else math.inf
+        while not stop.done():
+            left = end - time.monotonic()
+            if left <= 0.0:
+                break
+            executor.spin_until_future_complete(stop, timeout_sec=min(SPIN_SLICE, left))
         node.get_logger().info(node.summary())
-        return 0
+        return node.exit_status
     finally:
         if executor is not None:
             executor.shutdown()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        sys.setswitchinterval(switch)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
 def main(args=None):
+    """robodyn-ros2 in this process: run the node, return the exit status."""
     return run(ControllerNode, args, prog="robodyn-ros2",
-               params="robot | robot_description, mode (feedforward, computed_torque, "
-                      "gravity_compensation), rate_hz, kp, kd, joint_state_timeout, duration")
+               params="robot | robot_description (neither: the robot_description topic), mode "
+                      f"({', '.join(MODES)}), trigger ({', '.join(TRIGGERS)}), rate_hz, kp, kd, "
+                      "joint_state_timeout, max_points, executor "
+                      f"({', '.join(EXECUTORS)}), realtime_priority, duration")
+
+
+def exit_process(status):
+    """End a node process with ``status`` once :func:`run` has shut ROS down: flush Python's
+    streams and leave without the interpreter's finalization, which takes 0.3-0.4 s here (the
+    middleware's static destructors) and would hold up the stop after SIGINT / SIGTERM."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
+
+
+def cli():
+    """The ``robodyn-ros2`` console script."""
+    exit_process(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

@@ -412,7 +412,7 @@ INVALID = {
     "negative_friction": (mutate(friction=-0.1), "friction"),
     "inverted_limits": (mutate(lower=1.0, upper=-1.0), "limits"),
     "nan_limit": (mutate(lower=math.nan), "limits"),
-    "zero_velocity_limit": (mutate(velocity=0.0), "velocity"),
+    "negative_velocity_limit": (mutate(velocity=-1.0), "velocity"),
     "negative_effort_limit": (mutate(effort=-1.0), "effort"),
     "wrong_axis_length": (mutate(axis=np.ones(2)), "3"),
     "wrong_origin_shape": (mutate(origin=np.eye(3)), "4"),

@@ -122,7 +122,7 @@ def test_example_robot_data(name, with_armature, rng):
         armature = {j: float(a) for j, a in zip(names, rng.uniform(0.01, 0.5, len(names)))}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the Panda's mimic finger joint
-        robot = robodyn.load_urdf(str(path), armature=armature)
+        robot = robodyn.load_urdf(str(path), armature=armature, mimic="independent")
     assert sorted(robot.joint_names) == sorted(names)
     joints = [model.joints[model.getJointId(j)] for j in robot.joint_names]
     assert all(j.nq == 1 and j.nv == 1 for j in joints)

@@ -86,7 +86,7 @@ EXPECTED = _expected()
 def test_bad_file_raises_named_error(name):
     path = BAD / name
     with pytest.raises(ValueError) as info:
-        parse(path)
+        parse(path, strict=True)  # the inertia files load with a warning without strict
     assert isinstance(info.value, urdf.URDFError)
     message = str(info.value)
     assert message.startswith(f"{path}: "), message
@@ -96,7 +96,7 @@ def test_bad_file_raises_named_error(name):
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_bad_text_raises_named_error(name):
     with pytest.raises(urdf.URDFError) as info:
-        parse((BAD / name).read_bytes())
+        parse((BAD / name).read_bytes(), strict=True)
     message = str(info.value)
     assert message.startswith("<string>: "), message
     assert EXPECTED[name] in message, message
@@ -191,8 +191,11 @@ def test_meshes_and_package_uris_are_never_fetched(monkeypatch):
 # ---------------------------------------------------------------- good fixtures
 
 def test_gripper_structure():
-    with pytest.warns(UserWarning, match="'right_finger_joint' mimics joint 'left_finger_joint'"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the mimic joint is a coupling: no warning
         spec = urdf.parse_urdf(GOOD / "gripper.urdf")
+    assert [b.mimic for b in spec.bodies] == [None, None, None,
+                                              ("left_finger_joint", 1.0, 0.0), None]
     assert spec.name == "gripper_arm" and spec.base_name == "world"
     # depth-first from the root, siblings in document order (right finger is listed first)
     assert [b.joint_name for b in spec.bodies] == [
@@ -334,14 +337,23 @@ def test_inertia_tolerance_and_degenerate_bodies():
           (-5e-19, 0, 0), (0, 0, 5e-19)]  # the last two: below the 1e-18 absolute floor
     for moments in ok:
         urdf.parse_urdf(template.format(*moments))
-    for moments in [(1, 1, 2 + 1e-8), (1, 1, 3), (-1e-8, 1, 1), (0, 0, 1), (-1e-17, 0, 0)]:
+    ok += [(-1e-17, 0, 0), (0, 0, 9e-13)]  # below the 1e-12 kg m^2 absolute floor
+    for moments in ok:
+        urdf.parse_urdf(template.format(*moments), strict=True)
+    for moments in [(1, 1, 2 + 1e-8), (1, 1, 3), (-1e-8, 1, 1), (0, 0, 1), (-2e-12, 0, 0)]:
         with pytest.raises(urdf.URDFError, match="link 'b' <inertial> <inertia>"):
+            urdf.parse_urdf(template.format(*moments), strict=True)
+        with pytest.warns(urdf.URDFWarning, match="link 'b' <inertial> <inertia>"):
             urdf.parse_urdf(template.format(*moments))
-        urdf.parse_urdf(template.format(*moments), check_inertia=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            urdf.parse_urdf(template.format(*moments), check_inertia=False)
 
 
 def test_lenient_inertia_switch():
     with pytest.raises(urdf.URDFError):
+        urdf.parse_urdf(BAD / "bad_inertia_triangle.urdf", strict=True)
+    with pytest.warns(urdf.URDFWarning, match="triangle"):
         urdf.parse_urdf(BAD / "bad_inertia_triangle.urdf")
     spec = urdf.parse_urdf(BAD / "bad_inertia_triangle.urdf", check_inertia=False)
     close(np.diag(spec.bodies[1].inertia), [0.001, 0.001, 0.004], 0.0)
@@ -438,10 +450,10 @@ def test_round_trip_random_tree(n, rng):
 def test_round_trip_gripper_and_gravity(rng):
     spec = parse(GOOD / "gripper.urdf")
     spec.gravity = np.array([0.5, -1.0, -9.0])
-    back = urdf.parse_urdf(urdf.spec_to_urdf(spec))  # no mimic any more: no warning
+    back = urdf.parse_urdf(urdf.spec_to_urdf(spec))
     same_dynamics(spec, back, rng)
     assert [(b.lower, b.upper) for b in back.bodies] == [(b.lower, b.upper) for b in spec.bodies]
-    assert "<mimic" not in urdf.spec_to_urdf(spec)
+    assert [b.mimic for b in back.bodies] == [b.mimic for b in spec.bodies]
 
 
 def test_round_trip_unlimited_joints_and_gimbal_lock(rng):
@@ -487,10 +499,14 @@ ROBOTS = [
     "romeo_description/urdf/romeo.urdf",
     "z1_description/urdf/z1.urdf",
 ]
-NON_PHYSICAL = [  # shipped with inertias that break the triangle inequality or PSD
+NON_PHYSICAL = [  # shipped with inertias of moving links that break the triangle inequality
     "pr2_description/urdf/pr2.urdf",
     "allegro_hand_description/urdf/allegro_right_hand.urdf",
+]
+NON_PHYSICAL_STILL = [  # only on links that never move (the root link, parts welded to it)
     "tiago_description/robots/tiago_no_hand.urdf",
+    "anymal_b_simple_description/robots/anymal.urdf",
+    "go1_description/urdf/go1.urdf",
 ]
 
 
@@ -562,8 +578,33 @@ def test_example_robots_cover_fixed_joints_branches_and_continuous():
 def test_non_physical_example_inertias(robot, rng):
     path = robots_dir() / robot
     with pytest.raises(urdf.URDFError, match="<inertial> <inertia>"):
-        parse(path)
+        parse(path, strict=True)
+    with pytest.warns(urdf.URDFWarning, match="<inertial> <inertia>"):
+        urdf.parse_urdf(path)
     compare_with_pinocchio(path, parse(path, check_inertia=False), rng, states=1)
+
+
+@pytest.mark.parametrize("robot", NON_PHYSICAL_STILL)
+def test_non_physical_inertia_that_never_moves_is_not_checked(robot, rng):
+    path = robots_dir() / robot
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = urdf.parse_urdf(path, strict=True)
+    # the file does have a non-physical inertia, on a link that never moves
+    import xml.etree.ElementTree as ET
+
+    bad = []
+    for link in ET.parse(path).getroot().iter("link"):
+        el = link.find("inertial/inertia")
+        if el is not None:
+            v = {k: float(el.get(k)) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+            inertia = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
+                                [v["ixz"], v["iyz"], v["izz"]]])
+            if urdf.inertia_violation(inertia) is not None:
+                bad.append(link.get("name"))
+    moving = {b.name for b in spec.bodies}
+    assert bad and not moving.intersection(bad)
+    compare_with_pinocchio(path, spec, rng, states=1)
 
 
 @pytest.mark.parametrize("robot", ["panda_description/urdf/panda.urdf",

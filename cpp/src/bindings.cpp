@@ -519,6 +519,9 @@ PyMethodDef kFastMethods[] = {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "robodyn C++ core (private; use the robodyn package)";
+  // the one inertia tolerance (robodyn.urdf checks files with the same numbers)
+  m.attr("INERTIA_RTOL") = kInertiaRtol;
+  m.attr("INERTIA_ATOL") = kInertiaAtol;
 
   m.def("set_num_threads", [](int k) {
     if (k < 1) throw py::value_error("threads: must be >= 1");
@@ -529,7 +532,7 @@ PYBIND11_MODULE(_core, m) {
   py::class_<RobotCore> cls(m, "RobotCore");
   cls
       .def(py::init([](const py::list& bodies, const py::list& frames, const Vec3& gravity,
-                       bool check_inertia) {
+                       bool check_inertia, bool check_singular) {
              std::vector<BodySpec> bs;
              for (auto b : bodies) bs.push_back(body_from_dict(b.cast<py::dict>(), bs.size()));
              std::vector<FrameSpec> fs;
@@ -545,14 +548,14 @@ PYBIND11_MODULE(_core, m) {
              }
              Model model;
              try {
-               model = build_model(bs, fs, gravity, check_inertia);
+               model = build_model(bs, fs, gravity, check_inertia, check_singular);
              } catch (const std::invalid_argument& e) {
                throw py::value_error(e.what());
              }
              return new RobotCore(std::move(model));
            }),
            py::arg("bodies"), py::arg("frames"), py::arg("gravity"),
-           py::arg("check_inertia") = true)
+           py::arg("check_inertia") = true, py::arg("check_singular") = true)
       .def_property_readonly("n", &RobotCore::n)
       .def_property_readonly("joint_names",
                              [](const RobotCore& r) { return r.model_.joint_names; })

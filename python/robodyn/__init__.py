@@ -10,17 +10,26 @@ from .simulation import SimulationResult, simulate
 __version__ = "0.1.0"
 
 
-def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True) -> Robot:
-    """Load a URDF file (path) or URDF text into a Robot. See docs/urdf.md.
+def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True,
+              strict=False, mimic="couple", xacro_args=None) -> Robot:
+    """Load a URDF file (path), a ``.xacro`` file (expanded with ``xacro_args``, needs the
+    ``xacro`` extra) or URDF text into a Robot. See docs/urdf.md.
 
     ``armature``: rotor inertias, a dict joint name -> value or a sequence in joint order
-    (overrides the ``<robodyn armature=.../>`` extension element). ``check_inertia=False``
-    accepts inertias that break the triangle inequality (positive semidefinite is required).
+    (overrides the ``<robodyn armature=.../>`` extension element). A non-physical inertia on a
+    link that moves loads with one :class:`robodyn.urdf.URDFWarning` per file naming the link
+    and the violated inequality (links that never move are not checked);
+    ``strict=True`` refuses such a file instead, ``check_inertia=False`` checks nothing.
+    ``mimic="couple"`` (default): ``<mimic>`` joints follow their leaders and the Robot's
+    coordinates are the independent joints (robodyn.coupling); ``"independent"`` loads them
+    as independent joints, like Pinocchio's and MuJoCo's loaders. A joint that moves no mass
+    (singular mass matrix) loads with a warning (forward dynamics then raises). Every error is a
+    ``robodyn.urdf.URDFError`` (a ValueError) "<file>: <element>: <reason>".
     """
-    from .urdf import parse_urdf
+    from .urdf import load
 
-    return Robot(parse_urdf(path_or_xml_string, gravity=gravity, armature=armature,
-                            check_inertia=check_inertia))
+    return load(path_or_xml_string, gravity=gravity, armature=armature,
+                check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args)
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

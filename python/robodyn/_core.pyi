@@ -12,6 +12,9 @@ from numpy.typing import ArrayLike, NDArray
 
 Array = NDArray[np.float64]
 
+INERTIA_RTOL: float  # the one inertia tolerance (robodyn.urdf uses the same numbers)
+INERTIA_ATOL: float
+
 def set_num_threads(k: int) -> None: ...
 def get_num_threads() -> int: ...
 def _builtin_kernels() -> list[tuple[str, str, int, int, int, int]]: ...
@@ -21,7 +24,8 @@ def _simulate_fixed(plant: RobotCore, grid: ArrayLike, control: ArrayLike, q0: A
 
 class RobotCore:
     def __init__(self, bodies: Sequence[dict[str, Any]], frames: Sequence[dict[str, Any]],
-                 gravity: ArrayLike, check_inertia: bool = True) -> None: ...
+                 gravity: ArrayLike, check_inertia: bool = True,
+                 check_singular: bool = True) -> None: ...
     @property
     def n(self) -> int: ...
     @property

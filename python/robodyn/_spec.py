@@ -43,6 +43,9 @@ class Body:
     upper: float = math.inf
     velocity: float = math.inf
     effort: float = math.inf
+    # a coupled (URDF <mimic>) joint: (leader joint name, multiplier, offset), its angle is
+    # multiplier * q_leader + offset; the leader is an independent joint (mimic None)
+    mimic: tuple | None = None
 
 
 @dataclass
@@ -61,6 +64,10 @@ class ModelSpec:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     name: str = "robot"
     base_name: str = "base"
-    # False accepts inertias that are positive semidefinite but break the triangle inequality
-    # (published models such as the Stanford arm's link 5); PSD is always required.
+    # False accepts non-physical inertias as given (published models such as the Stanford
+    # arm's link 5, which breaks the triangle inequality); True checks every body's inertia
+    # (positive semidefinite, triangle inequality) with the one tolerance of robodyn.urdf.
     check_inertia: bool = True
+    # False accepts a singular mass matrix (a joint that moves no mass: inverse dynamics and
+    # kinematics work, forward dynamics raises); load_urdf sets it, with a warning
+    check_mass_matrix: bool = True

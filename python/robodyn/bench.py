@@ -188,9 +188,11 @@ def _bundled_dh(name, gravity):
     return rows, tuple(R0.T @ np.asarray(gravity, dtype=float))
 
 
-def load_case(name):
+def load_case(name, strict=False, xacro_args=None):
     """A Case from a bundled robot name, ``ur5`` / ``panda`` (example-robot-data) or a URDF
-    path. Raises BenchError with the reason when the robot is not available."""
+    (or .xacro) path. Raises BenchError with the reason when the robot is not available.
+    Mimic joints load as independent joints (as the peers load them); ``strict`` refuses a
+    file that would load with warnings."""
     import robodyn
 
     text = str(name)
@@ -208,12 +210,17 @@ def load_case(name):
             raise BenchError(f"unknown robot {text!r}: give a bundled robot "
                              f"({', '.join(robodyn.robots.available())}), "
                              f"{' or '.join(EXAMPLE_ROBOTS)}, or a URDF file path")
-        source = path.read_text()
+        if text.endswith(".xacro"):
+            source, _ = robodyn.urdf._expand_xacro(text, xacro_args)
+        else:
+            source = path.read_text()
         text = path.stem
     urdf = strip_urdf(source)
+    if strict:
+        robodyn.load_urdf(urdf, strict=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        robot = robodyn.load_urdf(urdf, check_inertia=False)
+        robot = robodyn.load_urdf(urdf, check_inertia=False, mimic="independent")
     if text in robodyn.robots.available():
         dh, dh_gravity = _bundled_dh(text, robot.gravity)
     return Case(text, robot, urdf, dh, dh_gravity)
@@ -806,6 +813,9 @@ def add_arguments(p):
                         "wall: wall-clock time")
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")
     p.add_argument("--seed", type=int, default=0)
+    from .cli import add_robot_options
+
+    add_robot_options(p)
 
 
 def run(args):
@@ -827,11 +837,14 @@ def run(args):
     if args.rounds < 3 or args.pool < 1 or args.batch < 0:
         print("robodyn bench: --rounds >= 3, --pool >= 1, --batch >= 0", file=sys.stderr)
         return 2
+    from .cli import robot_options
+
     names = args.robots or robodyn.robots.available()
+    options = robot_options(args)
     cases = []
     for name in names:
         try:
-            cases.append(load_case(name))
+            cases.append(load_case(name, **options))
         except BenchError as e:
             print(f"robodyn bench: {e}", file=sys.stderr)
             return 2

@@ -23,7 +23,8 @@ import time
 
 import numpy as np
 
-__all__ = ["main", "COMMANDS", "register", "load_robot", "parse_vector", "UsageError"]
+__all__ = ["main", "COMMANDS", "register", "load_robot", "add_robot_options", "robot_options",
+           "parse_vector", "UsageError"]
 
 
 class UsageError(Exception):
@@ -34,21 +35,56 @@ class UsageError(Exception):
 # shared helpers
 
 
-def load_robot(name_or_path):
-    """A bundled robot by name (``robodyn.robots.load``) or a URDF file by path."""
+def add_robot_options(p):
+    """The options of every subcommand that loads a ROBOT: ``--strict``, ``--xacro-arg``."""
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a URDF that would load with warnings (a non-physical inertia "
+                        "on a moving link)")
+    p.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE", dest="xacro_arg",
+                   help="an argument of a .xacro ROBOT file (repeatable)")
+
+
+def robot_options(args):
+    """load_robot's keyword arguments from the options of :func:`add_robot_options`."""
+    xacro_args = None
+    for item in getattr(args, "xacro_arg", None) or []:
+        name, sep, value = item.partition(":=")
+        if not sep or not name.strip():
+            raise UsageError(f"--xacro-arg: expected NAME:=VALUE, got {item!r}")
+        xacro_args = xacro_args or {}
+        xacro_args[name.strip()] = value
+    return {"strict": bool(getattr(args, "strict", False)), "xacro_args": xacro_args}
+
+
+def load_robot(name_or_path, *, strict=False, xacro_args=None):
+    """A bundled robot by name (``robodyn.robots.load``) or a URDF (or .xacro) file by path.
+
+    Loading warnings are printed once to stderr as ``robodyn: warning: ...``; ``strict``
+    turns them into errors (ValueError)."""
+    import warnings
+
     import robodyn
 
     text = str(name_or_path)
-    looks_like_path = (os.path.sep in text or text.endswith((".urdf", ".xml"))
+    looks_like_path = (os.path.sep in text or text.endswith((".urdf", ".xml", ".xacro"))
                        or os.path.exists(text))
     if looks_like_path:
         if not os.path.isfile(text):
             raise UsageError(f"no such URDF file: {text}")
-        return robodyn.load_urdf(text)
+        if xacro_args and not text.endswith(".xacro"):
+            raise UsageError(f"--xacro-arg: {text} is not a .xacro file")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", robodyn.urdf.URDFWarning)
+            robot = robodyn.load_urdf(text, strict=strict, xacro_args=xacro_args)
+        for w in caught:
+            print(f"robodyn: warning: {w.message}", file=sys.stderr)
+        return robot
     bundled = _bundled_names()
     if text not in bundled:
         raise UsageError(f"unknown robot {text!r}: give a bundled robot "
                          f"({', '.join(bundled)}) or the path of a URDF file")
+    if xacro_args:
+        raise UsageError(f"--xacro-arg: {text} is a bundled robot, not a .xacro file")
     return robodyn.robots.load(text)
 
 
@@ -97,12 +133,13 @@ def _fmt(x, width=10):
 
 def _info_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    add_robot_options(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def _info_run(args):
     """joints, links, masses and limits of a robot"""
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, **robot_options(args))
     spec = robot.spec
     bodies = spec.bodies
     names = [b.name for b in bodies]
@@ -115,6 +152,8 @@ def _info_run(args):
             "velocity": float(b.velocity), "effort": float(b.effort),
             "armature": float(b.armature), "damping": float(b.damping),
             "friction": float(b.friction),
+            "mimic": None if getattr(b, "mimic", None) is None else {
+                "joint": b.mimic[0], "multiplier": b.mimic[1], "offset": b.mimic[2]},
         })
     total = float(sum(b.mass for b in bodies))
     if args.json:
@@ -138,6 +177,11 @@ def _info_run(args):
     for r in extra:
         print(f"  joint {r['joint']}: viscous friction {r['damping']:g}, "
               f"Coulomb friction {r['friction']:g}")
+    for r in rows:
+        if r["mimic"]:
+            m = r["mimic"]
+            print(f"  joint {r['joint']} is coupled: q = {m['multiplier']:g} q({m['joint']}) "
+                  f"+ {m['offset']:g} (not a coordinate)")
     if spec.frames:
         print(f"  extra frames: {', '.join(f.name for f in spec.frames)}")
     print("  units: revolute joints rad, rad/s, N m; prismatic joints m, m/s, N")
@@ -156,6 +200,7 @@ def _vector_option(p, flag, what):
 
 def _id_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    add_robot_options(p)
     _vector_option(p, "--q", "joint positions (rad or m)")
     _vector_option(p, "--qd", "joint velocities")
     _vector_option(p, "--qdd", "joint accelerations")
@@ -166,7 +211,7 @@ def _id_arguments(p):
 
 def _id_run(args):
     """inverse dynamics: joint torques for given q, qd, qdd"""
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, **robot_options(args))
     n = robot.n
     q, qd, qdd = (parse_vector(v, n, f"--{k}") if v is not None else np.zeros(n)
                   for k, v in (("q", args.q), ("qd", args.qd), ("qdd", args.qdd)))
@@ -223,6 +268,7 @@ def _rate(text):
 
 def _simulate_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
+    add_robot_options(p)
     p.add_argument("--controller", choices=_CONTROLLERS, default="computed-torque",
                    help="control law (default computed-torque)")
     p.add_argument("--kp", nargs="+", metavar="K",
@@ -367,7 +413,7 @@ def _simulate_run(args):
     from . import trajectories as tr
     from .simulation import simulate
 
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, **robot_options(args))
     n = robot.n
     if args.plot:
         from .plotting import require_matplotlib

@@ -787,7 +787,12 @@ def _count_line(function, c, width=18):
 
 def generate(robot, name=None):
     """Generate the kernels of ``robot``: a :class:`Generated` with the C++ source text, a
-    header, and for each function its simplified graph and operation counts."""
+    header, and for each function its simplified graph and operation counts. A robot with
+    coupled (mimic) joints gets the kernels of its full model (the coupling runs around them,
+    see robodyn.coupling)."""
+    full = getattr(robot, "full_robot", None)
+    if full is not None:
+        robot = full()
     robot_name = str(name if name is not None else robot.name)
     prefix = "robodyn_" + c_identifier(robot_name)
     n = int(robot.n)
@@ -1070,7 +1075,10 @@ def _specialized_robot(cls, spec, known):
 
 
 def add_arguments(parser):
+    from .cli import add_robot_options
+
     parser.add_argument("robot", help="bundled robot name or URDF file")
+    add_robot_options(parser)
     parser.add_argument("-o", "--output", default=".", metavar="DIR",
                         help="directory for <robot>.cpp and <robot>.h (default: .)")
     parser.add_argument("--name", default=None,
@@ -1079,9 +1087,9 @@ def add_arguments(parser):
 
 def run(args):
     """Write the robot's generated C++ kernels (.cpp and .h) for embedding in a controller."""
-    from .cli import load_robot
+    from .cli import load_robot, robot_options
 
-    robot = load_robot(args.robot)
+    robot = load_robot(args.robot, **robot_options(args))
     gen, cpp, hdr = write_sources(robot, args.output, args.name)
     print(f"wrote {cpp} and {hdr}")
     for function in FUNCTIONS:

@@ -375,6 +375,9 @@ def add_arguments(parser):
     """Arguments of ``robodyn opcount``."""
     parser.add_argument("robots", nargs="*", metavar="ROBOT",
                         help="bundled robot name or URDF path (default: both bundled robots)")
+    from .cli import add_robot_options
+
+    add_robot_options(parser)
     parser.add_argument("--n-range", nargs=2, type=int, metavar=("LO", "HI"),
                         help="also fit growth formulas on generic all-revolute DH chains "
                              "with n = LO..HI")
@@ -466,7 +469,7 @@ def run(args) -> int:
     The table for each robot (default: the bundled ones); with ``--n-range`` or ``--plot``
     also the growth fits on generic DH chains; ``--json`` for machine-readable output.
     """
-    from .cli import UsageError, load_robot
+    from .cli import UsageError, load_robot, robot_options
 
     import robodyn
 
@@ -476,7 +479,8 @@ def run(args) -> int:
     if args.plot:
         plot_growth(None, None, check_only=True)  # fail before the counting, not after
     names = args.robots or robodyn.robots.available()
-    robots = [(str(name), load_robot(name)) for name in names]
+    options = robot_options(args)
+    robots = [(str(name), load_robot(name, **options)) for name in names]
     reports = [_robot_report(name if name in robodyn.robots.available() else robot.name,
                              robot) for name, robot in robots]
     g = None

@@ -71,6 +71,17 @@ class Robot(_core.RobotCore):
     arrives specialised (compiled or loaded once per process).
     """
 
+    _check_full_mass_matrix = True  # a CoupledRobot checks its reduced mass matrix instead
+
+    def __new__(cls, spec=None, *args, **kwargs):
+        # a spec with coupled (mimic) joints builds a CoupledRobot (robodyn.coupling)
+        if cls is Robot and isinstance(spec, ModelSpec) and any(
+                getattr(b, "mimic", None) is not None for b in spec.bodies):
+            from .coupling import CoupledRobot
+
+            cls = CoupledRobot
+        return super().__new__(cls)
+
     def __init__(self, spec: ModelSpec):
         if not isinstance(spec, ModelSpec):
             raise TypeError("Robot(spec): expected a robodyn ModelSpec; use robodyn.load_urdf, "
@@ -87,7 +98,10 @@ class Robot(_core.RobotCore):
                 frames.append({"parent": int(f.parent), "pose": _mat(f.pose, 4), "name": str(f.name)})
             except (TypeError, ValueError) as e:
                 raise ValueError(f"frame {i} ('{f.name}'): {e}") from None
-        super().__init__(bodies, frames, _vec(spec.gravity, 3), bool(getattr(spec, "check_inertia", True)))
+        super().__init__(bodies, frames, _vec(spec.gravity, 3),
+                         bool(getattr(spec, "check_inertia", True)),
+                         self._check_full_mass_matrix
+                         and bool(getattr(spec, "check_mass_matrix", True)))
         self._spec = copy.deepcopy(spec)
         arrays = self._model_arrays()
         self._limits = {k: np.array(v, dtype=float) for k, v in arrays.items() if k != "parent"}

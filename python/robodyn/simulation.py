@@ -344,6 +344,8 @@ def _cpp_engine(robot, controller, reference, integrator, method):
         return None, "the installed C++ core has no simulation loop (rebuild robodyn)"
     if not isinstance(robot, core.RobotCore):
         return None, "the plant is not a robodyn.Robot"
+    if hasattr(robot, "coupling"):
+        return None, "the plant has coupled (mimic) joints (robodyn.coupling runs in Python)"
     if method not in ("aba", "crba", "kane"):
         return None, f"method {method!r} is not one of 'aba', 'crba', 'kane'"
     if controller is None:
@@ -354,6 +356,8 @@ def _cpp_engine(robot, controller, reference, integrator, method):
                       f"ComputedTorque, PDGravity, Feedforward")
     if not isinstance(controller.robot, core.RobotCore):
         return None, "the controller's model is not a robodyn.Robot"
+    if hasattr(controller.robot, "coupling"):
+        return None, "the controller's model has coupled (mimic) joints"
     if law != "pd_gravity" and controller.method not in ("rnea", "kane"):
         return None, f"controller method {controller.method!r} is not 'rnea' or 'kane'"
     if not callable(getattr(reference, "sample", None)):

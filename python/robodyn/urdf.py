@@ -14,9 +14,11 @@ Errors in the input raise :class:`URDFError` (a ``ValueError``) with the message
 from __future__ import annotations
 
 import codecs
+import logging
 import math
 import os
 import re
+import sys
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -24,11 +26,17 @@ import numpy as np
 
 from robodyn._spec import Body, Frame, ModelSpec
 
-__all__ = ["URDFError", "URDFFileNotFoundError", "parse_urdf", "spec_to_urdf"]
+__all__ = ["URDFError", "URDFFileNotFoundError", "URDFWarning", "parse_urdf", "spec_to_urdf"]
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
-INERTIA_RTOL = 1e-9  # relative tolerance of the PSD and triangle-inequality checks
-INERTIA_ATOL = 1e-18  # kg m^2, absolute floor of that tolerance (rounding noise in files)
+# The one inertia tolerance, shared with the C++ model (cpp/include/robodyn/model.hpp,
+# kInertiaRtol / kInertiaAtol; a test checks they agree): a principal moment may be below 0, and
+# I1 + I2 below I3, by max(INERTIA_RTOL * largest |principal moment|, INERTIA_ATOL).
+INERTIA_RTOL = 1e-9
+INERTIA_ATOL = 1e-12  # kg m^2: exporter noise (a 1 g part of 1 mm already has ~1e-10)
+
+_log = logging.getLogger("robodyn.urdf")
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 _MOVING = ("revolute", "continuous", "prismatic")
 _UNSUPPORTED = ("floating", "planar")
@@ -51,10 +59,36 @@ class URDFFileNotFoundError(URDFError, FileNotFoundError):
     """The URDF path does not exist (catchable as ValueError or FileNotFoundError)."""
 
 
+class URDFWarning(UserWarning):
+    """A URDF that loads, with something its user should know (a non-physical inertia on a
+    moving link, mimic joints loaded as independent joints). Said once per file;
+    ``strict=True`` makes it a :class:`URDFError`."""
+
+
+def _caller_stacklevel():
+    """The stacklevel of warnings.warn (called from _warn) that names the first frame outside
+    the robodyn package: the user's line that loaded the robot."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_PACKAGE_DIR + os.sep) and "importlib" not in filename:
+            return level
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _warn(message):
+    warnings.warn(message, URDFWarning, stacklevel=_caller_stacklevel())
+
+
 # ---------------------------------------------------------------- reading the document
 
-def _read_source(source):
-    """(text, label) of a path, an XML string or XML bytes."""
+def _read_source(source, xacro_args=None):
+    """(text, label) of a path, an XML string or XML bytes; a ``.xacro`` path is expanded."""
+    if _is_xacro(source):
+        return _expand_xacro(os.fspath(source), xacro_args)
+    if xacro_args is not None:
+        raise ValueError("xacro_args: given for a source that is not a .xacro file")
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _decode(bytes(source), "<string>"), "<string>"
     if isinstance(source, str) and source.lstrip().startswith("<"):
@@ -76,6 +110,68 @@ def _read_source(source):
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise URDFError(f"{label}: cannot read the file: {reason}") from None
     return _decode(data, label), label
+
+
+def source_label(source):
+    """The file label of error messages: the path as given, or "<string>" for XML text."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return "<string>"
+    if isinstance(source, str) and (source.lstrip().startswith("<") or not source.strip()):
+        return "<string>"
+    try:
+        return os.fsdecode(os.fspath(source))
+    except TypeError:
+        return "<string>"
+
+
+def _is_xacro(source):
+    return (isinstance(source, (str, os.PathLike)) and not isinstance(source, bytes)
+            and not (isinstance(source, str) and source.lstrip().startswith("<"))
+            and os.fsdecode(os.fspath(source)).endswith(".xacro"))
+
+
+def _expand_xacro(path, xacro_args):
+    """URDF text of a xacro file, expanded by the ``xacrodoc`` package (``xacro`` extra) with
+    ``xacro_args`` (name -> value) as the values of its ``<xacro:arg>`` elements."""
+    label = os.fsdecode(path)
+    if xacro_args is None:
+        xacro_args = {}
+    if not isinstance(xacro_args, dict):
+        raise TypeError(f"xacro_args: expected a dict of name -> value, not "
+                        f"{type(xacro_args).__name__}")
+    args = {}
+    for name, value in xacro_args.items():
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"xacro_args: argument names must be non-empty strings, "
+                             f"got {name!r}")
+        args[name] = value if isinstance(value, str) else str(value)
+    if not os.path.exists(path):
+        raise URDFFileNotFoundError(f"{label}: file not found")
+    if not os.path.isfile(path):
+        raise URDFError(f"{label}: cannot read the file: not a regular file")
+    try:
+        from xacrodoc import XacroDoc
+    except ImportError:
+        raise ImportError(f"{label}: expanding a .xacro file needs the xacrodoc package "
+                          "(pip install 'robodyn[xacro]')") from None
+    try:
+        # includes resolve relative to the file: xacro's file stack starts at it (xacrodoc
+        # compiles the text, which would leave relative includes to the working directory)
+        import xacro
+
+        init_stacks = getattr(xacro, "init_stacks", None)
+        if init_stacks is not None:
+            init_stacks(os.path.abspath(path))
+        try:
+            doc = XacroDoc.from_file(path, subargs=args, resolve_packages=False)
+        finally:
+            if init_stacks is not None:
+                init_stacks(None)
+        text = doc.to_urdf_string()
+    except Exception as e:  # xacrodoc and xacro raise many types (XacroException, OSError)
+        reason = " ".join(str(e).split()) or type(e).__name__
+        raise URDFError(f"{label}: xacro: {reason}") from None
+    return text, label
 
 
 def _decode(data, label):
@@ -124,6 +220,7 @@ class _Reader:
 
     def __init__(self, label):
         self.label = label
+        self.notes = []  # (element, reason): warnings, or refusals when strict
 
     def error(self, where, reason):
         return URDFError(f"{self.label}: {where}: {reason}")
@@ -207,8 +304,9 @@ def _pose(reader, el, where):
 
 # ---------------------------------------------------------------- links and joints
 
-def _inertial(reader, link_el, name, check_inertia):
-    """(mass, com, inertia about the COM in the link frame) or None without <inertial>."""
+def _inertial(reader, link_el, name):
+    """(mass, com, inertia about the COM in the link frame, inertia as written) or None
+    without <inertial>."""
     el = link_el.find("inertial")
     if el is None:
         return None
@@ -226,32 +324,33 @@ def _inertial(reader, link_el, name, check_inertia):
     w = f"{where} <inertia>"
     ixx, ixy, ixz, iyy, iyz, izz = (
         reader.number(inertia_el, k, w) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
-    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    if check_inertia:
-        _check_inertia(reader, inertia, w)
+    written = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     R = T[:3, :3]
     with np.errstate(all="ignore"):
-        inertia = R @ inertia @ R.T
-    return mass, T[:3, 3].copy(), inertia
+        inertia = R @ written @ R.T
+    return mass, T[:3, 3].copy(), inertia, written
 
 
-def _check_inertia(reader, inertia, where):
-    """Symmetric positive semi-definite, principal moments obeying the triangle inequality."""
+def inertia_violation(inertia):
+    """None for a physical rotational inertia (symmetric positive semi-definite, principal
+    moments I1 <= I2 <= I3 with I1 + I2 >= I3), else the violated inequality as text. The
+    tolerance is ``max(INERTIA_RTOL * largest |moment|, INERTIA_ATOL)``, the C++ model's."""
     with np.errstate(all="ignore"):
         try:
-            moments = np.linalg.eigvalsh(inertia)
+            moments = np.linalg.eigvalsh(np.asarray(inertia, dtype=float))
         except np.linalg.LinAlgError:
             moments = np.full(3, math.nan)
     if not np.all(np.isfinite(moments)):
-        raise reader.error(where, "inertia is too large to analyse")
+        return "inertia is too large to analyse"
     tol = max(INERTIA_RTOL * float(np.max(np.abs(moments))), INERTIA_ATOL)
     if moments[0] < -tol:
-        raise reader.error(
-            where, f"inertia is not positive semi-definite (principal moments {_fmt(moments)})")
+        return (f"inertia is not positive semi-definite: principal moment I1 = "
+                f"{moments[0]:.6g} < 0 (principal moments {_fmt(moments)})")
     if moments[0] + moments[1] < moments[2] - tol:
-        raise reader.error(
-            where, "principal moments violate the triangle inequality "
-            f"I1 + I2 >= I3 ({_fmt(moments)})")
+        return ("principal moments violate the triangle inequality I1 + I2 >= I3: "
+                f"{moments[0]:.6g} + {moments[1]:.6g} < {moments[2]:.6g} "
+                f"(principal moments {_fmt(moments)})")
+    return None
 
 
 def _fmt(values):
@@ -260,13 +359,14 @@ def _fmt(values):
 
 class _Joint:
     __slots__ = ("index", "name", "type", "parent", "child", "origin", "axis", "lower", "upper",
-                 "velocity", "effort", "damping", "friction", "armature")
+                 "velocity", "effort", "damping", "friction", "armature", "mimic")
 
 
 def _joint(reader, el, index):
     """Parse one <joint>; moving-joint details are read only for moving joints."""
     j = _Joint()
     j.index = index
+    j.mimic = None
     j.name = reader.name(el, f"joint #{index + 1}")
     where = f"joint {j.name!r}"
     j.type = reader.attr(el, "type", where)
@@ -309,9 +409,16 @@ def _joint(reader, el, index):
         for key in ("effort", "velocity"):
             if getattr(j, key) < 0.0:
                 raise reader.error(w, f"attribute {key!r} is negative")
+            if getattr(j, key) == 0.0:  # 0: not given (exporters write it for "unknown")
+                setattr(j, key, math.inf)
         if j.type != "continuous":
             j.lower = reader.number(limit_el, "lower", w, default=0.0, allow_inf=True)
             j.upper = reader.number(limit_el, "upper", w, default=0.0, allow_inf=True)
+            # the largest finite double is "no limit" (what spec_to_urdf writes for +-inf)
+            if j.lower == -sys.float_info.max:
+                j.lower = -math.inf
+            if j.upper == sys.float_info.max:
+                j.upper = math.inf
             if j.lower > j.upper:
                 raise reader.error(w, f"lower {j.lower!r} > upper {j.upper!r}")
 
@@ -334,9 +441,10 @@ def _joint(reader, el, index):
 
     mimic_el = el.find("mimic")
     if mimic_el is not None:
-        warnings.warn(
-            f"{reader.label}: {where} mimics joint {mimic_el.get('joint')!r}: "
-            "loaded as an independent joint", stacklevel=4)
+        w = f"{where} <mimic>"
+        leader = reader.attr(mimic_el, "joint", w)
+        j.mimic = (leader, reader.number(mimic_el, "multiplier", w, default=1.0),
+                   reader.number(mimic_el, "offset", w, default=0.0))
     return j
 
 
@@ -397,8 +505,11 @@ def _combine(parts):
     return mass, com, inertia
 
 
-def _build(reader, root_el, check_inertia):
-    """Parse the document into a ModelSpec (gravity and armature applied by the caller)."""
+def _build(reader, root_el, check_inertia, mimic):
+    """Parse the document into a ModelSpec (gravity and armature applied by the caller).
+
+    What would be a warning (non-physical inertia on a moving link, mimic joints loaded as
+    independent joints) is appended to ``reader.notes`` as (element, reason)."""
     robot_name = reader.name(root_el, "robot")
 
     links = {}  # name -> inertial tuple or None, in document order
@@ -406,7 +517,7 @@ def _build(reader, root_el, check_inertia):
         name = reader.name(el, f"link #{i + 1}")
         if name in links:
             raise reader.error(f"link {name!r}", "duplicate link name")
-        links[name] = _inertial(reader, el, name, check_inertia)
+        links[name] = _inertial(reader, el, name)
     if not links:
         raise reader.error("robot", "no <link> elements")
 
@@ -434,7 +545,7 @@ def _build(reader, root_el, check_inertia):
                 frames[j.index] = Frame(name=j.child, parent=parent_body, pose=T)
                 inertial = links[j.child]
                 if parent_body >= 0 and inertial is not None:
-                    m, c, Ic = inertial
+                    m, c, Ic, _ = inertial
                     R = T[:3, :3]
                     parts[parent_body].append((m, R @ c + T[:3, 3], R @ Ic @ R.T))
             else:
@@ -446,12 +557,16 @@ def _build(reader, root_el, check_inertia):
                     axis=j.axis, origin=T, armature=j.armature, damping=j.damping,
                     friction=j.friction, lower=j.lower, upper=j.upper,
                     velocity=j.velocity, effort=j.effort))
-                parts.append([] if links[j.child] is None else [links[j.child]])
+                parts.append([] if links[j.child] is None else [links[j.child][:3]])
             stack.extend(reversed(children[j.child]))
         for body, body_parts in zip(bodies, parts):
             if body_parts:
                 mass, com, inertia = _combine(body_parts)
                 body.mass, body.com, body.inertia = float(mass), com, inertia
+
+    if check_inertia:
+        _check_inertias(reader, links, place)
+    _couple(reader, joints, bodies, mimic)
 
     for body in bodies:
         values = (body.origin, body.com, body.inertia, body.mass)
@@ -469,6 +584,64 @@ def _build(reader, root_el, check_inertia):
         gravity = reader.vector(ext_el, "gravity", "robot <robodyn>", None)
     return ModelSpec(bodies=bodies, frames=frames, name=robot_name, base_name=root,
                      gravity=gravity)
+
+
+def _check_inertias(reader, links, place):
+    """The one decision on inertias: a link that moves (it belongs to a moving body) must have
+    a physical inertia, else a note; a link that never moves (the root link and links welded
+    to it) does not enter fixed-base dynamics and is not checked (said at info level)."""
+    still = []
+    for name, inertial in links.items():
+        if inertial is None:
+            continue
+        if place[name][0] < 0:
+            still.append(name)
+            continue
+        why = inertia_violation(inertial[3])
+        if why == "inertia is too large to analyse":
+            raise reader.error(f"link {name!r} <inertial> <inertia>", why)
+        if why is not None:
+            reader.notes.append((f"link {name!r} <inertial> <inertia>", why))
+    if still:
+        _log.info("%s: links that never move (%s) are not inertia-checked: their inertia does "
+                  "not enter fixed-base dynamics", reader.label, ", ".join(still))
+
+
+def _couple(reader, joints, bodies, mimic):
+    """Mimic joints: with mimic="couple", body.mimic = (independent leader joint, multiplier,
+    offset), chains of mimics composed; with "independent", a note per mimic joint."""
+    by_name = {j.name: j for j in joints}
+    body_of = {b.joint_name: b for b in bodies}
+    for j in joints:
+        if j.mimic is None or j.type == "fixed":
+            continue
+        where = f"joint {j.name!r} <mimic>"
+        leader, multiplier, offset = j.mimic
+        if mimic == "independent":
+            reader.notes.append((where, f"mimics joint {leader!r}: loaded as an independent "
+                                 "joint (mimic='independent')"))
+            continue
+        seen = [j.name]
+        while True:
+            lj = by_name.get(leader)
+            if lj is None or lj.type == "fixed":
+                # a file's slip (alex_psyonic_hands names 'index_q1' for 'Left_index_q1'):
+                # nothing to follow, so the joint stays independent
+                why = "is not defined" if lj is None else "is a fixed joint"
+                reader.notes.append((where, f"joint {leader!r} {why}: loaded as an "
+                                     "independent joint"))
+                lj = None
+                break
+            if lj.name in seen:
+                raise reader.error(where, "mimic joints form a cycle: "
+                                   + " -> ".join(repr(x) for x in seen + [lj.name]))
+            if lj.mimic is None:
+                break
+            seen.append(lj.name)
+            leader, m2, o2 = lj.mimic  # q_lj = m2 q_leader + o2
+            multiplier, offset = multiplier * m2, multiplier * o2 + offset
+        if lj is not None:
+            body_of[j.name].mimic = (leader, float(multiplier), float(offset))
 
 
 def _apply_armature(spec, armature):
@@ -503,32 +676,106 @@ def _apply_armature(spec, armature):
         spec.bodies[i].armature = value
 
 
-def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True) -> ModelSpec:
+MIMIC_MODES = ("couple", "independent")
+
+
+def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True, strict=False,
+               mimic="couple", xacro_args=None) -> ModelSpec:
     """Read a URDF into a :class:`ModelSpec`.
 
     source: XML text (a ``str`` starting with ``<`` after whitespace, or ``bytes``), or a path
-        (``pathlib.Path``, any other ``str``).
+        (``pathlib.Path``, any other ``str``); a path ending in ``.xacro`` is expanded first
+        (needs the ``xacro`` extra, the ``xacrodoc`` package), with ``xacro_args`` (a dict of
+        ``name: value``) as its ``<xacro:arg>`` values.
     gravity: (3,) in the base frame; default the file's ``<robodyn gravity>`` if present,
         else (0, 0, -9.81).
     armature: rotor inertia per joint, a dict joint name -> value or a sequence in joint
         order; overrides the ``<robodyn armature>`` elements.
-    check_inertia: reject rotational inertias that are not positive semi-definite or whose
-        principal moments violate the triangle inequality (relative tolerance 1e-9). Pass
-        False to load files with slightly non-physical inertias as they are.
+    check_inertia: check that every link that moves has a physical inertia (positive
+        semi-definite, principal moments obeying I1 + I2 >= I3, tolerance
+        ``max(1e-9 * largest moment, 1e-12 kg m^2)``). A violation is a :class:`URDFWarning`
+        naming the link and the inequality, and the file loads as written; links that never
+        move (the root link, links welded to it) are not checked. False: no check at all.
+    strict: every warning (non-physical inertia, mimic joints loaded independently) is a
+        :class:`URDFError` instead.
+    mimic: ``"couple"`` (default): a ``<mimic>`` joint follows its leader,
+        ``q = multiplier * q_leader + offset`` (``Body.mimic``; ``Robot`` then has the
+        independent joints as coordinates); ``"independent"``: mimic joints are independent
+        joints (what Pinocchio's and MuJoCo's loaders do by default), with a warning.
 
     Raises URDFError (a ValueError) naming the file, the element and the reason;
-    URDFFileNotFoundError (also a FileNotFoundError) for a missing file.
+    URDFFileNotFoundError (also a FileNotFoundError) for a missing file. Warnings are said once
+    per file, attributed to the caller's line.
     """
-    text, label = _read_source(source)
+    spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args)
+    _say(label, notes, strict)
+    return spec
+
+
+def _parse(source, gravity, armature, check_inertia, mimic, xacro_args):
+    """(spec, label, notes): parse_urdf without saying its warnings."""
+    if mimic not in MIMIC_MODES:
+        raise ValueError(f"mimic: expected one of {', '.join(map(repr, MIMIC_MODES))}, "
+                         f"got {mimic!r}")
+    text, label = _read_source(source, xacro_args)
     reader = _Reader(label)
-    spec = _build(reader, _parse_xml(text, label), check_inertia)
-    spec.check_inertia = bool(check_inertia)
+    spec = _build(reader, _parse_xml(text, label), check_inertia, mimic)
+    inertia_ok = not any("<inertial>" in where for where, _ in reader.notes)
+    # the model re-checks its merged bodies with the same tolerance only if every part passed
+    spec.check_inertia = bool(check_inertia) and inertia_ok
     if gravity is not None:
         spec.gravity = _vector3(gravity, "gravity")
     elif spec.gravity is None:
         spec.gravity = np.array(DEFAULT_GRAVITY)
     _apply_armature(spec, armature)
-    return spec
+    return spec, label, reader.notes
+
+
+def _say(label, notes, strict):
+    """All notes of one file as one URDFWarning, or with strict the first as a URDFError."""
+    if not notes:
+        return
+    if strict:
+        where, why = notes[0]
+        more = len(notes) - 1
+        raise URDFError(f"{label}: {where}: {why} (strict"
+                        + (f"; and {more} more problem{'s' if more > 1 else ''})" if more
+                           else ")"))
+    shown = "\n".join(f"  {where}: {why}" for where, why in notes)
+    _warn(f"{label}: loaded with {len(notes)} warning{'s' if len(notes) > 1 else ''} "
+          f"(strict=True refuses):\n{shown}")
+
+
+SINGULAR = ("the mass matrix is singular: a joint moves no mass or inertia (inverse dynamics "
+            "and kinematics work, forward dynamics raises)")
+
+
+def load(source, gravity=None, armature=None, *, check_inertia=True, strict=False,
+         mimic="couple", xacro_args=None):
+    """robodyn.load_urdf: parse_urdf, then the Robot; a singular mass matrix (a joint that
+    moves no mass, e.g. Romeo's massless hands) is one more warning, said with the file's
+    others; errors of the C++ model are URDFErrors naming the file."""
+    from .robot import Robot
+
+    spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args)
+    if strict:
+        _say(label, notes, True)
+    if not spec.bodies:
+        raise URDFError(f"{label}: robot: no moving joint: with its root link fixed the model "
+                        "has no degrees of freedom (a single rigid body)")
+    try:
+        robot = Robot(spec)
+    except ValueError as e:
+        if "mass matrix is singular" not in str(e) or strict:
+            raise URDFError(f"{label}: {e}") from None
+        notes.append(("model", SINGULAR))
+        spec.check_mass_matrix = False
+        try:
+            robot = Robot(spec)
+        except ValueError as e2:
+            raise URDFError(f"{label}: {e2}") from None
+    _say(label, notes, strict)
+    return robot
 
 
 def _vector3(value, what):
@@ -548,6 +795,17 @@ def _num(x):
     return repr(float(x))
 
 
+def _limit(x):
+    """A position limit: no limit (+-inf) as the largest finite double, which every URDF
+    parser reads (Pinocchio refuses "inf") and parse_urdf reads back as +-inf."""
+    return _num(math.copysign(sys.float_info.max, x)) if math.isinf(x) else _num(x)
+
+
+def _rate_limit(x):
+    """A velocity or effort limit: none (inf) as 0, URDF's "not given"."""
+    return "0" if math.isinf(x) else _num(x)
+
+
 def _vec(v):
     return " ".join(_num(x) for x in v)
 
@@ -562,7 +820,9 @@ def spec_to_urdf(spec) -> str:
     Bodies become moving joints (revolute with infinite limits as ``continuous``); frames
     become massless links on fixed joints named ``<frame>_joint``; non-zero armatures are
     written as ``<robodyn armature=.../>``, a non-default gravity as a ``<robodyn gravity>``
-    child of ``<robot>``. Unlimited limits are written as ``inf`` (read back by parse_urdf).
+    child of ``<robot>``, coupled joints as ``<mimic>``. The file loads in Pinocchio and
+    MuJoCo: no position limit is written as the largest finite double, no velocity or effort
+    limit as 0 (URDF's "not given"); parse_urdf reads both back as inf.
     """
     _check_spec(spec)
     robot = ET.Element("robot", name=str(spec.name))
@@ -594,13 +854,17 @@ def spec_to_urdf(spec) -> str:
         if not continuous or body.effort != math.inf or body.velocity != math.inf:
             limit = ET.SubElement(joint, "limit")
             if not continuous:
-                limit.set("lower", _num(body.lower))
-                limit.set("upper", _num(body.upper))
-            limit.set("effort", _num(body.effort))
-            limit.set("velocity", _num(body.velocity))
+                limit.set("lower", _limit(body.lower))
+                limit.set("upper", _limit(body.upper))
+            limit.set("effort", _rate_limit(body.effort))
+            limit.set("velocity", _rate_limit(body.velocity))
         if body.damping != 0.0 or body.friction != 0.0:
             ET.SubElement(joint, "dynamics", damping=_num(body.damping),
                           friction=_num(body.friction))
+        if getattr(body, "mimic", None) is not None:
+            leader, multiplier, offset = body.mimic
+            ET.SubElement(joint, "mimic", joint=str(leader), multiplier=_num(multiplier),
+                          offset=_num(offset))
         if body.armature != 0.0:
             ET.SubElement(joint, "robodyn", armature=_num(body.armature))
 

@@ -108,10 +108,18 @@ struct Model {
 // Validates the bodies and frames and builds the model. Throws std::invalid_argument with a
 // message naming the body and the reason (non-finite numbers, negative mass, non-physical
 // inertia, bad parent order, zero axis, non-orthonormal origin, singular mass matrix).
-// check_triangle = false accepts inertias that are positive semidefinite but break the triangle
-// inequality (published models such as the Stanford arm's link 5); PSD is always required.
+// check_inertia = false accepts non-physical inertias as given (published models such as the
+// Stanford arm's link 5, or a URDF the front end loaded with a warning); the singular mass
+// matrix test still runs unless check_singular = false (a joint that moves no mass: inverse
+// dynamics and kinematics work, forward dynamics fails at call time). A velocity or effort
+// limit of 0 means "not given" (stored as inf).
 Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
-                  const Vec3& gravity, bool check_triangle = true);
+                  const Vec3& gravity, bool check_inertia = true, bool check_singular = true);
+
+// The one inertia tolerance (robodyn.urdf uses the same numbers): a principal moment may be
+// below 0, and I1 + I2 below I3, by max(kInertiaRtol * largest |moment|, kInertiaAtol).
+constexpr double kInertiaRtol = 1e-9;
+constexpr double kInertiaAtol = 1e-12;  // kg m^2
 
 // Checks a gravity vector (finite) and returns it; throws std::invalid_argument otherwise.
 Vec3 checked_gravity(const Vec3& g);

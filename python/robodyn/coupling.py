@@ -1,0 +1,329 @@
+"""Coupled joints (URDF ``<mimic>``): a Robot whose coordinates are the independent joints.
+
+A coupled joint ``f`` follows its leader ``l``: ``q_f = multiplier * q_l + offset``. With
+``q`` the independent coordinates (the joints without ``<mimic>``, in model order) the full
+configuration is ``q_full = G q + b``, where ``G`` (n_full, n) has one entry per row (1 on an
+independent joint's own column, the multiplier on its leader's column) and ``b`` holds the
+offsets. ``G`` is constant, so ``qd_full = G qd`` and ``qdd_full = G qdd``, and by virtual work
+the generalized forces of the independent coordinates are ``G^T`` times the full ones::
+
+    tau       = G^T tau_full(q_full, G qd, G qdd)         inverse dynamics (both methods)
+    M         = G^T M_full(q_full) G                      mass matrix (armature included)
+    h, g      = G^T h_full(q_full, G qd), G^T g_full(q_full)
+    C         = G^T C_full(q_full, G qd) G                (Mdot - 2 C stays skew-symmetric)
+    qdd       = M^-1 (tau - G^T tau_full(q_full, G qd, 0))   forward dynamics
+    poses     = fk_full(q_full),  J = J_full(q_full) G
+    energies  = T_full(q_full, G qd), V_full(q_full)
+
+Joint damping and Coulomb friction act on every joint of the full model (the follower's as
+well, through ``G^T``). The layer runs around the full model's C++ core (one Robot of the full
+model is this object's core): each call expands its inputs with one small matrix product,
+calls the C++ algorithm on the full model and reduces with ``G^T``. Forward dynamics solves the
+reduced system (n x n) with NumPy whatever ``method`` says (``"kane"`` takes the bias from
+Kane's equations, the others from Newton-Euler).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._spec import ModelSpec
+from .robot import Robot
+
+__all__ = ["CoupledRobot", "coupling_matrix"]
+
+_FD_METHODS = ("aba", "crba", "kane")
+
+
+def coupling_matrix(spec: ModelSpec):
+    """(G, b, independent) of a spec whose bodies may carry ``mimic``: ``q_full = G q + b``,
+    ``independent`` the body indices of the independent joints (in order). Raises ValueError
+    for a leader that is not an independent joint of the spec."""
+    names = [b.joint_name for b in spec.bodies]
+    independent = [i for i, b in enumerate(spec.bodies) if getattr(b, "mimic", None) is None]
+    column = {names[i]: k for k, i in enumerate(independent)}
+    G = np.zeros((len(names), len(independent)))
+    b = np.zeros(len(names))
+    for i, body in enumerate(spec.bodies):
+        if body.mimic is None:
+            G[i, column[names[i]]] = 1.0
+            continue
+        try:
+            leader, multiplier, offset = body.mimic
+            multiplier, offset = float(multiplier), float(offset)
+        except (TypeError, ValueError):
+            raise ValueError(f"body {i} ('{body.name}'): mimic must be (leader joint name, "
+                             f"multiplier, offset), got {body.mimic!r}") from None
+        if leader not in column:
+            why = "is a coupled joint itself" if leader in names else "is not a joint"
+            raise ValueError(f"body {i} ('{body.name}', joint '{body.joint_name}'): mimic "
+                             f"leader {leader!r} {why} (couple to an independent joint)")
+        if not (np.isfinite(multiplier) and np.isfinite(offset)):
+            raise ValueError(f"body {i} ('{body.name}'): mimic multiplier and offset must be "
+                             "finite")
+        G[i, column[leader]] = multiplier
+        b[i] = offset
+    if not independent:
+        raise ValueError("model: every joint is coupled; needs at least one independent joint")
+    return G, b, independent
+
+
+class CoupledRobot(Robot):
+    """A :class:`Robot` with coupled (mimic) joints; its coordinates (``q``, ``joint_names``,
+    ``n``) are the independent joints. ``robodyn.Robot(spec)`` and ``load_urdf`` build one
+    when a body of the spec has ``mimic``. See the module documentation for the equations.
+
+    ``coupling`` is ``(G, b)``; ``full_configuration(q)`` is ``G q + b``; ``full_joint_names``
+    the joints of the full model (the order of ``G``'s rows)."""
+
+    _check_full_mass_matrix = False  # the reduced one is checked (a follower may be massless)
+
+    def __init__(self, spec: ModelSpec):
+        if not isinstance(spec, ModelSpec):
+            raise TypeError("CoupledRobot(spec): expected a robodyn ModelSpec")
+        G, b, independent = coupling_matrix(spec)
+        super().__init__(spec)  # the C++ core: the full model
+        self._G = G
+        self._GT = np.ascontiguousarray(G.T)
+        self._b = b
+        self._independent = independent
+        self._nr = len(independent)
+        full_names = list(super().joint_names)
+        self._names = [full_names[i] for i in independent]
+        # the limits of a coordinate are its independent joint's
+        self._limits = {k: v[independent] for k, v in self._limits.items()}
+        # which full rows are not the identity of their column (for op counts)
+        self._followers = [i for i, body in enumerate(spec.bodies) if body.mimic is not None]
+        if getattr(spec, "check_mass_matrix", True):
+            # the reduced mass matrix must be positive definite (the full one may not be: a
+            # massless follower); tested at a few configurations, like the C++ build
+            for trial in range(3):
+                q = (np.zeros(self._nr) if trial == 0
+                     else np.sin(1.3 * np.arange(1, self._nr + 1) * trial + 0.4))
+                try:
+                    np.linalg.cholesky(self.mass_matrix(q))
+                except np.linalg.LinAlgError:
+                    raise ValueError(
+                        "model: the mass matrix is singular (a joint moves no mass or "
+                        "inertia; give the links beyond it mass, inertia or armature)") from None
+
+    # ---------------------------------------------------------------- shape of the model
+
+    @property
+    def n(self) -> int:
+        """Degrees of freedom: the independent joints."""
+        return self._nr
+
+    @property
+    def joint_names(self) -> list:
+        return list(self._names)
+
+    @property
+    def full_joint_names(self) -> list:
+        return list(super().joint_names)
+
+    @property
+    def coupling(self):
+        """(G, b): q_full = G q + b (copies)."""
+        return self._G.copy(), self._b.copy()
+
+    @property
+    def parents(self) -> list:
+        """Parent body of each body of the full model (-1 for the base), in full order."""
+        return list(self._parents)
+
+    def full_configuration(self, q):
+        """q_full = G q + b, (n_full,) or (N, n_full)."""
+        return self._expand(self._state(q, "q"), True)
+
+    # ---------------------------------------------------------------- helpers
+
+    def _state(self, x, name):
+        try:
+            a = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected a float array of shape ({self._nr},) or "
+                             f"(N, {self._nr})") from None
+        if a.ndim not in (1, 2) or a.shape[-1] != self._nr:
+            raise ValueError(f"{name}: expected shape ({self._nr},) or (N, {self._nr}), got "
+                             f"{a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name}: contains NaN or inf (expected finite values, shape "
+                             f"({self._nr},) or (N, {self._nr}))")
+        return a
+
+    def _states(self, names, values):
+        arrays = [self._state(x, name) for name, x in zip(names, values)]
+        for name, a in zip(names[1:], arrays[1:]):
+            if a.shape != arrays[0].shape:
+                raise ValueError(f"{name}: must have the same shape as {names[0]}: expected "
+                                 f"{arrays[0].shape}, got {a.shape}")
+        return arrays
+
+    def _expand(self, x, offset):
+        """G x (+ b): (n,) -> (n_full,), (N, n) -> (N, n_full)."""
+        y = x @ self._GT
+        if offset:
+            y += self._b
+        return y
+
+    @staticmethod
+    def _out(out, shape):
+        if out is None:
+            return None
+        if not (isinstance(out, np.ndarray) and out.dtype == np.float64
+                and out.flags.c_contiguous):
+            raise ValueError("out: must be a C-contiguous float64 numpy array")
+        if not out.flags.writeable:
+            raise ValueError("out: is not writeable")
+        if out.shape != shape:
+            raise ValueError(f"out: expected shape {shape}, got {out.shape}")
+        return out
+
+    def _reduce(self, full, out, batch):
+        """G^T f: (n_full,) -> (n,), (N, n_full) -> (N, n)."""
+        shape = (full.shape[0], self._nr) if batch else (self._nr,)
+        out = self._out(out, shape)
+        return np.matmul(full, self._G, out=out)
+
+    def _reduce2(self, full, out, batch):
+        """G^T A G for (n_full, n_full) or (N, n_full, n_full)."""
+        shape = (full.shape[0], self._nr, self._nr) if batch else (self._nr, self._nr)
+        out = self._out(out, shape)
+        return np.matmul(self._GT, full @ self._G, out=out)
+
+    # ---------------------------------------------------------------- dynamics
+
+    def inverse_dynamics(self, q, qd, qdd, method="rnea", out=None):
+        """tau = G^T tau_full(G q + b, G qd, G qdd); see Robot.inverse_dynamics."""
+        q, qd, qdd = self._states(("q", "qd", "qdd"), (q, qd, qdd))
+        full = Robot.inverse_dynamics(self, self._expand(q, True), self._expand(qd, False),
+                                      self._expand(qdd, False), method=method)
+        return self._reduce(full, out, q.ndim == 2)
+
+    def mass_matrix(self, q, out=None):
+        """M = G^T M_full(G q + b) G (armature included)."""
+        q = self._state(q, "q")
+        full = Robot.mass_matrix(self, self._expand(q, True))
+        return self._reduce2(full, out, q.ndim == 2)
+
+    def bias_torques(self, q, qd, out=None):
+        """G^T (C_full qd_full + g_full) at q_full = G q + b, qd_full = G qd."""
+        q, qd = self._states(("q", "qd"), (q, qd))
+        full = Robot.bias_torques(self, self._expand(q, True), self._expand(qd, False))
+        return self._reduce(full, out, q.ndim == 2)
+
+    def gravity_torques(self, q, out=None):
+        """G^T g_full(G q + b)."""
+        q = self._state(q, "q")
+        full = Robot.gravity_torques(self, self._expand(q, True))
+        return self._reduce(full, out, q.ndim == 2)
+
+    def coriolis_matrix(self, q, qd, out=None):
+        """G^T C_full(q_full, G qd) G."""
+        q, qd = self._states(("q", "qd"), (q, qd))
+        full = Robot.coriolis_matrix(self, self._expand(q, True), self._expand(qd, False))
+        return self._reduce2(full, out, q.ndim == 2)
+
+    def forward_dynamics(self, q, qd, tau, method="aba", out=None):
+        """qdd of the reduced system: (G^T M_full G) qdd = tau - G^T tau_full(q_full, G qd, 0)
+        (bias, damping and friction of every joint of the full model)."""
+        if not isinstance(method, str) or method not in _FD_METHODS:
+            raise ValueError("method: expected 'aba', 'crba' or 'kane'")
+        q, qd, tau = self._states(("q", "qd", "tau"), (q, qd, tau))
+        batch = q.ndim == 2
+        qf, qdf = self._expand(q, True), self._expand(qd, False)
+        M = self._reduce2(Robot.mass_matrix(self, qf), None, batch)
+        bias = Robot.inverse_dynamics(self, qf, qdf, np.zeros_like(qdf),
+                                      method="kane" if method == "kane" else "rnea")
+        rhs = tau - self._reduce(bias, None, batch)
+        out = self._out(out, tau.shape)
+        try:
+            L = np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            raise ValueError("forward dynamics failed: the mass matrix is not positive "
+                             "definite at this state") from None
+        y = np.linalg.solve(L, rhs[..., None])
+        x = np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+        if out is None:
+            return x
+        out[...] = x
+        return out
+
+    def kinetic_energy(self, q, qd):
+        q, qd = self._states(("q", "qd"), (q, qd))
+        return Robot.kinetic_energy(self, self._expand(q, True), self._expand(qd, False))
+
+    def potential_energy(self, q):
+        q = self._state(q, "q")
+        return Robot.potential_energy(self, self._expand(q, True))
+
+    # ---------------------------------------------------------------- kinematics
+
+    def forward_kinematics(self, q, out=None):
+        """Poses of every link of the full model (``link_names``) at q_full = G q + b."""
+        q = self._state(q, "q")
+        return Robot.forward_kinematics(self, self._expand(q, True), out=out)
+
+    def jacobian(self, q, link, out=None):
+        """J = J_full(q_full, link) G: (6, n) [angular; linear] in the base frame."""
+        q = self._state(q, "q")
+        full = Robot.jacobian(self, self._expand(q, True), link)
+        shape = (q.shape[0], 6, self._nr) if q.ndim == 2 else (6, self._nr)
+        return np.matmul(full, self._G, out=self._out(out, shape))
+
+    # ---------------------------------------------------------------- the rest
+
+    def op_counts(self, algorithm: str = "rnea") -> dict:
+        """Operations of one call: the full model's algorithms that run (generic or generated
+        code) plus the coupling's, counted as a sparse implementation runs them (NumPy's
+        dense products cost more): expanding the followers' q, qd, qdd (a multiplication
+        where the multiplier is not +-1, an addition where the offset is not 0) and folding
+        each follower's torque, or mass-matrix row and column, into its leader's. Forward
+        dynamics ("aba", "forward_dynamics", "kane_forward") runs the full mass matrix, the
+        full inverse dynamics at qdd = 0 and a Cholesky solve of the reduced system."""
+        algorithm = str(algorithm)
+        fd = algorithm in ("aba", "forward_dynamics", "kane_forward")
+        if fd:
+            parts = ["crba", "kane" if algorithm == "kane_forward" else "rnea"]
+        else:
+            parts = [algorithm]
+        counts = {"mul": 0, "add": 0, "trig": 0}
+        for part in parts:
+            for k, v in Robot.op_counts(self, part).items():
+                counts[k] = counts.get(k, 0) + v
+        G, b = self._G, self._b
+        mult = {i: float(G[i].sum()) for i in self._followers}
+        scaled = [i for i in self._followers if mult[i] not in (1.0, -1.0)]
+        vectors = {"rnea": 3, "kane": 3, "gravity": 1, "crba": 1}.get(algorithm, 2 if fd else 0)
+        mul = vectors * len(scaled)
+        add = sum(b[i] != 0.0 for i in self._followers)
+        if algorithm != "crba":  # tau_leader += m tau_follower
+            mul += len(scaled)
+            add += len(self._followers)
+        if algorithm == "crba" or fd:  # M_ac = sum_{i in a, j in c} m_i m_j M_ij, c <= a
+            groups = [np.flatnonzero(G[:, k]) for k in range(self._nr)]
+            for a in range(self._nr):
+                for c in range(a + 1):
+                    add += len(groups[a]) * len(groups[c]) - 1
+                    mul += sum(G[i, a] * G[j, c] not in (1.0, -1.0)
+                               for i in groups[a] for j in groups[c])
+        if fd:  # Cholesky factorisation and two triangular solves of the reduced system
+            n = self._nr
+            mul += n * (n + 1) * (n + 2) // 6 + n * (n + 1)
+            add += (n - 1) * n * (n + 1) // 6 + n * (n - 1)
+            counts["trig"] += n  # square roots
+        counts["mul"] += int(mul)
+        counts["add"] += int(add)
+        return counts
+
+    def full_robot(self) -> Robot:
+        """The full model (every joint independent) as a plain Robot."""
+        full = self.spec
+        for body in full.bodies:
+            body.mimic = None
+        return Robot(full)
+
+    def __repr__(self) -> str:
+        return (f"<robodyn.Robot '{self.name}' n={self.n} "
+                f"({len(self._followers)} coupled joints)>")

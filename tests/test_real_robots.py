@@ -1,0 +1,201 @@
+"""Every URDF shipped in example-robot-data (and the Robotics Toolbox's rtb-data) loads with
+load_urdf's defaults and equals Pinocchio (fixed base, continuous joints as (cos, sin) in
+Pinocchio's q) on inverse dynamics, mass matrix, forward dynamics and link poses at random
+states, 1e-9 relative. The files are found through the installed packages (the `peers`
+extra); the test skips without them. `python tests/test_real_robots.py` prints the table.
+"""
+
+import pathlib
+import sys
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import robodyn
+from robodyn import urdf
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _load import example_robot_data_dir  # noqa: E402
+
+RTOL = 1e-9
+STATES = 2  # random states per robot: the whole sweep stays at a few seconds
+
+
+def rtb_data_dir():
+    """The rtb-data package directory, or None if it is not installed."""
+    try:
+        import rtbdata
+    except ImportError:
+        return None
+    return pathlib.Path(rtbdata.__file__).resolve().parent
+
+
+def shipped_urdfs():
+    """(label, path) of every .urdf file of example-robot-data and rtb-data."""
+    out = []
+    root = example_robot_data_dir()
+    if root is not None:
+        out += [(f"erd/{p.relative_to(root)}", p) for p in sorted(root.rglob("*.urdf"))]
+    root = rtb_data_dir()
+    if root is not None:
+        out += [(f"rtb/{p.relative_to(root)}", p) for p in sorted(root.rglob("*.urdf"))]
+    return out
+
+
+# The shipped files that cannot be a fixed-base robot, with the reason robodyn gives
+REFUSED = {
+    # an empty <robot> without a name (Pinocchio refuses it too)
+    "erd/ur_description/urdf/ur3.urdf": "robot: missing required attribute 'name'",
+    # one rigid body and no joint: no degrees of freedom on a fixed base (Pinocchio: nq = 0)
+    "erd/hector_description/robots/quadrotor_base.urdf": "robot: no moving joint",
+    "erd/iris_description/robots/iris_simple.urdf": "robot: no moving joint",
+    # rtb-data's data/test.urdf holds the 6 bytes "hello\n" (Pinocchio refuses it too)
+    "rtb/data/test.urdf": "not well-formed XML",
+}
+
+
+def _pin_state(model, joints, q, qd, x):
+    pq, pv, px = np.zeros(model.nq), np.zeros(model.nv), np.zeros(model.nv)
+    for i, j in enumerate(joints):
+        if j.nq == 2:  # continuous joint: (cos, sin)
+            pq[j.idx_q:j.idx_q + 2] = np.cos(q[i]), np.sin(q[i])
+        else:
+            pq[j.idx_q] = q[i]
+    iv = np.array([j.idx_v for j in joints], dtype=int)
+    pv[iv], px[iv] = qd, x
+    return pq, pv, px, iv
+
+
+def _rel(got, expected):
+    scale = float(np.max(np.abs(expected)))
+    return float(np.max(np.abs(np.asarray(got) - expected))) / max(scale, 1e-300)
+
+
+def compare(path, rng, states=STATES):
+    """Load `path` with robodyn (mimic joints independent, as Pinocchio loads them) and with
+    Pinocchio; the worst relative error per quantity and the robodyn load time."""
+    import pinocchio as pin
+
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", urdf.URDFWarning)
+        robot = robodyn.load_urdf(path, mimic="independent")
+    load_time = time.perf_counter() - start
+    model = pin.buildModelFromUrdf(str(path))
+    data = model.createData()
+    names = robot.joint_names
+    assert sorted(names) == sorted(model.names[1:]), path
+    joints = [model.joints[model.getJointId(name)] for name in names]
+    spec = robot.spec
+    damping = np.array([b.damping for b in spec.bodies])
+    friction = np.array([b.friction for b in spec.bodies])
+    lo, hi = robot.position_limits
+    errors = {"id": 0.0, "M": 0.0, "fd": 0.0, "poses": 0.0}
+    links = robot.link_names
+    frame_ids = [model.getFrameId(link, pin.FrameType.BODY) for link in links]
+    for _ in range(states):
+        q = rng.uniform(np.maximum(lo, -np.pi), np.minimum(hi, np.pi))
+        qd, qdd = rng.standard_normal((2, robot.n))
+        pq, pv, pa, iv = _pin_state(model, joints, q, qd, qdd)
+        joint_terms = damping * qd + friction * np.sign(qd)
+        expected = pin.rnea(model, data, pq, pv, pa)[iv]
+        errors["id"] = max(errors["id"],
+                           _rel(robot.inverse_dynamics(q, qd, qdd) - joint_terms, expected))
+        M = pin.crba(model, data, pq)
+        M = np.triu(M) + np.triu(M, 1).T
+        errors["M"] = max(errors["M"], _rel(robot.mass_matrix(q), M[np.ix_(iv, iv)]))
+        tau = rng.standard_normal(robot.n) * np.maximum(1.0, np.abs(expected))
+        _, _, pt, _ = _pin_state(model, joints, q, qd, tau)
+        expected = pin.aba(model, data, pq, pv, pt)[iv]
+        try:
+            qdd = robot.forward_dynamics(q, qd, tau + joint_terms)
+        except ValueError as e:  # a joint that moves no mass: M is singular in both libraries
+            assert "not positive definite" in str(e)
+            w = np.linalg.eigvalsh(M)
+            assert w[0] <= 1e-12 * w[-1] or not np.all(np.isfinite(expected))
+            errors["fd"] = None
+        else:
+            if errors["fd"] is not None:
+                errors["fd"] = max(errors["fd"], _rel(qdd, expected))
+        pin.framesForwardKinematics(model, data, pq)
+        T = robot.forward_kinematics(q)
+        for k, fid in enumerate(frame_ids):
+            if fid < len(model.frames):
+                errors["poses"] = max(errors["poses"],
+                                      _rel(T[k], data.oMf[fid].homogeneous))
+    return errors, load_time, robot, [str(w.message) for w in caught]
+
+
+CASES = shipped_urdfs()
+
+
+@pytest.fixture(scope="module")
+def pin():
+    return pytest.importorskip("pinocchio")
+
+
+@pytest.mark.skipif(not CASES, reason="example-robot-data / rtb-data are not installed")
+@pytest.mark.parametrize("label, path", CASES, ids=[c[0] for c in CASES])
+def test_shipped_urdf_loads_and_equals_pinocchio(label, path, pin, rng):
+    if label in REFUSED:  # refused with a named error
+        with pytest.raises(urdf.URDFError) as info:
+            robodyn.load_urdf(path)
+        assert str(info.value).startswith(f"{path}: ") and REFUSED[label] in str(info.value)
+        return
+    robodyn.load_urdf(path)  # the defaults (mimic joints coupled) load it too
+    errors, _, _, _ = compare(path, rng)
+    for quantity, error in errors.items():
+        if error is not None:  # None: forward dynamics undefined (singular M), checked
+            assert error <= RTOL, f"{label}: {quantity} differs from Pinocchio by {error:.3g}"
+
+
+def test_sweep_covers_both_packages():
+    labels = [label for label, _ in CASES]
+    if example_robot_data_dir() is None:
+        pytest.skip("example-robot-data is not installed")
+    assert sum(label.startswith("erd/") for label in labels) >= 69
+    if rtb_data_dir() is not None:
+        assert sum(label.startswith("rtb/") for label in labels) >= 8
+
+
+def main():
+    """The closing-note table: per file, loaded / compared / refused, worst errors."""
+    rng = np.random.default_rng(2026)
+    worst = {}
+    loaded = compared = 0
+    refused = []
+    largest = max(CASES, key=lambda c: c[1].stat().st_size)
+    for label, path in CASES:
+        try:
+            errors, seconds, robot, messages = compare(path, rng, states=5)
+        except Exception as e:  # noqa: BLE001 - a report, not a test
+            refused.append((label, str(e).replace(str(path), "<file>")))
+            continue
+        loaded += 1
+        compared += 1
+        for k, v in errors.items():
+            if v is not None and v > worst.get(k, (0.0, ""))[0]:
+                worst[k] = (v, label)
+        note = ("  warning: " + " | ".join(m.split("\n", 1)[1].strip().replace("\n", ";")
+                                           for m in messages)[:200]) if messages else ""
+        print(f"{label:70s} n={robot.n:3d} load {seconds * 1e3:7.2f} ms  "
+              + "  ".join(f"{k} {'n/a' if v is None else f'{v:.1e}'}"
+                          for k, v in errors.items()) + note)
+    print(f"\n{len(CASES)} files: {loaded} loaded, {compared} compared, {len(refused)} refused")
+    for label, why in refused:
+        print(f"  refused {label}: {why}")
+    for k, (v, label) in worst.items():
+        print(f"worst {k}: {v:.2e} ({label})")
+    times = []
+    for _ in range(7):
+        start = time.perf_counter()
+        robodyn.load_urdf(largest[1])
+        times.append(time.perf_counter() - start)
+    print(f"largest file {largest[0]} ({largest[1].stat().st_size} bytes): load median "
+          f"{sorted(times)[3] * 1e3:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

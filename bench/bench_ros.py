@@ -81,6 +81,19 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_priority(prio):
+    """SCHED_FIFO at ``prio`` (0: SCHED_OTHER) for every thread of this process; False if not
+    permitted."""
+    policy, param = (os.SCHED_FIFO, os.sched_param(prio)) if prio else (os.SCHED_OTHER,
+                                                                          os.sched_param(0))
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            os.sched_setscheduler(int(tid), policy, param)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 class _NoPublish:
     def publish(self, msg):
         pass
@@ -142,20 +155,16 @@ class Peer:
         self.executor = rosnode._executor(context)
         self.executor.add_node(self.node)
         self.stop = rclpy.task.Future()
-        self.priority = priority
         self.thread = threading.Thread(target=self._spin, daemon=True)
         self.thread.start()
+        # this process under the node's scheduling too (all its threads: one thread alone
+        # would wait for the interpreter lock held by a preempted normal one)
+        process_priority(priority)
         lim = np.asarray(robot.effort_limits, dtype=float)
         lim[~(lim > 0) | ~np.isfinite(lim)] = np.inf
         self.lo, self.hi = -lim, lim
 
     def _spin(self):
-        if self.priority:
-            # the receiver under SCHED_FIFO as well: its own scheduling stays out of the figures
-            try:
-                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
-            except (OSError, AttributeError):
-                pass
         self.executor.spin_until_future_complete(self.stop, timeout_sec=300.0)
 
     def _on_command(self, msg):
@@ -178,6 +187,7 @@ class Peer:
         self.pub.publish(msg)
 
     def close(self):
+        process_priority(0)
         self.stop.set_result(True)
         self.executor.wake()
         self.thread.join(timeout=5)
@@ -344,9 +354,6 @@ def run_big_reference(rclpy, rosnode, robot, robot_name, rate, points, context, 
     """Feedforward at ``rate``; a legal ``points``-point reference arrives: the longest gap
     between commands around it and the time until it is in force."""
     names = list(robot.joint_names)
-    proc = start_node(f"robot:={robot_name}", "mode:=feedforward", f"rate_hz:={float(rate)}",
-                      f"max_points:={max(points, 1)}", f"realtime_priority:={priority}")
-    peer = Peer(rclpy, rosnode, robot, context, priority)
     q0 = np.array([0.3, 1.2, 0.4, -0.3, 0.5, 0.1])[:robot.n]
     ts = np.arange(points) * 1e-3
     # a slow legal motion away from q0 (within the limits), positions and velocities
@@ -354,6 +361,9 @@ def run_big_reference(rclpy, rosnode, robot, robot_name, rate, points, context, 
     V = 0.1 * np.cos(0.5 * ts)[:, None] * np.ones(robot.n)
     big = rosnode.trajectory_message(names, ts, P, V)
     hold = rosnode.trajectory_message(names, [0.0], [q0])
+    proc = start_node(f"robot:={robot_name}", "mode:=feedforward", f"rate_hz:={float(rate)}",
+                      f"max_points:={max(points, 1)}", f"realtime_priority:={priority}")
+    peer = Peer(rclpy, rosnode, robot, context, priority)
     try:
         deadline = time.monotonic() + 30.0
         while not peer.received and time.monotonic() < deadline:
@@ -373,7 +383,10 @@ def run_big_reference(rclpy, rosnode, robot, robot_name, rate, points, context, 
         got = [(t, c) for t, c in peer.received if sent - 1.0 <= t]
     times = np.array([t for t, _ in got])
     changed = [t for t, c in got if t > sent and c != before]
+    ticks = re.search(r"periods_ms p50=([\d.]+) p99=([\d.]+) max=([\d.]+) "
+                      r"delivered=([\d.]+)%", text)
     return {"max_gap": float(np.diff(times).max()) if len(times) > 1 else float("nan"),
+            "node_ticks": tuple(float(x) for x in ticks.groups()) if ticks else None,
             "commands": len(times), "publish": published - sent,
             "in_force": (changed[0] - sent) if changed else float("nan"),
             "exit": (status, took), "log": text}
@@ -393,9 +406,15 @@ def figure(path, runs, rate, title):
         if per.size:
             top = max(3.0 * 1e3 / rate, np.percentile(per, 99.9))
             ax.hist(np.minimum(per, top), bins=np.linspace(0.0, top, 80), color="C0")
-            ax.set_title(f"{label}, timer {rate:g} Hz: {100 * timer['delivered']:.2f} % of "
-                         f"periods delivered\np50 {np.percentile(per, 50):.3f} ms, p99 "
-                         f"{np.percentile(per, 99):.3f} ms, max {per.max():.1f} ms", fontsize=9)
+            node = ""
+            if timer["node_ticks"]:
+                t50, t99, tmax, dl = timer["node_ticks"]
+                node = (f"\nin the node: {dl:.2f} % published, period p99 {t99:.2f}, "
+                        f"max {tmax:.1f} ms")
+            ax.set_title(f"{label}, timer {rate:g} Hz, at the receiver: "
+                         f"{100 * timer['delivered']:.2f} % of periods\np50 "
+                         f"{np.percentile(per, 50):.3f} ms, p99 {np.percentile(per, 99):.3f} ms, "
+                         f"max {per.max():.1f} ms{node}", fontsize=9)
         ax.set_yscale("log")
         ax.set_xlabel("period between commands (ms; the last bin holds the longer ones)")
         ax.set_ylabel("count")
@@ -407,8 +426,9 @@ def figure(path, runs, rate, title):
             ax.axvline(np.percentile(lat, 50), color="k", lw=1, label="p50")
             ax.axvline(np.percentile(lat, 99), color="k", lw=1, ls="--", label="p99")
             ax.legend()
-            ax.set_title(f"{label}, trigger:=joint_states: p50 {np.percentile(lat, 50):.3f} ms, "
-                         f"p99 {np.percentile(lat, 99):.3f} ms ({lat.size} states)", fontsize=9)
+            ax.set_title(f"{label}, trigger:=joint_states ({lat.size} states):\np50 "
+                         f"{np.percentile(lat, 50):.3f} ms, p99 {np.percentile(lat, 99):.3f} ms, "
+                         f"max {lat.max():.1f} ms", fontsize=9)
         ax.set_yscale("log")
         ax.set_xlabel("joint state published -> command received (ms)")
     fig.suptitle(title, fontsize=9)
@@ -510,10 +530,14 @@ def main(argv=None):
                                         context, prio)
                 print(f"\n{label}: a legal {args.big}-point reference to a feedforward node at "
                       f"{args.rate:g} Hz ({load()}):")
-                print(f"  longest gap between commands in the 3 s around it "
-                      f"{1e3 * big['max_gap']:.1f} ms ({big['commands']} commands); in force "
-                      f"{big['in_force']:.2f} s after publishing (the peer's publish call took "
-                      f"{big['publish']:.2f} s)")
+                if big["node_ticks"]:
+                    t50, t99, tmax, dl = big["node_ticks"]
+                    print(f"  in the node (its tick times, whole run): {dl:.2f} % of periods "
+                          f"published, period p50 {t50:.3f}  p99 {t99:.3f}  max {tmax:.3f} ms")
+                print(f"  at the receiver: longest gap between commands in the 3 s around it "
+                      f"{1e3 * big['max_gap']:.1f} ms ({big['commands']} commands; the peer's "
+                      f"own publish call held its interpreter {big['publish']:.2f} s); in "
+                      f"force {big['in_force']:.2f} s after publishing")
                 if big["exit"][0] != 0:
                     print(big["log"])
         if args.png:

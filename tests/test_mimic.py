@@ -280,3 +280,15 @@ def test_romeo_hands_against_reduced_pinocchio(rng):
         T = robot.forward_kinematics(q)
         for k, link in enumerate(robot.link_names):
             close(T[k], data.oMf[model.getFrameId(link, pin.FrameType.BODY)].homogeneous, 1e-9)
+
+
+def test_every_state_method_of_the_core_is_wrapped():
+    """An algorithm added to the C++ core must get its coupling in robodyn/coupling.py (a
+    CoupledRobot would otherwise hand reduced states to the full model)."""
+    from robodyn._core import RobotCore
+    from robodyn.coupling import CoupledRobot
+
+    public = [k for k in dir(RobotCore)
+              if not k.startswith("_") and callable(getattr(RobotCore, k))]
+    assert "inverse_dynamics" in public and "jacobian" in public
+    assert [k for k in public if k not in CoupledRobot.__dict__] == []

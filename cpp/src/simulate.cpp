@@ -88,6 +88,9 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
              py::handle ring, py::handle progress, long every) {
         // the plant and the options
         const SimRobot p = view(plant);
+        if (p.model->floating)
+          bad("robot", "the C++ loop simulates fixed-base models only (a free-floating base "
+                       "runs in the Python loop)");
         const py::ssize_t n = p.model->n;
         SimIntegrator integ;
         if (integrator == "rk4")

@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 
 def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True,
-              strict=False, mimic="couple", xacro_args=None) -> Robot:
+              strict=False, mimic="couple", xacro_args=None, floating_base=False) -> Robot:
     """Load a URDF file (path), a ``.xacro`` file (expanded with ``xacro_args``, needs the
     ``xacro`` extra) or URDF text into a Robot. See docs/urdf.md.
 
@@ -25,11 +25,16 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     as independent joints, like Pinocchio's and MuJoCo's loaders. A joint that moves no mass
     (singular mass matrix) loads with a warning (forward dynamics then raises). Every error is a
     ``robodyn.urdf.URDFError`` (a ValueError) "<file>: <element>: <reason>".
+    ``floating_base=True``: the root link moves freely on a free-flyer joint (``robot.nq =
+    robot.nv + 1``; q = [base position (3), base quaternion x, y, z, w (4), joints], v = [base
+    angular velocity (3), base linear velocity (3), joints], both in the base frame); a URDF
+    whose root joint is ``floating`` loads that way without the flag.
     """
     from .urdf import load
 
     return load(path_or_xml_string, gravity=gravity, armature=armature,
-                check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args)
+                check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args,
+                floating_base=floating_base)
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

@@ -81,11 +81,16 @@ class CoupledRobot(Robot):
     def __init__(self, spec: ModelSpec):
         if not isinstance(spec, ModelSpec):
             raise TypeError("CoupledRobot(spec): expected a robodyn ModelSpec")
+        if any(body.joint_type == "floating" for body in spec.bodies):
+            raise NotImplementedError(
+                "mimic couplings on a free-floating base are not supported (the coupling maps "
+                "joint coordinates only); load the file with mimic='independent'")
         G, b, independent = coupling_matrix(spec)
         super().__init__(spec)  # the C++ core: the full model
         self._G = G
         self._GT = np.ascontiguousarray(G.T)
         self._b = b
+        self._has_offset = bool(np.any(b != 0.0))
         self._independent = independent
         self._nr = len(independent)
         full_names = list(super().joint_names)
@@ -115,6 +120,16 @@ class CoupledRobot(Robot):
         return self._nr
 
     @property
+    def nq(self) -> int:
+        """Configuration size: the independent joints (no free base: nq = nv = n)."""
+        return self._nr
+
+    @property
+    def nv(self) -> int:
+        """Velocity size: the independent joints."""
+        return self._nr
+
+    @property
     def joint_names(self) -> list:
         return list(self._names)
 
@@ -134,11 +149,15 @@ class CoupledRobot(Robot):
 
     def full_configuration(self, q):
         """q_full = G q + b, (n_full,) or (N, n_full)."""
-        return self._expand(self._state(q, "q"), True)
+        q = self._state(q, "q")
+        self._finite((q,), ("q",))
+        return self._expand(q, True)
 
     # ---------------------------------------------------------------- helpers
 
     def _state(self, x, name):
+        """x as a float array of shape (n,) or (N, n); finiteness is checked by the C++ core on
+        the expanded arrays (a failure is re-diagnosed by _finite, naming the argument)."""
         try:
             a = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError):
@@ -147,10 +166,14 @@ class CoupledRobot(Robot):
         if a.ndim not in (1, 2) or a.shape[-1] != self._nr:
             raise ValueError(f"{name}: expected shape ({self._nr},) or (N, {self._nr}), got "
                              f"{a.shape}")
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name}: contains NaN or inf (expected finite values, shape "
-                             f"({self._nr},) or (N, {self._nr}))")
         return a
+
+    def _finite(self, arrays, names):
+        """After the core refused an expanded input: name the argument that is not finite."""
+        for a, name in zip(arrays, names):
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name}: contains NaN or inf (expected finite values, shape "
+                                 f"({self._nr},) or (N, {self._nr}))") from None
 
     def _states(self, names, values):
         arrays = [self._state(x, name) for name, x in zip(names, values)]
@@ -163,9 +186,19 @@ class CoupledRobot(Robot):
     def _expand(self, x, offset):
         """G x (+ b): (n,) -> (n_full,), (N, n) -> (N, n_full)."""
         y = x @ self._GT
-        if offset:
+        if offset and self._has_offset:
             y += self._b
         return y
+
+    def _full(self, function, arrays, names, **kwargs):
+        """The full model's ``function`` (a RobotCore method) at the expanded arrays (the
+        first is a configuration, the others rates)."""
+        expanded = [self._expand(a, k == 0) for k, a in enumerate(arrays)]
+        try:
+            return function(self, *expanded, **kwargs)
+        except ValueError:
+            self._finite(arrays, names)
+            raise
 
     @staticmethod
     def _out(out, shape):
@@ -196,33 +229,33 @@ class CoupledRobot(Robot):
 
     def inverse_dynamics(self, q, qd, qdd, method="rnea", out=None):
         """tau = G^T tau_full(G q + b, G qd, G qdd); see Robot.inverse_dynamics."""
-        q, qd, qdd = self._states(("q", "qd", "qdd"), (q, qd, qdd))
-        full = Robot.inverse_dynamics(self, self._expand(q, True), self._expand(qd, False),
-                                      self._expand(qdd, False), method=method)
+        names = ("q", "qd", "qdd")
+        q, qd, qdd = self._states(names, (q, qd, qdd))
+        full = self._full(Robot.inverse_dynamics, (q, qd, qdd), names, method=method)
         return self._reduce(full, out, q.ndim == 2)
 
     def mass_matrix(self, q, out=None):
         """M = G^T M_full(G q + b) G (armature included)."""
         q = self._state(q, "q")
-        full = Robot.mass_matrix(self, self._expand(q, True))
+        full = self._full(Robot.mass_matrix, (q,), ("q",))
         return self._reduce2(full, out, q.ndim == 2)
 
     def bias_torques(self, q, qd, out=None):
         """G^T (C_full qd_full + g_full) at q_full = G q + b, qd_full = G qd."""
         q, qd = self._states(("q", "qd"), (q, qd))
-        full = Robot.bias_torques(self, self._expand(q, True), self._expand(qd, False))
+        full = self._full(Robot.bias_torques, (q, qd), ("q", "qd"))
         return self._reduce(full, out, q.ndim == 2)
 
     def gravity_torques(self, q, out=None):
         """G^T g_full(G q + b)."""
         q = self._state(q, "q")
-        full = Robot.gravity_torques(self, self._expand(q, True))
+        full = self._full(Robot.gravity_torques, (q,), ("q",))
         return self._reduce(full, out, q.ndim == 2)
 
     def coriolis_matrix(self, q, qd, out=None):
         """G^T C_full(q_full, G qd) G."""
         q, qd = self._states(("q", "qd"), (q, qd))
-        full = Robot.coriolis_matrix(self, self._expand(q, True), self._expand(qd, False))
+        full = self._full(Robot.coriolis_matrix, (q, qd), ("q", "qd"))
         return self._reduce2(full, out, q.ndim == 2)
 
     def forward_dynamics(self, q, qd, tau, method="aba", out=None):
@@ -231,20 +264,20 @@ class CoupledRobot(Robot):
         if not isinstance(method, str) or method not in _FD_METHODS:
             raise ValueError("method: expected 'aba', 'crba' or 'kane'")
         q, qd, tau = self._states(("q", "qd", "tau"), (q, qd, tau))
+        self._finite((tau,), ("tau",))
         batch = q.ndim == 2
-        qf, qdf = self._expand(q, True), self._expand(qd, False)
-        M = self._reduce2(Robot.mass_matrix(self, qf), None, batch)
-        bias = Robot.inverse_dynamics(self, qf, qdf, np.zeros_like(qdf),
-                                      method="kane" if method == "kane" else "rnea")
+        M = self._reduce2(self._full(Robot.mass_matrix, (q,), ("q",)), None, batch)
+        bias = self._full(Robot.inverse_dynamics, (q, qd, np.zeros_like(qd)), ("q", "qd", "qd"),
+                          method="kane" if method == "kane" else "rnea")
         rhs = tau - self._reduce(bias, None, batch)
         out = self._out(out, tau.shape)
         try:
-            L = np.linalg.cholesky(M)
+            np.linalg.cholesky(M)  # the positive-definiteness test of the C++ solvers
         except np.linalg.LinAlgError:
             raise ValueError("forward dynamics failed: the mass matrix is not positive "
                              "definite at this state") from None
-        y = np.linalg.solve(L, rhs[..., None])
-        x = np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+        x = np.linalg.solve(M, rhs[..., None])[..., 0]  # one LAPACK call (NumPy has no
+        # triangular solve; two of them cost more in call overhead than LU at these sizes)
         if out is None:
             return x
         out[...] = x
@@ -252,25 +285,49 @@ class CoupledRobot(Robot):
 
     def kinetic_energy(self, q, qd):
         q, qd = self._states(("q", "qd"), (q, qd))
-        return Robot.kinetic_energy(self, self._expand(q, True), self._expand(qd, False))
+        return self._full(Robot.kinetic_energy, (q, qd), ("q", "qd"))
 
     def potential_energy(self, q):
         q = self._state(q, "q")
-        return Robot.potential_energy(self, self._expand(q, True))
+        return self._full(Robot.potential_energy, (q,), ("q",))
 
     # ---------------------------------------------------------------- kinematics
 
     def forward_kinematics(self, q, out=None):
         """Poses of every link of the full model (``link_names``) at q_full = G q + b."""
         q = self._state(q, "q")
-        return Robot.forward_kinematics(self, self._expand(q, True), out=out)
+        return self._full(Robot.forward_kinematics, (q,), ("q",), out=out)
 
     def jacobian(self, q, link, out=None):
         """J = J_full(q_full, link) G: (6, n) [angular; linear] in the base frame."""
         q = self._state(q, "q")
-        full = Robot.jacobian(self, self._expand(q, True), link)
+        full = self._full(lambda r, x: Robot.jacobian(r, x, link), (q,), ("q",))
         shape = (q.shape[0], 6, self._nr) if q.ndim == 2 else (6, self._nr)
         return np.matmul(full, self._G, out=self._out(out, shape))
+
+    def momentum(self, q, v, out=None):
+        """Total momentum at q_full = G q + b, qd_full = G v; see Robot.momentum."""
+        q, v = self._states(("q", "v"), (q, v))
+        return Robot.momentum(self, self._expand(q, True), self._expand(v, False), out=out)
+
+    def center_of_mass(self, q, out=None):
+        q = self._state(q, "q")
+        return Robot.center_of_mass(self, self._expand(q, True), out=out)
+
+    def integrate(self, q, v, dt=1.0, out=None):
+        """q + dt v (the independent joints; a coupled robot has no free base)."""
+        q, v = self._states(("q", "v"), (q, v))
+        dt = float(dt)
+        if not np.isfinite(dt):
+            raise ValueError("dt: must be a finite number")
+        out = self._out(out, q.shape)
+        return np.add(q, dt * v, out=out) if out is not None else q + dt * v
+
+    def difference(self, q0, q1, out=None):
+        """q1 - q0 (the independent joints)."""
+        q0, q1 = self._states(("q0", "q1"), (q0, q1))
+        out = self._out(out, q0.shape)
+        return np.subtract(q1, q0, out=out) if out is not None else q1 - q0
 
     # ---------------------------------------------------------------- the rest
 

@@ -244,7 +244,11 @@ class Reference:
 
     def __init__(self, knots, segments, first, last):
         self.knots = [float(t) for t in knots]
-        self.segments = list(segments)
+        # one view per segment (the call picks one without allocating), made a few thousand
+        # at a time: one list() of 100 000 views would hold the interpreter for tens of ms
+        self.segments = []
+        for a in range(0, len(segments), 4096):
+            self.segments.extend(list(segments[a:a + 4096]))
         self.first = first
         self.last = last
         if len(self.segments) != len(self.knots) - 1:

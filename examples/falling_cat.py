@@ -18,7 +18,7 @@ the loop, and the cat ends in its starting shape, at rest.
 
 Writes falling_cat.png, falling_cat.csv and falling_cat.gif (the turn, animated).
 
-    python examples/falling_cat.py [--duration 1.0] [--steps 4000] [--frames 40] [--out-dir .]
+    python examples/falling_cat.py [--duration 1.0] [--steps 4000] [--frames 40] [--out .]
 
 ``--duration`` is the time of the turn (the roll does not depend on it, only the torques do);
 the run lasts 10 % longer, holding the final shape. RK4 takes ``--steps`` steps per turn
@@ -245,7 +245,8 @@ def main(argv=None):
     p.add_argument("--duration", type=float, default=1.0, help="time of the turn, s")
     p.add_argument("--steps", type=int, default=4000, help="RK4 steps per turn")
     p.add_argument("--frames", type=int, default=40, help="frames of the GIF")
-    p.add_argument("--out-dir", default=".")
+    p.add_argument("--out", "--out-dir", dest="out_dir", default=".",
+                   help="directory for the PNG, CSV (and GIF) files")
     args = p.parse_args(argv)
     out = run(args.duration, args.steps, args.frames, args.out_dir)
     print(out["result"].summary())

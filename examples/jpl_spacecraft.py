@@ -20,7 +20,7 @@ simulator as a wrench on the bus link returned by the controller.
 Writes jpl_spacecraft.png and jpl_spacecraft_case1.csv, jpl_spacecraft_case1_nojets.csv,
 jpl_spacecraft_case2.csv (every 10 ms, with the sensor angles).
 
-    python examples/jpl_spacecraft.py [--duration 60] [--dt 0.001] [--out-dir .]
+    python examples/jpl_spacecraft.py [--duration 60] [--dt 0.001] [--out .]
 
 ``--duration`` caps each run's length (Case 1 is 60 s, Case 2 20 s).
 """
@@ -203,7 +203,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=60.0)
     p.add_argument("--dt", type=float, default=1e-3)
-    p.add_argument("--out-dir", default=".")
+    p.add_argument("--out", "--out-dir", dest="out_dir", default=".",
+                   help="directory for the PNG, CSV (and GIF) files")
     args = p.parse_args(argv)
     out = run(args.duration, args.dt, args.out_dir)
     for axis in (1, 2, 3):

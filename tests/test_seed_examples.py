@@ -94,7 +94,7 @@ def test_falling_cat(tmp_path):
 def test_example_command_line(tmp_path):
     # the way a user runs one: a script with --duration
     proc = subprocess.run([sys.executable, str(EXAMPLES / "lynch_satellite.py"), "--duration",
-                           "0.2", "--out-dir", str(tmp_path)], capture_output=True, text=True,
+                           "0.2", "--out", str(tmp_path)], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "momentum" in proc.stdout

@@ -118,9 +118,6 @@ def test_boundary_errors(rng):
     near[3:7] *= 1 + 5e-7
     close(robot.inverse_dynamics(near, v, a), robot.inverse_dynamics(q, v, a), 1e-12)
     close(robot.forward_kinematics(near), robot.forward_kinematics(q), 1e-12)
-    for name in ("coriolis_matrix",):
-        with pytest.raises(NotImplementedError, match="free-floating"):
-            getattr(robot, name)(q, v)
     with pytest.raises(NotImplementedError, match="free-floating"):
         robot.inverse_dynamics(q, v, a, method="kane")
     with pytest.raises(NotImplementedError, match="free-floating"):
@@ -162,6 +159,28 @@ def test_identities(rng):
         close(robot.kinetic_energy(q, v), 0.5 * v @ M @ v, 1e-11)
         # the base block of M is the whole system's spatial inertia in base axes
         close(M[:6, :6][3:, 3:], sum(robot.masses) * np.eye(3), 1e-12)
+
+
+def test_coriolis_matrix(rng):
+    """C v = bias - gravity, and Mdot - 2C skew-symmetric (Mdot by central differences
+    along the motion q(t) = integrate(q, v, t))."""
+    robot = robodyn.Robot(floating_tree(7, rng, friction=False))
+    for _ in range(3):
+        q, v, _ = floating_state(robot, rng)
+        C = robot.coriolis_matrix(q, v)
+        assert C.shape == (robot.nv, robot.nv)
+        close(C @ v, robot.bias_torques(q, v) - robot.gravity_torques(q), 1e-10)
+        eps = 1e-6
+        Mdot = (robot.mass_matrix(robot.integrate(q, v, eps))
+                - robot.mass_matrix(robot.integrate(q, v, -eps))) / (2 * eps)
+        S = Mdot - 2 * C
+        close(S + S.T, np.zeros_like(S), 1e-7)
+    # batches row by row
+    Q = np.stack([floating_state(robot, rng)[0] for _ in range(3)])
+    V = rng.standard_normal((3, robot.nv))
+    Cs = robot.coriolis_matrix(Q, V)
+    for k in range(3):
+        close(Cs[k], robot.coriolis_matrix(Q[k], V[k]), 1e-14)
 
 
 def test_integrate_difference(rng):
@@ -416,6 +435,9 @@ def compare_with_pinocchio(pin, robot, model, coords, rng, states=3, rtol_frames
         check("bias", robot.bias_torques(q, v), coords.v_back(pin.nle(model, data, pq, pv)))
         check("gravity", robot.gravity_torques(q),
               coords.v_back(pin.computeGeneralizedGravity(model, data, pq)))
+        # Pinocchio's C (Christoffel-consistent, Mdot - 2C skew) is the same matrix
+        check("coriolis", robot.coriolis_matrix(q, v),
+              coords.vv_back(pin.computeCoriolisMatrix(model, data, pq, pv)))
         tau = 10 * rng.standard_normal(nv)
         expected = coords.v_back(pin.aba(model, data, pq, pv, coords.v(tau)))
         for method in ("aba", "crba"):

@@ -31,6 +31,7 @@ def _kinds():
         ("urdf-file", lambda: robodyn.load_urdf(str(DATA / "rotated_inertial.urdf"))),
         ("urdf-text", lambda: robodyn.load_urdf(
             robodyn.Robot(rm.random_chain(6, np.random.default_rng(3))).to_urdf())),
+        ("urdf-mimic", lambda: robodyn.load_urdf(str(DATA / "gripper.urdf"))),
         ("dh", _dh_robot),
         ("tree", lambda: robodyn.Robot(rm.random_tree(7, np.random.default_rng(8)))),
         ("specialized-bundled", lambda: robodyn.robots.intelledex_605().specialized()),

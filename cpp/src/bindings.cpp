@@ -13,7 +13,10 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -29,38 +32,20 @@
 #include "robodyn/opcount.hpp"
 #include "robodyn/rnea.hpp"
 #include "robodyn/simulate.hpp"
+#include "numpy_boundary.hpp"
 
 namespace py = pybind11;
 using namespace robodyn;
+using boundary::bad;
+using boundary::get_input;
+using boundary::Input;
 
 // simulate.cpp: _core._simulate_fixed; `view` gives a RobotCore's model and generated kernels
-void register_simulation(py::module_& m, SimRobot (*view)(py::handle));
+void register_simulation(py::module_& m, SimHeld (*view)(py::handle));
 
 namespace {
 
 std::atomic<int> g_threads{1};
-
-// A float64 view of one input argument: a single state (rows = 1, batch = false) or a batch.
-struct Input {
-  const double* p = nullptr;
-  py::ssize_t rows = 1;
-  bool batch = false;
-  py::object keep;  // owns a converted copy when the caller's array could not be used as is
-};
-
-bool is_native_f64_c(PyObject* o) {
-  auto& api = py::detail::npy_api::get();
-  if (!api.PyArray_Check_(o)) return false;
-  auto* a = py::detail::array_proxy(o);
-  auto* d = py::detail::array_descriptor_proxy(a->descr);
-  return d->type_num == py::detail::npy_api::NPY_DOUBLE_ && d->byteorder != '>' &&
-         (a->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) &&
-         (a->flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
-}
-
-[[noreturn]] void bad(const char* name, const std::string& why) {
-  throw py::value_error(std::string(name) + ": " + why);
-}
 
 [[noreturn]] void not_implemented(const std::string& why) {
   PyErr_SetString(PyExc_NotImplementedError, why.c_str());
@@ -70,56 +55,6 @@ bool is_native_f64_c(PyObject* o) {
 // a base quaternion q[3:7] whose norm is within this of 1 is normalised where it is used;
 // farther is an error
 constexpr double kQuaternionTolerance = 1e-6;
-
-std::string shape_str(PyObject* o) {
-  auto* a = py::detail::array_proxy(o);
-  std::string s = "(";
-  for (int k = 0; k < a->nd; ++k) {
-    s += std::to_string(a->dimensions[k]);
-    if (a->nd == 1 || k + 1 < a->nd) s += k + 1 < a->nd ? ", " : ",";
-  }
-  return s + ")";
-}
-
-// q-like argument: shape (n,) or (N, n), finite float values
-Input get_input(py::handle h, const char* name, int n) {
-  Input in;
-  PyObject* o = h.ptr();
-  if (!is_native_f64_c(o)) {
-    if (h.is_none()) bad(name, "expected an array of shape (" + std::to_string(n) + ",), got None");
-    auto& api = py::detail::npy_api::get();
-    if (api.PyArray_Check_(o)) {
-      const char kind = py::detail::array_descriptor_proxy(py::detail::array_proxy(o)->descr)->kind;
-      if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
-        bad(name, "expected a real float array of shape (" + std::to_string(n) + ",) or (N, " +
-                      std::to_string(n) + "), got dtype kind '" + kind + "'");
-    }
-    in.keep = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(h);
-    if (!in.keep) {
-      bad(name, "expected a float array of shape (" + std::to_string(n) + ",) or (N, " +
-                    std::to_string(n) + ")");
-    }
-    o = in.keep.ptr();
-  }
-  auto* a = py::detail::array_proxy(o);
-  const auto* dims = a->dimensions;
-  if (a->nd == 1 && dims[0] == n) {
-    in.rows = 1;
-  } else if (a->nd == 2 && dims[1] == n) {
-    in.rows = dims[0];
-    in.batch = true;
-  } else {
-    bad(name, "expected shape (" + std::to_string(n) + ",) or (N, " + std::to_string(n) +
-                  "), got " + shape_str(o));
-  }
-  in.p = reinterpret_cast<const double*>(a->data);
-  const py::ssize_t total = in.rows * n;
-  for (py::ssize_t k = 0; k < total; ++k)
-    if (!std::isfinite(in.p[k]))
-      bad(name, "contains NaN or inf (expected finite values, shape (" + std::to_string(n) +
-                    ",) or (N, " + std::to_string(n) + "))");
-  return in;
-}
 
 // an array shape of at most 4 dimensions, kept on the stack
 struct Shape {
@@ -156,19 +91,7 @@ py::object get_output(py::handle out, const Shape& shape, double** p) {
     *p = reinterpret_cast<double*>(py::detail::array_proxy(a.ptr())->data);
     return a;
   }
-  PyObject* o = out.ptr();
-  if (!is_native_f64_c(o)) bad("out", "must be a C-contiguous float64 numpy array");
-  auto* a = py::detail::array_proxy(o);
-  if (!(a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_)) bad("out", "is not writeable");
-  bool ok = a->nd == static_cast<int>(shape.size());
-  for (int k = 0; ok && k < a->nd; ++k) ok = a->dimensions[k] == shape[k];
-  if (!ok) {
-    std::string s = "(";
-    for (size_t k = 0; k < shape.size(); ++k)
-      s += std::to_string(shape[k]) + (k + 1 < shape.size() ? ", " : shape.size() == 1 ? "," : "");
-    bad("out", "expected shape " + s + "), got " + shape_str(o));
-  }
-  *p = reinterpret_cast<double*>(a->data);
+  *p = boundary::get_writeable(out, "out", shape.nd, shape.dim);
   return py::reinterpret_borrow<py::object>(out);
 }
 
@@ -178,9 +101,11 @@ bool str_is(py::handle h, const char* s) {
 
 class RobotCore {
  public:
-  RobotCore(Model m) : model_(std::move(m)), data_(model_) {}
+  RobotCore(Model m) : model_(std::make_shared<const Model>(std::move(m))), data_(*model_) {}
 
-  Model model_;
+  // the model, immutable once built and shared: changing the gravity makes a new one, so a
+  // batch running on another thread keeps the model it started with
+  std::shared_ptr<const Model> model_;
   Data data_;
   // generated robot-specific kernels (robodyn.codegen); null: the generic algorithms
   struct Kernels {
@@ -190,20 +115,20 @@ class RobotCore {
     FdKernel fd = nullptr;
   } kernels_;
 
-  int n() const { return model_.nv; }
+  int n() const { return model_->nv; }
 
   // the size of an argument: configurations (q, q0, q1) have nq entries, the rest nv
   int size_of(const char* name) const {
     return name[0] == 'q' && (name[1] == 0 || ((name[1] == '0' || name[1] == '1') && !name[2]))
-               ? model_.nq
-               : model_.nv;
+               ? model_->nq
+               : model_->nv;
   }
 
   // a free-flyer's quaternion in each row of a configuration must be unit within
   // kQuaternionTolerance
   void check_quaternions(const Input& in, const char* name) const {
-    if (!model_.floating || size_of(name) != model_.nq) return;
-    const int nq = model_.nq, k0 = model_.iq[1] + 3;
+    if (!model_->floating || size_of(name) != model_->nq) return;
+    const int nq = model_->nq, k0 = model_->iq[1] + 3;
     for (py::ssize_t r = 0; r < in.rows; ++r) {
       const double* x = in.p + r * nq + k0;
       const double norm = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3]);
@@ -217,9 +142,9 @@ class RobotCore {
 
   // algorithms not written for a free-floating base refuse it
   void fixed_only(const char* what) const {
-    if (model_.floating)
+    if (model_->floating)
       not_implemented(std::string(what) + " is not available for a free-floating base (nq = " +
-                      std::to_string(model_.nq) + ", nv = " + std::to_string(model_.nv) + ")");
+                      std::to_string(model_->nq) + ", nv = " + std::to_string(model_->nv) + ")");
   }
 
   // Runs kernel(data, inputs..., out) on a single state or on every row of a batch.
@@ -252,14 +177,33 @@ class RobotCore {
     for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
     double* po = nullptr;
     py::object result = get_output(out, shape, &po);
+    // an `out` sharing memory with an input (partly or wholly) is computed through a
+    // temporary and copied at the end, as NumPy ufuncs do
+    double* dest = po;
+    py::object scratch;
+    for (size_t k = 0; k < K; ++k)
+      if (boundary::overlaps(in[k].p, rows * size[k], po, rows * row_size)) {
+        scratch = new_array(shape);
+        po = reinterpret_cast<double*>(py::detail::array_proxy(scratch.ptr())->data);
+        break;
+      }
+    auto finish = [&] {
+      if (po != dest) std::copy(po, po + rows * row_size, dest);
+      return result;
+    };
     std::array<const double*, K> ptr;
     if (!batch) {
       for (size_t k = 0; k < K; ++k) ptr[k] = in[k].p;
-      if (!kernel(model_, data_, ptr, po)) throw py::value_error(what);
-      return result;
+      if (!kernel(*model_, data_, ptr, po)) throw py::value_error(what);
+      return finish();
     }
-    // batch: GIL released, rows split over threads, each thread with its own Data
+    // batch: GIL released, rows split over threads, each thread with its own Data; the
+    // model held for the whole batch
+    const std::shared_ptr<const Model> held = model_;
+    const Model& model = *held;
     bool ok = true;
+    std::string failure;  // a worker that could not be started or failed to allocate
+    bool out_of_memory = false;
     {
       py::gil_scoped_release release;
       const int threads = static_cast<int>(std::max<py::ssize_t>(
@@ -268,40 +212,64 @@ class RobotCore {
         std::array<const double*, K> pk;
         for (py::ssize_t r = r0; r < r1; ++r) {
           for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
-          if (!kernel(model_, d, pk, po + r * row_size)) flag = false;
+          if (!kernel(model, d, pk, po + r * row_size)) flag = false;
         }
       };
-      if (threads == 1) {
-        // a private workspace: other Python threads may use data_ while the GIL is released
-        Data d(model_);
-        work(d, 0, rows, ok);
-      } else {
-        std::vector<std::unique_ptr<Data>> datas;
-        std::vector<std::thread> pool;
-        std::vector<char> flags(threads, 1);
-        for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model_));
-        for (int t = 0; t < threads; ++t) {
-          const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
-          pool.emplace_back([&, t, r0, r1] {
-            bool f = true;
-            work(*datas[t], r0, r1, f);
-            flags[t] = f;
-          });
+      try {
+        if (threads == 1) {
+          // a private workspace: other Python threads may use data_ while the GIL is released
+          Data d(model);
+          work(d, 0, rows, ok);
+        } else {
+          std::vector<std::unique_ptr<Data>> datas;
+          std::vector<std::thread> pool;
+          std::vector<char> flags(threads, 1);
+          // every thread that started is joined, whatever happens after (a thread that cannot
+          // be started, or a workspace that cannot be allocated, ends the call with an error)
+          struct Joiner {
+            std::vector<std::thread>& pool;
+            ~Joiner() {
+              for (auto& th : pool)
+                if (th.joinable()) th.join();
+            }
+          } joiner{pool};
+          datas.reserve(threads);
+          pool.reserve(threads);
+          for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model));
+          for (int t = 0; t < threads; ++t) {
+            const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+            try {
+              pool.emplace_back([&, t, r0, r1] {
+                bool f = true;
+                work(*datas[t], r0, r1, f);
+                flags[t] = f;
+              });
+            } catch (const std::system_error& e) {
+              failure = "batch: could not start worker thread " + std::to_string(t + 1) +
+                        " of " + std::to_string(threads) + " (" + e.what() +
+                        "); use robodyn.set_num_threads() with fewer threads";
+              break;
+            }
+          }
+          for (auto& th : pool) th.join();
+          for (char f : flags) ok = ok && f;
         }
-        for (auto& th : pool) th.join();
-        for (char f : flags) ok = ok && f;
+      } catch (const std::bad_alloc&) {
+        out_of_memory = true;
       }
     }
+    if (out_of_memory) throw std::bad_alloc();
+    if (!failure.empty()) throw std::runtime_error(failure);
     if (!ok) throw py::value_error(what);
-    return result;
+    return finish();
   }
 
   int frame_index(py::handle link) const {
-    const int nf = static_cast<int>(model_.frame_body.size());
+    const int nf = static_cast<int>(model_->frame_body.size());
     if (PyUnicode_Check(link.ptr())) {
       const std::string name = link.cast<std::string>();
       for (int f = 0; f < nf; ++f)
-        if (model_.link_names[f] == name) return f;
+        if (model_->link_names[f] == name) return f;
       bad("link", "no link named '" + name + "'");
     }
     if (PyIndex_Check(link.ptr()) && !PyBool_Check(link.ptr())) {
@@ -369,7 +337,7 @@ py::object inverse_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                       k(x[0], x[1], x[2], o);
                       return true;
                     });
-  if (r.model_.floating && (method.is_none() || str_is(method, "rnea")))
+  if (r.model_->floating && (method.is_none() || str_is(method, "rnea")))
     return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
                       floating::rnea(m, d, x[0], x[1], x[2], o);
@@ -396,18 +364,23 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
   const py::ssize_t n = r.n();
   if (r.kernels_.fd && (method.is_none() || str_is(method, "aba") || str_is(method, "crba")))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
-                    [k = r.kernels_.fd](const Model& m, Data&, const Ptrs3& x, double* o) {
+                    [k = r.kernels_.fd, crba = str_is(method, "crba")](
+                        const Model& m, Data& d, const Ptrs3& x, double* o) {
                       k(x[0], x[1], x[2], o);
+                      // a non-finite result (overflow, or M not positive definite): the
+                      // generic algorithm decides, so both give the same answer or error
                       for (int i = 0; i < m.n; ++i)
-                        if (!std::isfinite(o[i])) return false;
+                        if (!std::isfinite(o[i]))
+                          return crba ? forward_dynamics_crba(m, d, x[0], x[1], x[2], o)
+                                      : aba(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
-  if (r.model_.floating && (method.is_none() || str_is(method, "aba")))
+  if (r.model_->floating && (method.is_none() || str_is(method, "aba")))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
                       return floating::aba(m, d, x[0], x[1], x[2], o);
                     });
-  if (r.model_.floating && str_is(method, "crba"))
+  if (r.model_->floating && str_is(method, "crba"))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
                       return floating::forward_dynamics_crba(m, d, x[0], x[1], x[2], o);
@@ -439,7 +412,7 @@ py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
                       k(x[0], o);
                       return true;
                     });
-  if (r.model_.floating)
+  if (r.model_->floating)
     return r.run<1>({q}, {"q"}, out, {n, n}, "",
                     [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                       floating::crba(m, d, x[0]);
@@ -456,7 +429,7 @@ py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
 }
 
 py::object bias_torques_impl(RobotCore& r, py::handle q, py::handle qd, py::handle out) {
-  if (r.model_.floating)
+  if (r.model_->floating)
     return r.run<2>({q, qd}, {"q", "qd"}, out, {r.n()}, "",
                     [](const Model& m, Data& d, const Ptrs2& x, double* o) {
                       floating::bias_torques(m, d, x[0], x[1], o);
@@ -476,7 +449,7 @@ py::object gravity_torques_impl(RobotCore& r, py::handle q, py::handle out) {
                       k(x[0], o);
                       return true;
                     });
-  if (r.model_.floating)
+  if (r.model_->floating)
     return r.run<1>({q}, {"q"}, out, {r.n()}, "",
                     [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                       floating::gravity_torques(m, d, x[0], o);
@@ -529,6 +502,8 @@ PyObject* guarded(Fn&& fn) {
     e.restore();
   } catch (py::builtin_exception& e) {
     e.set_error();
+  } catch (std::bad_alloc&) {
+    PyErr_NoMemory();
   } catch (std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   }
@@ -644,12 +619,12 @@ PYBIND11_MODULE(_core, m) {
            py::arg("bodies"), py::arg("frames"), py::arg("gravity"),
            py::arg("check_inertia") = true, py::arg("check_singular") = true)
       .def_property_readonly("n", &RobotCore::n, "velocity size nv (degrees of freedom)")
-      .def_property_readonly("nq", [](const RobotCore& r) { return r.model_.nq; },
+      .def_property_readonly("nq", [](const RobotCore& r) { return r.model_->nq; },
                              "configuration size (nv + 1 with a free-floating base)")
-      .def_property_readonly("nv", [](const RobotCore& r) { return r.model_.nv; },
+      .def_property_readonly("nv", [](const RobotCore& r) { return r.model_->nv; },
                              "velocity size")
       .def_property_readonly("floating_base",
-                             [](const RobotCore& r) { return r.model_.floating; },
+                             [](const RobotCore& r) { return r.model_->floating; },
                              "True when the first body moves on a free-flyer joint")
       .def(
           "momentum",
@@ -675,7 +650,7 @@ PYBIND11_MODULE(_core, m) {
           "integrate",
           [](RobotCore& r, py::handle q, py::handle v, double dt, py::handle out) {
             if (!std::isfinite(dt)) bad("dt", "must be a finite number");
-            const py::ssize_t nq = r.model_.nq;
+            const py::ssize_t nq = r.model_->nq;
             return r.run<2>({q, v}, {"q", "v"}, out, {nq}, "",
                             [dt](const Model& m, Data&, const Ptrs2& x, double* o) {
                               integrate(m, x[0], x[1], dt, o);
@@ -697,22 +672,27 @@ PYBIND11_MODULE(_core, m) {
           py::arg("q0"), py::arg("q1"), py::arg("out") = py::none(),
           "The velocity v, (nv,), with integrate(q0, v, 1) = q1.")
       .def_property_readonly("joint_names",
-                             [](const RobotCore& r) { return r.model_.joint_names; })
-      .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_.link_names; })
+                             [](const RobotCore& r) { return r.model_->joint_names; })
+      .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_->link_names; })
       .def_property(
-          "gravity", [](const RobotCore& r) { return Vec3(r.model_.gravity); },
+          "gravity", [](const RobotCore& r) { return Vec3(r.model_->gravity); },
           [](RobotCore& r, py::handle g) {
             Input in = get_input(g, "gravity", 3);
             if (in.batch) bad("gravity", "expected shape (3,)");
             const Vec3 grav = checked_gravity(Vec3(in.p[0], in.p[1], in.p[2]));
             // generated kernels have the gravity they were generated with built in
-            if (grav != r.model_.gravity) r.kernels_ = RobotCore::Kernels();
-            set_gravity(r.model_, grav);
+            if (grav == r.model_->gravity) return;
+            // a new model with the new gravity (checked before anything changes); the old
+            // one lives on while a batch on another thread still uses it
+            auto next = std::make_shared<Model>(*r.model_);
+            set_gravity(*next, grav);
+            // generated kernels have the gravity they were generated with built in
+            r.kernels_ = RobotCore::Kernels();
+            r.model_ = std::move(next);
           })
       .def(
           "coriolis_matrix",
           [](RobotCore& r, py::handle q, py::handle qd, py::handle out) {
-            r.fixed_only("coriolis_matrix");
             const int n = r.n();
             return r.run<2>({q, qd}, {"q", "qd"}, out, {n, n}, "",
                             [](const Model& m, Data& d, const Ptrs2& x, double* o) {
@@ -748,7 +728,7 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "forward_kinematics",
           [](RobotCore& r, py::handle q, py::handle out) {
-            const py::ssize_t nf = static_cast<py::ssize_t>(r.model_.frame_body.size());
+            const py::ssize_t nf = static_cast<py::ssize_t>(r.model_->frame_body.size());
             return r.run<1>({q}, {"q"}, out, {nf, 4, 4}, "",
                             [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                               forward_kinematics(m, d, x[0], o);
@@ -773,7 +753,7 @@ PYBIND11_MODULE(_core, m) {
                r.fixed_only("Kane's method");
              std::array<long, 3> c;
              try {
-               c = count_ops(r.model_, algorithm);
+               c = count_ops(*r.model_, algorithm);
              } catch (const std::invalid_argument& e) {
                throw py::value_error(e.what());
              }
@@ -788,7 +768,7 @@ PYBIND11_MODULE(_core, m) {
              return py::make_tuple(r.data_.cache_hits, r.data_.cache_misses);
            })
       .def("_model_arrays", [](const RobotCore& r) {
-        const Model& m = r.model_;
+        const Model& m = *r.model_;
         py::dict d;
         // per coordinate: limits of q (nq,), the rest per velocity coordinate (nv,); a
         // free-flyer has no limits (infinite) and no rotor or friction (0)
@@ -821,7 +801,7 @@ PYBIND11_MODULE(_core, m) {
        r.fixed_only("generated code");
        ExprGraph g;
        try {
-         g = trace_algorithm(r.model_, algorithm);
+         g = trace_algorithm(*r.model_, algorithm);
        } catch (const std::invalid_argument& e) {
          throw py::value_error(e.what());
        }
@@ -869,6 +849,7 @@ PYBIND11_MODULE(_core, m) {
 
   register_simulation(m, [](py::handle h) {
     RobotCore& r = h.cast<RobotCore&>();
-    return SimRobot{&r.model_, r.kernels_.id, r.kernels_.g, r.kernels_.fd};
+    return SimHeld{SimRobot{r.model_.get(), r.kernels_.id, r.kernels_.g, r.kernels_.fd},
+                   r.model_};
   });
 }

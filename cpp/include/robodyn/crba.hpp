@@ -133,6 +133,7 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
     detail::add_composite_to_parent(m, d, i);
   }
   // columns: F = Ic_i S_i carried down the path to the base; other branches stay zero
+  d.size_mass_matrix();
   d.M.setZero();
   for (int i = 1; i <= m.n; ++i) {
     V3T<S> Fn, Ff;

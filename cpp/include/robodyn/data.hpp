@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <Eigen/StdVector>
+#include <array>
 #include <vector>
 
 #include "robodyn/model.hpp"
@@ -66,8 +67,15 @@ struct DataTpl {
   // world-frame quantities for the Coriolis matrix
   AVec<V6> sw, swd, vw;  // joint axes, their derivatives, body velocities (base frame)
   AVec<M6> Iw, Bw;       // world inertias and the skew Coriolis operators, then composites
+  std::array<V6, 6> Sf, Sfd;  // coriolis, free-flyer: its six axes in base coordinates, rates
 
-  MatX M;                // mass matrix workspace (nv, nv)
+  MatX M;                // mass matrix workspace (nv, nv); sized when the Data is made for
+                         // nv <= kEagerMassMatrix, else by the first algorithm that needs it
+                         // (a long chain's Data stays O(n) unless M is asked for)
+  static constexpr int kEagerMassMatrix = 128;
+  void size_mass_matrix() {
+    if (M.rows() != nv) M.setZero(nv, nv);
+  }
   VecX tmp;              // (nv,) scratch
   M6 Uf;                 // aba, free-flyer: Cholesky factor L of D = IA (lower triangle)
   V6 uf;                 // aba, free-flyer: tau - pA, then qdd
@@ -96,7 +104,8 @@ DataTpl<S>::DataTpl(const Model& m)
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
       sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
       Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
-      M(MatX::Zero(m.nv, m.nv)), tmp(VecX::Zero(m.nv)), Uf(M6::Zero()), uf(V6::Zero()),
+      M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()), tmp(VecX::Zero(m.nv)),
+      Uf(M6::Zero()), uf(V6::Zero()),
       kc(m.n + 1, Vec3::Zero()), kc_nz(m.n + 1, {{false, false, false}}),
       kI(m.n + 1, Mat3::Zero()), kI_principal(m.n + 1, 1),
       ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {

@@ -174,6 +174,7 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
     if (m.parent[i] > 0) robodyn::detail::add_composite_to_parent(m, d, i);
   // column of each joint axis s: F = Ic_i s carried down the path to the base,
   // M(j, col) = S_j' F on the way
+  d.size_mass_matrix();
   d.M.setZero();
   S row[6];
   for (int i = 1; i <= m.n; ++i) {

@@ -28,12 +28,13 @@ def load(name):
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_example_runs_from_the_command_line(script, tmp_path):
-    """Every example takes --duration and --out and writes a PNG and a CSV there."""
+    """Every example takes --duration and --out and writes a PNG and a CSV there (--out a
+    directory, or for some scripts a file prefix)."""
     proc = subprocess.run([sys.executable, str(script), "--duration", "0.2", "--out",
-                           str(tmp_path)], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+                           str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    pngs, csvs = list(tmp_path.glob("*.png")), list(tmp_path.glob("*.csv"))
+    pngs, csvs = list(tmp_path.rglob("*.png")), list(tmp_path.rglob("*.csv"))
     assert pngs and csvs, f"{script.name} wrote {sorted(p.name for p in tmp_path.iterdir())}"
     for png in pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

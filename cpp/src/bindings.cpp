@@ -929,7 +929,10 @@ in place (nothing allocated).)doc")
                               return true;
                             });
           },
-          py::arg("q"), py::arg("qd"), py::arg("v"), py::arg("a"), py::arg("out") = py::none())
+          py::arg("q"), py::arg("qd"), py::arg("v"), py::arg("a"), py::arg("out") = py::none(),
+          "slotine_li_regressor(q, qd, v, a, out=None) -> Y, shape (n, 10 n)\n\n"
+          "The Slotine-Li regressor: Y @ robot.dynamic_parameters() = M(q) a + C(q, qd) v + "
+          "g(q) (rigid-body terms), for adaptive control.")
       .def(
           "kinetic_energy",
           [](RobotCore& r, py::handle q, py::handle qd) -> py::object {

@@ -264,34 +264,29 @@ def _id_run(args):
         print(json.dumps({"joint_names": list(robot.joint_names), "q": q.tolist(),
                           "qd": qd.tolist(), "qdd": qdd.tolist(), "tau": tau.tolist()}))
         return 0
-<<<<<<< HEAD
-    w = max(5, max(len(s) for s in robot.joint_names))
-    shown = _clean_zeros(tau)
-    print(f"inverse dynamics ({args.method}) of {robot.name}:")
-    print(f"  {'joint':<{w}}  {'q':>16}  {'qd':>16}  {'qdd':>18}  {'tau':>20}")
-    for i, (name, u) in enumerate(zip(robot.joint_names, joint_units(robot))):
-        print(f"  {name:<{w}}  {q[i]:>12.4g} {u[0]:<3}  {qd[i]:>10.4g} {u[1]:<5}  "
-              f"{qdd[i]:>10.4g} {u[2]:<7}  {shown[i]:>16.9g} {u[3]:<3}")
-=======
-    # one row per coordinate: a free base's seven (q) and six (v, tau) first
+    # one row per coordinate: a free base's seven (q) and six (v, tau) first; every value with
+    # its unit, and rounding residue of an exact zero printed as 0
     names = list(robot.joint_names)
+    units = joint_units(robot)
     if nq != n:
         base = names[0]
         print(f"inverse dynamics ({args.method}) of {robot.name}: free base {base} at "
               f"position ({', '.join(f'{x:.4g}' for x in q[:3])}), quaternion "
               f"({', '.join(f'{x:.4g}' for x in q[3:7])}); its rows: angular (base frame) "
               "then linear velocity, tau = [moment; force] on the base")
-        rows = [(f"{base}.{'wx wy wz vx vy vz'.split()[k]}", float("nan"), k) for k in range(6)]
-        rows += [(name, q[6 + i], 5 + i) for i, name in enumerate(names[1:], start=1)]
+        rows = [(f"{base}.{'wx wy wz vx vy vz'.split()[k]}", float("nan"), k,
+                 UNITS["revolute" if k < 3 else "prismatic"]) for k in range(6)]
+        rows += [(name, q[6 + i], 5 + i, units[i]) for i, name in enumerate(names[1:], start=1)]
     else:
         print(f"inverse dynamics ({args.method}) of {robot.name}:")
-        rows = [(name, q[i], i) for i, name in enumerate(names)]
+        rows = [(name, q[i], i, units[i]) for i, name in enumerate(names)]
+    shown = _clean_zeros(tau)
     w = max(5, max(len(r[0]) for r in rows))
-    print(f"  {'joint':<{w}}  {'q':>10}  {'qd':>10}  {'qdd':>10}  {'tau':>16}")
-    for name, qi, k in rows:
-        qtext = "" if math.isnan(qi) else f"{qi:.4g}"
-        print(f"  {name:<{w}}  {qtext:>10}  {qd[k]:>10.4g}  {qdd[k]:>10.4g}  {tau[k]:>16.9g}")
->>>>>>> main
+    print(f"  {'joint':<{w}}  {'q':>16}  {'qd':>16}  {'qdd':>18}  {'tau':>20}")
+    for name, qi, k, u in rows:
+        qtext = "" if math.isnan(qi) else f"{qi:.4g} {u[0]:<3}"
+        print(f"  {name:<{w}}  {qtext:>16}  {qd[k]:>10.4g} {u[1]:<5}  "
+              f"{qdd[k]:>10.4g} {u[2]:<7}  {shown[k]:>16.9g} {u[3]:<3}")
     return 0
 
 

@@ -465,13 +465,9 @@ def _simulate_run(args):
     n = robot.n
     if args.plot or args.animate:
         from .plotting import require_matplotlib
-<<<<<<< HEAD
         require_matplotlib(animation=bool(args.animate))  # fail before a long run, not after
-=======
-        require_matplotlib()  # fail before a long run, not after
     if robot.nq != n:
         return _simulate_floating(args, robot, simulate)
->>>>>>> main
     if args.reference:
         try:
             reference = tr.from_csv(args.reference, robot=robot)

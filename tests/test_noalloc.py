@@ -40,15 +40,27 @@ def compiler():
     return None
 
 
+def cmeel_prefixes(text):
+    """The prefixes printed by `python -m cmeel cmake`: a CMAKE_PREFIX_PATH, i.e. a list
+    separated by os.pathsep (':'), with one prefix per installed cmeel tree."""
+    return [pathlib.Path(p.strip()) for p in text.strip().split(os.pathsep) if p.strip()]
+
+
+def test_cmeel_prefixes_is_a_path_list():
+    assert cmeel_prefixes("/a/cmeel.prefix\n") == [pathlib.Path("/a/cmeel.prefix")]
+    assert cmeel_prefixes(f"/a/p{os.pathsep}/b/q{os.pathsep}") == [pathlib.Path("/a/p"),
+                                                                   pathlib.Path("/b/q")]
+    assert cmeel_prefixes("") == []
+
+
 def eigen_include():
     """Eigen's include directory: the cmeel-eigen wheel (as CMakeLists.txt finds it) or the
     system one."""
     candidates = []
     try:
-        prefix = subprocess.run([sys.executable, "-m", "cmeel", "cmake"], capture_output=True,
-                                text=True, timeout=60).stdout.strip()
-        if prefix:
-            candidates.append(pathlib.Path(prefix) / "include" / "eigen3")
+        out = subprocess.run([sys.executable, "-m", "cmeel", "cmake"], capture_output=True,
+                             text=True, timeout=60).stdout
+        candidates += [p / "include" / "eigen3" for p in cmeel_prefixes(out)]
     except (OSError, subprocess.SubprocessError):
         pass
     candidates += [pathlib.Path("/usr/include/eigen3"), pathlib.Path("/usr/local/include/eigen3")]

@@ -14,6 +14,15 @@
 //   mass_matrix           39 mul     40 add    8 trig  (from crba)
 //   gravity               35 mul     14 add    8 trig  (from gravity_torques)
 //   forward_dynamics     234 mul    166 add   12 trig  (from aba)
+//
+// Joints in q order (joint 'name', link 'name'; names percent-encoded):
+//   q[0]: joint 'joint1', link 'link1'
+//   q[1]: joint 'joint2', link 'link2'
+//   q[2]: joint 'joint3', link 'link3'
+//   q[3]: joint 'joint4', link 'link4'
+//   q[4]: joint 'joint5', link 'link5'
+//   q[5]: joint 'joint6', link 'link6'
+// Fixed frames (not used by these kernels): 'base_link', 'tool0'
 
 #include <cmath>
 

@@ -19,13 +19,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "966cd60d1277c77644e71190e26febc37d51f323306224f04987ab1b9ec2c720",
+       "f09775f448f2aa83ad56ced71a0e41e565581c7e09a90fffc16ec48782d83c58",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "4bf7a81a6785a26c56b3aaccdaa91b3ef01c9af4fefe867ca468f064919b268f",
+       "a7f67916f485dad4199873400dda5ff9cf2df9e527c6d5adf3769cb761eb31bd",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

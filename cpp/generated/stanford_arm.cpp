@@ -14,6 +14,15 @@
 //   mass_matrix           66 mul     74 add    6 trig  (from crba)
 //   gravity               16 mul      6 add    6 trig  (from gravity_torques)
 //   forward_dynamics     357 mul    305 add   14 trig  (from forward_dynamics_crba)
+//
+// Joints in q order (joint 'name', link 'name'; names percent-encoded):
+//   q[0]: joint 'joint1', link 'link1'
+//   q[1]: joint 'joint2', link 'link2'
+//   q[2]: joint 'joint3', link 'link3'
+//   q[3]: joint 'joint4', link 'link4'
+//   q[4]: joint 'joint5', link 'link5'
+//   q[5]: joint 'joint6', link 'link6'
+// Fixed frames (not used by these kernels): 'tool0'
 
 #include <cmath>
 

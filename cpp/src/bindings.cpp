@@ -12,7 +12,10 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <new>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -26,88 +29,20 @@
 #include "robodyn/opcount.hpp"
 #include "robodyn/rnea.hpp"
 #include "robodyn/simulate.hpp"
+#include "numpy_boundary.hpp"
 
 namespace py = pybind11;
 using namespace robodyn;
+using boundary::bad;
+using boundary::get_input;
+using boundary::Input;
 
 // simulate.cpp: _core._simulate_fixed; `view` gives a RobotCore's model and generated kernels
-void register_simulation(py::module_& m, SimRobot (*view)(py::handle));
+void register_simulation(py::module_& m, SimHeld (*view)(py::handle));
 
 namespace {
 
 std::atomic<int> g_threads{1};
-
-// A float64 view of one input argument: a single state (rows = 1, batch = false) or a batch.
-struct Input {
-  const double* p = nullptr;
-  py::ssize_t rows = 1;
-  bool batch = false;
-  py::object keep;  // owns a converted copy when the caller's array could not be used as is
-};
-
-bool is_native_f64_c(PyObject* o) {
-  auto& api = py::detail::npy_api::get();
-  if (!api.PyArray_Check_(o)) return false;
-  auto* a = py::detail::array_proxy(o);
-  auto* d = py::detail::array_descriptor_proxy(a->descr);
-  return d->type_num == py::detail::npy_api::NPY_DOUBLE_ && d->byteorder != '>' &&
-         (a->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) &&
-         (a->flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
-}
-
-[[noreturn]] void bad(const char* name, const std::string& why) {
-  throw py::value_error(std::string(name) + ": " + why);
-}
-
-std::string shape_str(PyObject* o) {
-  auto* a = py::detail::array_proxy(o);
-  std::string s = "(";
-  for (int k = 0; k < a->nd; ++k) {
-    s += std::to_string(a->dimensions[k]);
-    if (a->nd == 1 || k + 1 < a->nd) s += k + 1 < a->nd ? ", " : ",";
-  }
-  return s + ")";
-}
-
-// q-like argument: shape (n,) or (N, n), finite float values
-Input get_input(py::handle h, const char* name, int n) {
-  Input in;
-  PyObject* o = h.ptr();
-  if (!is_native_f64_c(o)) {
-    if (h.is_none()) bad(name, "expected an array of shape (" + std::to_string(n) + ",), got None");
-    auto& api = py::detail::npy_api::get();
-    if (api.PyArray_Check_(o)) {
-      const char kind = py::detail::array_descriptor_proxy(py::detail::array_proxy(o)->descr)->kind;
-      if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
-        bad(name, "expected a real float array of shape (" + std::to_string(n) + ",) or (N, " +
-                      std::to_string(n) + "), got dtype kind '" + kind + "'");
-    }
-    in.keep = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(h);
-    if (!in.keep) {
-      bad(name, "expected a float array of shape (" + std::to_string(n) + ",) or (N, " +
-                    std::to_string(n) + ")");
-    }
-    o = in.keep.ptr();
-  }
-  auto* a = py::detail::array_proxy(o);
-  const auto* dims = a->dimensions;
-  if (a->nd == 1 && dims[0] == n) {
-    in.rows = 1;
-  } else if (a->nd == 2 && dims[1] == n) {
-    in.rows = dims[0];
-    in.batch = true;
-  } else {
-    bad(name, "expected shape (" + std::to_string(n) + ",) or (N, " + std::to_string(n) +
-                  "), got " + shape_str(o));
-  }
-  in.p = reinterpret_cast<const double*>(a->data);
-  const py::ssize_t total = in.rows * n;
-  for (py::ssize_t k = 0; k < total; ++k)
-    if (!std::isfinite(in.p[k]))
-      bad(name, "contains NaN or inf (expected finite values, shape (" + std::to_string(n) +
-                    ",) or (N, " + std::to_string(n) + "))");
-  return in;
-}
 
 // an array shape of at most 4 dimensions, kept on the stack
 struct Shape {
@@ -144,19 +79,7 @@ py::object get_output(py::handle out, const Shape& shape, double** p) {
     *p = reinterpret_cast<double*>(py::detail::array_proxy(a.ptr())->data);
     return a;
   }
-  PyObject* o = out.ptr();
-  if (!is_native_f64_c(o)) bad("out", "must be a C-contiguous float64 numpy array");
-  auto* a = py::detail::array_proxy(o);
-  if (!(a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_)) bad("out", "is not writeable");
-  bool ok = a->nd == static_cast<int>(shape.size());
-  for (int k = 0; ok && k < a->nd; ++k) ok = a->dimensions[k] == shape[k];
-  if (!ok) {
-    std::string s = "(";
-    for (size_t k = 0; k < shape.size(); ++k)
-      s += std::to_string(shape[k]) + (k + 1 < shape.size() ? ", " : shape.size() == 1 ? "," : "");
-    bad("out", "expected shape " + s + "), got " + shape_str(o));
-  }
-  *p = reinterpret_cast<double*>(a->data);
+  *p = boundary::get_writeable(out, "out", shape.nd, shape.dim);
   return py::reinterpret_borrow<py::object>(out);
 }
 
@@ -166,9 +89,11 @@ bool str_is(py::handle h, const char* s) {
 
 class RobotCore {
  public:
-  RobotCore(Model m) : model_(std::move(m)), data_(model_) {}
+  RobotCore(Model m) : model_(std::make_shared<const Model>(std::move(m))), data_(*model_) {}
 
-  Model model_;
+  // the model, immutable once built and shared: changing the gravity makes a new one, so a
+  // batch running on another thread keeps the model it started with
+  std::shared_ptr<const Model> model_;
   Data data_;
   // generated robot-specific kernels (robodyn.codegen); null: the generic algorithms
   struct Kernels {
@@ -178,7 +103,7 @@ class RobotCore {
     FdKernel fd = nullptr;
   } kernels_;
 
-  int n() const { return model_.n; }
+  int n() const { return model_->n; }
 
   // Runs kernel(data, inputs..., out) on a single state or on every row of a batch.
   // row_out: the per-state output shape; kernel returns false on a numerical failure.
@@ -187,32 +112,51 @@ class RobotCore {
                  py::handle out, const Shape& row_out, const char* what,
                  Kernel kernel) {
     std::array<Input, K> in;
-    for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_.n);
+    for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_->n);
     const bool batch = in[0].batch;
     const py::ssize_t rows = in[0].rows;
     for (size_t k = 1; k < K; ++k)
       if (in[k].batch != batch || in[k].rows != rows)
         bad(names[k], std::string("must have the same shape as ") + names[0] + ": expected (" +
                           (batch ? std::to_string(rows) + ", " : std::string()) +
-                          std::to_string(model_.n) + (batch ? ")" : ",)") + ", got " +
+                          std::to_string(model_->n) + (batch ? ")" : ",)") + ", got " +
                           (in[k].batch ? "(" + std::to_string(in[k].rows) + ", " +
-                                             std::to_string(model_.n) + ")"
-                                       : "(" + std::to_string(model_.n) + ",)"));
+                                             std::to_string(model_->n) + ")"
+                                       : "(" + std::to_string(model_->n) + ",)"));
     const py::ssize_t row_size = row_out.prod();
     Shape shape;
     if (batch) shape.dim[shape.nd++] = rows;
     for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
     double* po = nullptr;
     py::object result = get_output(out, shape, &po);
-    const int n = model_.n;
+    const int n = model_->n;
+    // an `out` sharing memory with an input (partly or wholly) is computed through a
+    // temporary and copied at the end, as NumPy ufuncs do
+    double* dest = po;
+    py::object scratch;
+    for (size_t k = 0; k < K; ++k)
+      if (boundary::overlaps(in[k].p, rows * n, po, rows * row_size)) {
+        scratch = new_array(shape);
+        po = reinterpret_cast<double*>(py::detail::array_proxy(scratch.ptr())->data);
+        break;
+      }
+    auto finish = [&] {
+      if (po != dest) std::copy(po, po + rows * row_size, dest);
+      return result;
+    };
     std::array<const double*, K> ptr;
     if (!batch) {
       for (size_t k = 0; k < K; ++k) ptr[k] = in[k].p;
-      if (!kernel(model_, data_, ptr, po)) throw py::value_error(what);
-      return result;
+      if (!kernel(*model_, data_, ptr, po)) throw py::value_error(what);
+      return finish();
     }
-    // batch: GIL released, rows split over threads, each thread with its own Data
+    // batch: GIL released, rows split over threads, each thread with its own Data; the
+    // model held for the whole batch
+    const std::shared_ptr<const Model> held = model_;
+    const Model& model = *held;
     bool ok = true;
+    std::string failure;  // a worker that could not be started or failed to allocate
+    bool out_of_memory = false;
     {
       py::gil_scoped_release release;
       const int threads = static_cast<int>(std::max<py::ssize_t>(
@@ -221,40 +165,64 @@ class RobotCore {
         std::array<const double*, K> pk;
         for (py::ssize_t r = r0; r < r1; ++r) {
           for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * n;
-          if (!kernel(model_, d, pk, po + r * row_size)) flag = false;
+          if (!kernel(model, d, pk, po + r * row_size)) flag = false;
         }
       };
-      if (threads == 1) {
-        // a private workspace: other Python threads may use data_ while the GIL is released
-        Data d(model_);
-        work(d, 0, rows, ok);
-      } else {
-        std::vector<std::unique_ptr<Data>> datas;
-        std::vector<std::thread> pool;
-        std::vector<char> flags(threads, 1);
-        for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model_));
-        for (int t = 0; t < threads; ++t) {
-          const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
-          pool.emplace_back([&, t, r0, r1] {
-            bool f = true;
-            work(*datas[t], r0, r1, f);
-            flags[t] = f;
-          });
+      try {
+        if (threads == 1) {
+          // a private workspace: other Python threads may use data_ while the GIL is released
+          Data d(model);
+          work(d, 0, rows, ok);
+        } else {
+          std::vector<std::unique_ptr<Data>> datas;
+          std::vector<std::thread> pool;
+          std::vector<char> flags(threads, 1);
+          // every thread that started is joined, whatever happens after (a thread that cannot
+          // be started, or a workspace that cannot be allocated, ends the call with an error)
+          struct Joiner {
+            std::vector<std::thread>& pool;
+            ~Joiner() {
+              for (auto& th : pool)
+                if (th.joinable()) th.join();
+            }
+          } joiner{pool};
+          datas.reserve(threads);
+          pool.reserve(threads);
+          for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model));
+          for (int t = 0; t < threads; ++t) {
+            const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+            try {
+              pool.emplace_back([&, t, r0, r1] {
+                bool f = true;
+                work(*datas[t], r0, r1, f);
+                flags[t] = f;
+              });
+            } catch (const std::system_error& e) {
+              failure = "batch: could not start worker thread " + std::to_string(t + 1) +
+                        " of " + std::to_string(threads) + " (" + e.what() +
+                        "); use robodyn.set_num_threads() with fewer threads";
+              break;
+            }
+          }
+          for (auto& th : pool) th.join();
+          for (char f : flags) ok = ok && f;
         }
-        for (auto& th : pool) th.join();
-        for (char f : flags) ok = ok && f;
+      } catch (const std::bad_alloc&) {
+        out_of_memory = true;
       }
     }
+    if (out_of_memory) throw std::bad_alloc();
+    if (!failure.empty()) throw std::runtime_error(failure);
     if (!ok) throw py::value_error(what);
-    return result;
+    return finish();
   }
 
   int frame_index(py::handle link) const {
-    const int nf = static_cast<int>(model_.frame_body.size());
+    const int nf = static_cast<int>(model_->frame_body.size());
     if (PyUnicode_Check(link.ptr())) {
       const std::string name = link.cast<std::string>();
       for (int f = 0; f < nf; ++f)
-        if (model_.link_names[f] == name) return f;
+        if (model_->link_names[f] == name) return f;
       bad("link", "no link named '" + name + "'");
     }
     if (PyIndex_Check(link.ptr()) && !PyBool_Check(link.ptr())) {
@@ -340,10 +308,15 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
   const py::ssize_t n = r.n();
   if (r.kernels_.fd && (method.is_none() || str_is(method, "aba") || str_is(method, "crba")))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
-                    [k = r.kernels_.fd](const Model& m, Data&, const Ptrs3& x, double* o) {
+                    [k = r.kernels_.fd, crba = str_is(method, "crba")](
+                        const Model& m, Data& d, const Ptrs3& x, double* o) {
                       k(x[0], x[1], x[2], o);
+                      // a non-finite result (overflow, or M not positive definite): the
+                      // generic algorithm decides, so both give the same answer or error
                       for (int i = 0; i < m.n; ++i)
-                        if (!std::isfinite(o[i])) return false;
+                        if (!std::isfinite(o[i]))
+                          return crba ? forward_dynamics_crba(m, d, x[0], x[1], x[2], o)
+                                      : aba(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
   if (method.is_none() || str_is(method, "aba"))
@@ -442,6 +415,8 @@ PyObject* guarded(Fn&& fn) {
     e.restore();
   } catch (py::builtin_exception& e) {
     e.set_error();
+  } catch (std::bad_alloc&) {
+    PyErr_NoMemory();
   } catch (std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   }
@@ -558,17 +533,23 @@ PYBIND11_MODULE(_core, m) {
            py::arg("check_inertia") = true, py::arg("check_singular") = true)
       .def_property_readonly("n", &RobotCore::n)
       .def_property_readonly("joint_names",
-                             [](const RobotCore& r) { return r.model_.joint_names; })
-      .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_.link_names; })
+                             [](const RobotCore& r) { return r.model_->joint_names; })
+      .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_->link_names; })
       .def_property(
-          "gravity", [](const RobotCore& r) { return Vec3(r.model_.gravity); },
+          "gravity", [](const RobotCore& r) { return Vec3(r.model_->gravity); },
           [](RobotCore& r, py::handle g) {
             Input in = get_input(g, "gravity", 3);
             if (in.batch) bad("gravity", "expected shape (3,)");
             const Vec3 grav = checked_gravity(Vec3(in.p[0], in.p[1], in.p[2]));
             // generated kernels have the gravity they were generated with built in
-            if (grav != r.model_.gravity) r.kernels_ = RobotCore::Kernels();
-            set_gravity(r.model_, grav);
+            if (grav == r.model_->gravity) return;
+            // a new model with the new gravity (checked before anything changes); the old
+            // one lives on while a batch on another thread still uses it
+            auto next = std::make_shared<Model>(*r.model_);
+            set_gravity(*next, grav);
+            // generated kernels have the gravity they were generated with built in
+            r.kernels_ = RobotCore::Kernels();
+            r.model_ = std::move(next);
           })
       .def(
           "coriolis_matrix",
@@ -608,7 +589,7 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "forward_kinematics",
           [](RobotCore& r, py::handle q, py::handle out) {
-            const py::ssize_t nf = static_cast<py::ssize_t>(r.model_.frame_body.size());
+            const py::ssize_t nf = static_cast<py::ssize_t>(r.model_->frame_body.size());
             return r.run<1>({q}, {"q"}, out, {nf, 4, 4}, "",
                             [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                               forward_kinematics(m, d, x[0], o);
@@ -631,7 +612,7 @@ PYBIND11_MODULE(_core, m) {
            [](const RobotCore& r, const std::string& algorithm) {
              std::array<long, 3> c;
              try {
-               c = count_ops(r.model_, algorithm);
+               c = count_ops(*r.model_, algorithm);
              } catch (const std::invalid_argument& e) {
                throw py::value_error(e.what());
              }
@@ -646,7 +627,7 @@ PYBIND11_MODULE(_core, m) {
              return py::make_tuple(r.data_.cache_hits, r.data_.cache_misses);
            })
       .def("_model_arrays", [](const RobotCore& r) {
-        const Model& m = r.model_;
+        const Model& m = *r.model_;
         py::dict d;
         auto tail = [&](const std::vector<double>& v) {
           return std::vector<double>(v.begin() + 1, v.end());
@@ -669,7 +650,7 @@ PYBIND11_MODULE(_core, m) {
   cls.def("_trace", [](const RobotCore& r, const std::string& algorithm) {
        ExprGraph g;
        try {
-         g = trace_algorithm(r.model_, algorithm);
+         g = trace_algorithm(*r.model_, algorithm);
        } catch (const std::invalid_argument& e) {
          throw py::value_error(e.what());
        }
@@ -716,6 +697,7 @@ PYBIND11_MODULE(_core, m) {
 
   register_simulation(m, [](py::handle h) {
     RobotCore& r = h.cast<RobotCore&>();
-    return SimRobot{&r.model_, r.kernels_.id, r.kernels_.g, r.kernels_.fd};
+    return SimHeld{SimRobot{r.model_.get(), r.kernels_.id, r.kernels_.g, r.kernels_.fd},
+                   r.model_};
   });
 }

@@ -1,13 +1,13 @@
 // Model building and validation.
 #include "robodyn/model.hpp"
 
-#include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
-#include "robodyn/crba.hpp"
+#include "robodyn/aba.hpp"
 #include "robodyn/data.hpp"
 
 namespace robodyn {
@@ -177,6 +177,19 @@ Vec3 checked_gravity(const Vec3& g) {
 
 void set_gravity(Model& m, const Vec3& g) {
   const Vec3 grav = checked_gravity(g);
+  // the gravity seen by each body on the base, computed before anything is changed; the zero
+  // test is relative to the largest component (a norm could overflow and zero everything)
+  const double scale = grav.cwiseAbs().maxCoeff();
+  std::vector<Vec3> v(m.n + 1, Vec3::Zero());
+  for (int i = 1; i <= m.n; ++i) {
+    if (m.parent[i] != 0) continue;
+    v[i] = m.Rc[i].R.transpose() * (-grav);
+    if (!v[i].allFinite())
+      throw std::invalid_argument("gravity: too large (overflows when rotated into the frame "
+                                  "of body " + std::to_string(i - 1) + ")");
+    for (int c = 0; c < 3; ++c)
+      if (std::abs(v[i][c]) < 1e-15 * scale) v[i][c] = 0;
+  }
   // sized once at build; entries are overwritten in place (the vectors never reallocate)
   if (static_cast<int>(m.gb.size()) != m.n + 1) {
     m.gb.assign(m.n + 1, Vec3::Zero());
@@ -185,16 +198,39 @@ void set_gravity(Model& m, const Vec3& g) {
   m.gravity = grav;
   for (int i = 1; i <= m.n; ++i) {
     if (m.parent[i] != 0) continue;
-    Vec3 v = m.Rc[i].R.transpose() * (-grav);
-    std::array<bool, 3> nz;
-    for (int c = 0; c < 3; ++c) {
-      if (std::abs(v[c]) < 1e-15 * grav.norm()) v[c] = 0;
-      nz[c] = v[c] != 0;
-    }
-    m.gb[i] = v;
-    m.gb_nz[i] = nz;
+    m.gb[i] = v[i];
+    for (int c = 0; c < 3; ++c) m.gb_nz[i][c] = v[i][c] != 0;
   }
 }
+
+namespace {
+
+// every constant derived for body i (and the frames) finite, else the build is refused with
+// the link named: numbers that pass one by one (an inertial origin of 1e160) can overflow in
+// products (m c.c = inf)
+void check_derived(const Model& m, const std::vector<BodySpec>& bodies,
+                   const std::vector<FrameSpec>& frames) {
+  for (int i = 1; i <= m.n; ++i) {
+    const bool ok = m.Rc[i].R.allFinite() && m.pc[i].allFinite() && m.h[i].allFinite() &&
+                    m.Ibar[i].allFinite() && m.J[i].allFinite() && m.kz[i].allFinite() &&
+                    m.kzr[i].allFinite() && m.kzk[i].allFinite() && std::isfinite(m.kzr2[i]) &&
+                    std::isfinite(m.kz22[i]) && std::isfinite(m.qoff[i]) &&
+                    std::isfinite(m.pcsq[i][0] + m.pcsq[i][1] + m.pcsq[i][2] + m.pcsq[i][3]);
+    if (!ok)
+      fail(body_label(bodies[i - 1], i - 1),
+           "the model constants derived from its origin, centre of mass and inertia overflow "
+           "(numbers too large)");
+  }
+  for (size_t f = 0; f < m.frame_body.size(); ++f)
+    if (!m.frame_R[f].allFinite() || !m.frame_p[f].allFinite()) {
+      const size_t nb = bodies.size();
+      fail(f < nb ? body_label(bodies[f], static_cast<int>(f))
+                  : "frame " + std::to_string(f - nb) + " ('" + frames[f - nb].name + "')",
+           "its pose overflows when re-expressed (numbers too large)");
+    }
+}
+
+}  // namespace
 
 Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
                   const Vec3& gravity, bool check_inertia_flag, bool check_singular) {
@@ -421,16 +457,22 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     const Vec3& q = m.pc[i];
     m.pcsq[i] = {{2 * q[0], q[0] * q[0], 2 * q[2], q[2] * q[2]}};
   }
+  check_derived(m, bodies, frames);
   set_gravity(m, m.gravity);
-  // a joint that moves no inertia makes M singular: test at a few configurations
-  if (!check_singular) return m;
   Data d(m);
-  Eigen::VectorXd q(n);
+  for (int i = 1; i <= n; ++i)
+    if (!d.kc[i].allFinite() || !d.kI[i].allFinite())
+      fail(body_label(bodies[i - 1], i - 1),
+           "its central inertia overflows (numbers too large)");
+  if (!check_singular) return m;
+  // a joint that moves no inertia makes M singular: test at a few configurations, in O(n) time
+  // and memory. The articulated-body pivots D_i = S_i' IA_i S_i (+ armature) are the pivots of
+  // a factorisation of M from the tips (Featherstone, RBDA 6.5), so M is positive definite
+  // exactly when every D_i > 0, which aba() checks.
+  std::vector<double> q(n), zero(n, 0.0), qdd(n);
   for (int trial = 0; trial < 3; ++trial) {
     for (int i = 0; i < n; ++i) q[i] = trial == 0 ? 0.0 : std::sin(1.3 * (i + 1) * trial + 0.4);
-    crba(m, d, q.data());
-    Eigen::LLT<Eigen::MatrixXd> llt(d.M);
-    if (llt.info() != Eigen::Success)
+    if (!aba(m, d, q.data(), zero.data(), zero.data(), qdd.data()))
       throw std::invalid_argument(
           "model: the mass matrix is singular (a joint moves no mass or inertia; give the "
           "links beyond it mass, inertia or armature)");

@@ -4,9 +4,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <chrono>
+#include <memory>
 #include <cmath>
 #include <string>
 
+#include "numpy_boundary.hpp"
 #include "robodyn/simulate.hpp"
 
 namespace py = pybind11;
@@ -14,54 +17,16 @@ using namespace robodyn;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& name, const std::string& why) {
-  throw py::value_error(name + ": " + why);
-}
+using boundary::bad;
 
-std::string shape_str(py::ssize_t rows, py::ssize_t cols) {
-  return "(" + std::to_string(rows) + (cols < 0 ? ",)" : ", " + std::to_string(cols) + ")");
-}
-
-// A C-contiguous float64 input of shape (rows,) (cols < 0) or (rows, cols), finite; converted
-// once if needed (the copy is kept in `keep`). None gives nullptr when allowed.
 const double* input(py::handle h, const char* name, py::ssize_t rows, py::ssize_t cols,
                     py::object& keep, bool allow_none = false) {
-  if (h.is_none()) {
-    if (allow_none) return nullptr;
-    bad(name, "expected an array of shape " + shape_str(rows, cols) + ", got None");
-  }
-  using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
-  keep = Arr::ensure(h);
-  if (!keep) {
-    PyErr_Clear();
-    bad(name, "expected a float array of shape " + shape_str(rows, cols));
-  }
-  const auto a = py::reinterpret_borrow<py::array>(keep);
-  const bool ok = cols < 0 ? (a.ndim() == 1 && a.shape(0) == rows)
-                           : (a.ndim() == 2 && a.shape(0) == rows && a.shape(1) == cols);
-  if (!ok) {
-    std::string got = "(";
-    for (py::ssize_t k = 0; k < a.ndim(); ++k)
-      got += std::to_string(a.shape(k)) + (k + 1 < a.ndim() ? ", " : a.ndim() == 1 ? "," : "");
-    bad(name, "expected shape " + shape_str(rows, cols) + ", got " + got + ")");
-  }
-  const auto* p = static_cast<const double*>(a.data());
-  for (py::ssize_t k = 0; k < a.size(); ++k)
-    if (!std::isfinite(p[k])) bad(name, "contains NaN or inf");
-  return p;
+  return boundary::get_fixed(h, name, rows, cols, keep, allow_none);
 }
 
-// A writeable C-contiguous float64 output of shape (rows, cols), written in place.
 double* output(py::handle h, const char* name, py::ssize_t rows, py::ssize_t cols) {
-  auto& api = py::detail::npy_api::get();
-  if (!api.PyArray_Check_(h.ptr())) bad(name, "expected a numpy array");
-  auto a = py::reinterpret_borrow<py::array>(h);
-  const int need = py::array::c_style;
-  if (!(a.flags() & need) || !a.dtype().is(py::dtype::of<double>()) || !a.writeable())
-    bad(name, "expected a writeable C-contiguous float64 array");
-  if (a.ndim() != 2 || a.shape(0) != rows || a.shape(1) != cols)
-    bad(name, "expected shape " + shape_str(rows, cols));
-  return static_cast<double*>(a.mutable_data());
+  const Py_intptr_t dims[2] = {rows, cols};
+  return boundary::get_writeable(h, name, 2, dims);
 }
 
 const char* status_name(SimStatus s) {
@@ -76,7 +41,7 @@ const char* status_name(SimStatus s) {
 
 }  // namespace
 
-void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
+void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
   m.def(
       "_simulate_fixed",
       [view](py::handle plant, py::handle grid, py::handle control, py::handle q0,
@@ -87,7 +52,8 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
              py::handle qdd_ref, py::handle noise_q, py::handle noise_qd, int delay,
              py::handle ring, py::handle progress, long every) {
         // the plant and the options
-        const SimRobot p = view(plant);
+        const SimHeld plant_held = view(plant);
+        const SimRobot p = plant_held.robot;
         const py::ssize_t n = p.model->n;
         SimIntegrator integ;
         if (integrator == "rk4")
@@ -141,8 +107,10 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
         else
           bad("law", "expected 'none', 'computed_torque', 'pd_gravity' or 'feedforward'");
         SimReference ref;
+        SimHeld controller_held;
         if (c.law != SimLaw::None) {
-          c.robot = view(controller);
+          controller_held = view(controller);
+          c.robot = controller_held.robot;
           if (c.robot.model->n != n)
             bad("controller", "its model has " + std::to_string(c.robot.model->n) +
                                   " joints, the plant " + std::to_string(n));
@@ -177,16 +145,36 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
           }
         }
 
-        // the loop, without the GIL; the progress callback takes it back
+        // the loop, without the GIL. After every interval: the progress callback (every
+        // `every` intervals) and, every few milliseconds, Python's signal handlers (Ctrl-C
+        // raises KeyboardInterrupt), both with the GIL taken back briefly
+        if (every < 1) bad("every", "must be >= 1");
         bool py_error = false;
+        long interval = 0;
+        using Clock = std::chrono::steady_clock;
+        auto last_check = Clock::now();
+        const auto check_period = std::chrono::milliseconds(5);
         auto report = [&](double t) {
+          const bool call = !progress.is_none() && interval++ % every == 0;
+          const auto now = Clock::now();
+          const bool signals = now - last_check >= check_period;
+          if (!call && !signals) return true;
           py::gil_scoped_acquire acquire;
-          try {
-            progress(t);
-          } catch (py::error_already_set& e) {
-            e.restore();
-            py_error = true;
-            return false;
+          if (signals) {
+            last_check = now;
+            if (PyErr_CheckSignals() != 0) {
+              py_error = true;
+              return false;
+            }
+          }
+          if (call) {
+            try {
+              progress(t);
+            } catch (py::error_already_set& e) {
+              e.restore();
+              py_error = true;
+              return false;
+            }
           }
           return true;
         };
@@ -194,7 +182,7 @@ void register_simulation(py::module_& m, SimRobot (*view)(py::handle)) {
         {
           Simulator sim(p, fd, integ, c);
           py::gil_scoped_release release;
-          r = sim.run(g, ref, pq0, pqd0, out, progress.is_none() ? 0 : every, report);
+          r = sim.run(g, ref, pq0, pqd0, out, 1, report);
         }
         if (py_error) throw py::error_already_set();
         py::dict d;

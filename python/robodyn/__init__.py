@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 
 def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True,
-              strict=False, mimic="couple", xacro_args=None) -> Robot:
+              strict=False, mimic="couple", xacro_args=None, max_bytes=None) -> Robot:
     """Load a URDF file (path), a ``.xacro`` file (expanded with ``xacro_args``, needs the
     ``xacro`` extra) or URDF text into a Robot. See docs/urdf.md.
 
@@ -25,11 +25,15 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     as independent joints, like Pinocchio's and MuJoCo's loaders. A joint that moves no mass
     (singular mass matrix) loads with a warning (forward dynamics then raises). Every error is a
     ``robodyn.urdf.URDFError`` (a ValueError) "<file>: <element>: <reason>".
+    ``max_bytes``: the largest file or text read (default 64 MiB, robodyn.urdf.MAX_BYTES); a
+    path must be a regular file (devices, FIFOs and directories are refused). See
+    docs/security.md.
     """
-    from .urdf import load
+    from .urdf import MAX_BYTES, load
 
     return load(path_or_xml_string, gravity=gravity, armature=armature,
-                check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args)
+                check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args,
+                max_bytes=MAX_BYTES if max_bytes is None else max_bytes)
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

@@ -244,7 +244,11 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         continuous, period, rate = True, None, None
     else:
         rate = _positive(control_rate, "control_rate")
-        continuous, period = False, 1.0 / rate
+        period = 1.0 / rate
+        if not math.isfinite(period):
+            raise ValueError(f"control_rate: {control_rate!r} Hz is too small (its period "
+                             "1 / control_rate overflows)")
+        continuous = False
     if int(max_steps) != max_steps or max_steps < 1:
         raise ValueError(f"max_steps: expected a positive integer, got {max_steps!r}")
     if integrator == "rk45":
@@ -548,7 +552,6 @@ class _Loop:
                             method=method)
         self.ref_buf = np.empty((3, n))
         self.n_control = 0
-        self._ctrl_checked = False
         self._link_index = None
         if controller is None:
             self.control = self._no_control
@@ -581,12 +584,12 @@ class _Loop:
             wrenches = None
             if isinstance(u, tuple) and len(u) == 2:
                 u, wrenches = u
-            if not self._ctrl_checked:
+            # checked at every call: a shape that changes later is an error, never broadcast
+            if getattr(u, "shape", None) != self.tau.shape:
                 u = np.asarray(u, dtype=np.float64)
                 if u.shape != (self.n,):
-                    raise ValueError(f"controller: returned shape {u.shape}, "
+                    raise ValueError(f"controller: returned shape {u.shape} at t = {t:.6g} s, "
                                      f"expected ({self.n},)")
-                self._ctrl_checked = True
             self.tau[:] = u
             if wrenches:
                 self._add_wrenches(q, wrenches)

@@ -123,6 +123,7 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
     d.Im[p] += d.Im[i];
   }
   // columns: F = Ic_i S_i carried down the path to the base; other branches stay zero
+  d.size_mass_matrix();
   d.M.setZero();
   for (int i = 1; i <= m.n; ++i) {
     V3T<S> Fn, Ff;

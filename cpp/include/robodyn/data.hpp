@@ -65,7 +65,13 @@ struct DataTpl {
   AVec<V6> sw, swd, vw;  // joint axes, their derivatives, body velocities (base frame)
   AVec<M6> Iw, Bw;       // world inertias and the skew Coriolis operators, then composites
 
-  MatX M;                // mass matrix workspace (n, n)
+  MatX M;                // mass matrix workspace (n, n); sized when the Data is made for
+                         // n <= kEagerMassMatrix, else by the first algorithm that needs it
+                         // (a long chain's Data stays O(n) unless M is asked for)
+  static constexpr int kEagerMassMatrix = 128;
+  void size_mass_matrix() {
+    if (M.rows() != n) M.setZero(n, n);
+  }
   VecX tmp;              // (n,) scratch
 
   // Kane's method (kane.hpp): classical, mass-centre based quantities
@@ -92,7 +98,7 @@ DataTpl<S>::DataTpl(const Model& m)
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
       sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
       Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
-      M(MatX::Zero(m.n, m.n)), tmp(VecX::Zero(m.n)),
+      M(m.n <= kEagerMassMatrix ? MatX::Zero(m.n, m.n) : MatX()), tmp(VecX::Zero(m.n)),
       kc(m.n + 1, Vec3::Zero()), kc_nz(m.n + 1, {{false, false, false}}),
       kI(m.n + 1, Mat3::Zero()), kI_principal(m.n + 1, 1),
       ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {

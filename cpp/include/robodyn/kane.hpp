@@ -155,6 +155,7 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
     d.Ih[p] += t;
     d.Im[p] += M;
   }
+  d.size_mass_matrix();
   for (int i = 0; i < m.n; ++i)
     for (int j = 0; j < i; ++j) d.M(i, j) = S(0);
   // column r: momentum P and moment of momentum G of the subtree for u_r = 1, carried to the

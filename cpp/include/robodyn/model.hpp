@@ -124,7 +124,9 @@ constexpr double kInertiaAtol = 1e-12;  // kg m^2
 // Checks a gravity vector (finite) and returns it; throws std::invalid_argument otherwise.
 Vec3 checked_gravity(const Vec3& g);
 
-// Sets the gravity of a built model and the quantities derived from it.
+// Sets the gravity of a model being built (or a copy) and the quantities derived from it; the
+// model is unchanged when it throws (std::invalid_argument: non-finite, or overflowing in a
+// body frame). A shared model is never changed: the bindings build a new one.
 void set_gravity(Model& m, const Vec3& g);
 
 }  // namespace robodyn

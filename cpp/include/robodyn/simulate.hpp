@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "robodyn/aba.hpp"
@@ -33,6 +34,13 @@ struct SimRobot {
   IdKernel id = nullptr;             // replaces rnea()
   GravityKernel gravity = nullptr;   // replaces gravity_torques()
   FdKernel fd = nullptr;             // replaces aba() and forward_dynamics_crba()
+};
+
+// A SimRobot with its model held (shared ownership) for as long as a run uses it: the
+// bindings replace a robot's model when its gravity changes, never modify it.
+struct SimHeld {
+  SimRobot robot;
+  std::shared_ptr<const Model> model;
 };
 
 enum class SimIntegrator : unsigned char { RK4, SemiImplicitEuler };

@@ -1,0 +1,183 @@
+// The NumPy boundary of the binding units (bindings.cpp, simulate.cpp): one place that turns a
+// Python argument into a float64 view, checks its shape and finiteness, and checks outputs.
+//
+// Rules (../shared/STYLE.md rule 8): a C-contiguous, aligned, native float64 array is used in
+// place; anything else of a real kind (float, int, unsigned, bool arrays, and lists of real
+// numbers) is converted once; complex, object, string and other kinds are refused with a
+// ValueError naming the argument (a list of complex numbers as well as a complex array). A
+// MemoryError raised while converting stays a MemoryError. Private to the binding units: the
+// C++ core does not depend on Python.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace robodyn {
+namespace boundary {
+
+namespace py = pybind11;
+
+[[noreturn]] inline void bad(const std::string& name, const std::string& why) {
+  throw py::value_error(name + ": " + why);
+}
+
+inline bool is_array(PyObject* o) { return py::detail::npy_api::get().PyArray_Check_(o); }
+
+inline bool is_native_f64_c(PyObject* o) {
+  if (!is_array(o)) return false;
+  auto* a = py::detail::array_proxy(o);
+  auto* d = py::detail::array_descriptor_proxy(a->descr);
+  return d->type_num == py::detail::npy_api::NPY_DOUBLE_ && d->byteorder != '>' &&
+         (a->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) &&
+         (a->flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
+}
+
+inline std::string shape_str(PyObject* o) {
+  auto* a = py::detail::array_proxy(o);
+  std::string s = "(";
+  for (int k = 0; k < a->nd; ++k) {
+    s += std::to_string(a->dimensions[k]);
+    if (a->nd == 1 || k + 1 < a->nd) s += k + 1 < a->nd ? ", " : ",";
+  }
+  return s + ")";
+}
+
+// "(rows,)" (cols < 0) or "(rows, cols)"; rows < 0 prints N
+inline std::string shape_str(py::ssize_t rows, py::ssize_t cols) {
+  const std::string r = rows < 0 ? "N" : std::to_string(rows);
+  return "(" + r + (cols < 0 ? ",)" : ", " + std::to_string(cols) + ")");
+}
+
+// the pending Python error, rethrown when it is a MemoryError (or KeyboardInterrupt), else
+// cleared
+inline void keep_fatal_error() {
+  if (PyErr_ExceptionMatches(PyExc_MemoryError) ||
+      PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+    throw py::error_already_set();
+  PyErr_Clear();
+}
+
+// h as a C-contiguous native float64 array (h itself when it already is one). `expect` says
+// what the argument should be, for the error message.
+inline py::object as_f64(py::handle h, const std::string& name, const std::string& expect) {
+  if (is_native_f64_c(h.ptr())) return py::reinterpret_borrow<py::object>(h);
+  if (h.is_none()) bad(name, "expected " + expect + ", got None");
+  auto& api = py::detail::npy_api::get();
+  // the natural dtype first (a list of complex numbers is complex, not silently real)
+  py::object arr;
+  if (is_array(h.ptr())) {
+    arr = py::reinterpret_borrow<py::object>(h);
+  } else {
+    PyObject* a = api.PyArray_FromAny_(h.ptr(), nullptr, 0, 0,
+                                       py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_, nullptr);
+    if (!a) {
+      keep_fatal_error();
+      bad(name, "expected " + expect + " (not convertible to an array)");
+    }
+    arr = py::reinterpret_steal<py::object>(a);
+  }
+  const char kind =
+      py::detail::array_descriptor_proxy(py::detail::array_proxy(arr.ptr())->descr)->kind;
+  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
+    bad(name, "expected " + expect + " of real numbers, got dtype kind '" + kind + "'");
+  PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_DOUBLE_);
+  PyObject* c = api.PyArray_FromAny_(
+      arr.ptr(), descr, 0, 0,
+      py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_ |
+          py::array::c_style | py::array::forcecast,
+      nullptr);
+  if (!c) {
+    keep_fatal_error();
+    bad(name, "expected " + expect + " of real numbers");
+  }
+  return py::reinterpret_steal<py::object>(c);
+}
+
+inline const double* data_of(const py::object& a) {
+  return reinterpret_cast<const double*>(py::detail::array_proxy(a.ptr())->data);
+}
+
+inline void check_finite(const double* p, py::ssize_t count, const std::string& name,
+                         const std::string& expect) {
+  for (py::ssize_t k = 0; k < count; ++k)
+    if (!std::isfinite(p[k]))
+      bad(name, "contains NaN or inf (expected finite values, " + expect + ")");
+}
+
+// A float64 view of one state argument: (n,) (rows = 1, batch = false) or (N, n) (a batch).
+struct Input {
+  const double* p = nullptr;
+  py::ssize_t rows = 1;
+  bool batch = false;
+  py::object keep;  // the array read: the caller's, or a converted copy
+};
+
+// q-like argument: shape (n,) or (N, n), finite float values
+inline Input get_input(py::handle h, const char* name, int n) {
+  const std::string expect =
+      "an array of shape " + shape_str(n, -1) + " or " + shape_str(-1, n);
+  Input in;
+  in.keep = as_f64(h, name, expect);
+  PyObject* o = in.keep.ptr();
+  auto* a = py::detail::array_proxy(o);
+  const auto* dims = a->dimensions;
+  if (a->nd == 1 && dims[0] == n) {
+    in.rows = 1;
+  } else if (a->nd == 2 && dims[1] == n) {
+    in.rows = dims[0];
+    in.batch = true;
+  } else {
+    bad(name, "expected shape " + shape_str(n, -1) + " or " + shape_str(-1, n) + ", got " +
+                  shape_str(o));
+  }
+  in.p = data_of(in.keep);
+  check_finite(in.p, in.rows * n, name, "shape " + shape_str(n, -1) + " or " + shape_str(-1, n));
+  return in;
+}
+
+// An input of exactly shape (rows,) (cols < 0) or (rows, cols), finite. None gives nullptr
+// when allowed. The array read is kept in `keep`.
+inline const double* get_fixed(py::handle h, const char* name, py::ssize_t rows,
+                               py::ssize_t cols, py::object& keep, bool allow_none = false) {
+  if (h.is_none() && allow_none) return nullptr;
+  const std::string expect = "an array of shape " + shape_str(rows, cols);
+  keep = as_f64(h, name, expect);
+  auto* a = py::detail::array_proxy(keep.ptr());
+  const bool ok = cols < 0 ? (a->nd == 1 && a->dimensions[0] == rows)
+                           : (a->nd == 2 && a->dimensions[0] == rows && a->dimensions[1] == cols);
+  if (!ok) bad(name, "expected shape " + shape_str(rows, cols) + ", got " + shape_str(keep.ptr()));
+  const double* p = data_of(keep);
+  check_finite(p, cols < 0 ? rows : rows * cols, name, "shape " + shape_str(rows, cols));
+  return p;
+}
+
+// A writeable C-contiguous float64 array of exactly `nd` dimensions `dims`, written in place.
+inline double* get_writeable(py::handle h, const char* name, int nd, const Py_intptr_t* dims) {
+  PyObject* o = h.ptr();
+  if (!is_native_f64_c(o)) bad(name, "must be a C-contiguous float64 numpy array");
+  auto* a = py::detail::array_proxy(o);
+  if (!(a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_)) bad(name, "is not writeable");
+  bool ok = a->nd == nd;
+  for (int k = 0; ok && k < nd; ++k) ok = a->dimensions[k] == dims[k];
+  if (!ok) {
+    std::string s = "(";
+    for (int k = 0; k < nd; ++k) s += std::to_string(dims[k]) + (k + 1 < nd ? ", " : nd == 1 ? "," : "");
+    bad(name, "expected shape " + s + "), got " + shape_str(o));
+  }
+  return reinterpret_cast<double*>(a->data);
+}
+
+// whether the byte ranges [a, a + na) and [b, b + nb) share memory
+inline bool overlaps(const double* a, py::ssize_t na, const double* b, py::ssize_t nb) {
+  if (na <= 0 || nb <= 0) return false;
+  const auto a0 = reinterpret_cast<std::uintptr_t>(a), b0 = reinterpret_cast<std::uintptr_t>(b);
+  return a0 < b0 + static_cast<std::uintptr_t>(nb) * sizeof(double) &&
+         b0 < a0 + static_cast<std::uintptr_t>(na) * sizeof(double);
+}
+
+}  // namespace boundary
+}  // namespace robodyn

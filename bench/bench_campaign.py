@@ -24,6 +24,7 @@ import json
 import os
 import pickle
 import platform
+import shutil
 import statistics
 import tempfile
 import time
@@ -43,6 +44,17 @@ def load():
 QUICK = False  # --quick: a smoke test (40 runs of 1 s, a tenth of the dataset)
 
 
+def cpu_seconds(client):
+    """Process CPU seconds so far: (this process: client and scheduler, sum over workers)."""
+    workers = client.run(time.process_time)
+    return time.process_time(), sum(workers.values())
+
+
+def cpu_since(client, before):
+    now = cpu_seconds(client)
+    return now[0] - before[0], now[1] - before[1]
+
+
 def make_campaign(runs=400, batch=10):
     if QUICK:
         runs, duration = 40, 1.0
@@ -60,20 +72,49 @@ def make_campaign(runs=400, batch=10):
 
 def bench_campaign(client, rounds, tmp):
     c = make_campaign()
-    serial, dist = [], []
+    # warm-up: the workers import robodyn, pyarrow and the simulator once
+    t0 = time.perf_counter()
+    warm = cp.Campaign("intelledex_605", simulation={"duration": 0.1}, samples=4, batch=1)
+    warm.run(Path(tmp) / "warm", client, progress=False)
+    warm.run(Path(tmp) / "warm-serial", "serial")
+    first = time.perf_counter() - t0
+    serial, dist, serial_cpu, dist_cpu, idle_rate = [], [], [], [], []
     tables = {}
     for r in range(rounds):
         for mode in ("serial", "dask"):
             out = Path(tmp) / f"{mode}{r}"
+            before = cpu_seconds(client)
             t0 = time.perf_counter()
             res = c.run(out, "serial" if mode == "serial" else client, progress=False)
             dt = time.perf_counter() - t0
-            (serial if mode == "serial" else dist).append(dt)
+            cpu = cpu_since(client, before)
+            if mode == "serial":
+                serial.append(dt)
+                serial_cpu.append(cpu[0])
+                idle_rate.append(cpu[1] / dt)  # the idle workers' own CPU per second
+            else:
+                dist.append(dt)
+                dist_cpu.append(cpu)
             tables[mode] = res.table
-            print(f"  round {r} {mode:6s} {dt:7.2f} s  load {load()[0]:.2f}", flush=True)
+            print(f"  round {r} {mode:6s} {dt:7.2f} s  cpu: this process {cpu[0]:.2f} s, "
+                  f"workers {cpu[1]:.2f} s  load {load()[0]:.2f}", flush=True)
     assert tables["serial"].equals(tables["dask"]), "cluster table differs from serial"
     ok = int(sum(1 for s in tables["serial"]["status"].to_pylist() if s == "ok"))
+    # CPU accounting (independent of the other jobs on the machine): the cluster's CPU seconds
+    # (workers + client/scheduler) against the serial run's; with w idle cores the speed-up is
+    # at most w times this efficiency
+    total = [a + b for a, b in dist_cpu]
+    eff = statistics.median(serial_cpu) / statistics.median(total)
+    # the same without the workers' idle background (heartbeats, monitors: a rate per second,
+    # measured while they wait during the serial runs), which grows with the wall time and so
+    # with the other jobs' load
+    rate = statistics.median(idle_rate)
+    net = [a + b - rate * w for (a, b), w in zip(dist_cpu, dist)]
+    eff_net = statistics.median(serial_cpu) / statistics.median(net)
     return {"runs": c.runs, "batch": c.batch, "ok": ok, "serial_s": serial, "dask_s": dist,
+            "serial_cpu_s": serial_cpu, "dask_cpu_s": dist_cpu, "warm_up_s": first,
+            "cpu_efficiency": eff, "speedup_bound_from_cpu": eff * len(client.nthreads()),
+            "idle_worker_cpu_per_s": rate, "cpu_efficiency_net_of_idle": eff_net,
             "speedup": statistics.median(serial) / statistics.median(dist),
             "per_run_ms": 1e3 * statistics.median(serial) / c.runs}
 
@@ -83,19 +124,23 @@ def bench_overheads(client, tmp, n_tasks=2000):
     # the scheduler's cost per task: empty tasks, submitted together
     fs = client.map(_noop, range(100), pure=False)
     client.gather(fs)
+    before = cpu_seconds(client)
     t0 = time.perf_counter()
     fs = client.map(_noop, range(n_tasks), pure=False)
     client.gather(fs)
     per_task = (time.perf_counter() - t0) / n_tasks
+    cpu_client, cpu_workers = cpu_since(client, before)
     del fs
     # sizes: the campaign (scattered once per worker), a task's result, the robot
     table, ttable = c.run_batch(0)
     (Path(tmp) / "runs").mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for b in range(20):
         c._write(Path(tmp), 1000 + b, table, ttable)
-    write = (time.perf_counter() - t0) / 20
+    write = (time.process_time() - t0) / 20
     return {"scheduler_s_per_task": per_task,
+            "client_and_scheduler_cpu_s_per_task": cpu_client / n_tasks,
+            "worker_cpu_s_per_task": cpu_workers / n_tasks,
             "campaign_pickle_bytes": len(pickle.dumps(c)),
             "robot_pickle_bytes": len(pickle.dumps(c.robot)),
             "result_pickle_bytes_per_batch": len(pickle.dumps((table, ttable))),
@@ -108,6 +153,12 @@ def _noop(i):
 
 
 def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3):
+    """Rows per second: one batch call per quantity on ``chunk`` states in this process
+    (compute only; the reference), the whole pipeline in this process (draw, compute, write
+    Parquet), and on the cluster per core, written and not written (the chunks reduced on the
+    workers, so only the Dask overhead is added to the compute)."""
+    import dask
+
     robot = robodyn.robots.intelledex_605()
     if QUICK:
         rows, chunk = rows // 10, chunk // 10
@@ -115,44 +166,75 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3)
     robodyn.set_num_threads(1)
     rng = np.random.default_rng(0)
     q, qd, qdd = uniform_sampler(robot)(rng, chunk)
-    batch, local, dist = [], [], []
+    # warm-up: imports (dask.array here and on the workers)
+    robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w0",
+                    scheduler="synchronous")
+    robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w1",
+                    scheduler=client)
+    res = {k: [] for k in ("batch", "batch_cpu", "local", "cluster_write", "cluster_compute",
+                           "cluster_write_cpu", "cluster_compute_cpu")}
     for r in range(rounds):
-        t0 = time.process_time()
+        t0, c0 = time.perf_counter(), time.process_time()
         robot.inverse_dynamics(q, qd, qdd)
         robot.mass_matrix(q)
-        batch.append(chunk / (time.process_time() - t0))
+        res["batch"].append(chunk / (time.perf_counter() - t0))
+        res["batch_cpu"].append(chunk / (time.process_time() - c0))
         t0 = time.perf_counter()
         robodyn.dataset(robot, chunk, quantities, chunk=chunk, path=Path(tmp) / f"l{r}",
                         scheduler="synchronous")
-        local.append(chunk / (time.perf_counter() - t0))
+        res["local"].append(chunk / (time.perf_counter() - t0))
+        before = cpu_seconds(client)
         t0 = time.perf_counter()
         robodyn.dataset(robot, rows, quantities, chunk=chunk, path=Path(tmp) / f"d{r}",
                         scheduler=client)
-        dist.append(rows / (time.perf_counter() - t0) / workers)
-        print(f"  round {r}: batch call {batch[-1]:,.0f} rows/s, in-process dataset "
-              f"{local[-1]:,.0f} rows/s, cluster {dist[-1]:,.0f} rows/s per core  load "
-              f"{load()[0]:.2f}", flush=True)
-    b, l, d = (statistics.median(x) for x in (batch, local, dist))
-    return {"rows": rows, "chunk": chunk, "quantities": quantities,
-            "batch_call_rows_per_s": b, "in_process_dataset_rows_per_s": l,
-            "cluster_rows_per_s_per_core": d, "per_core_vs_batch_call": d / b,
-            "per_core_vs_in_process_dataset": d / l, "bytes_per_row": 8 * (4 * 6 + 36)}
+        res["cluster_write"].append(rows / (time.perf_counter() - t0) / workers)
+        res["cluster_write_cpu"].append(rows / sum(cpu_since(client, before)))
+        arrays = robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r + 1)
+        before = cpu_seconds(client)
+        t0 = time.perf_counter()
+        dask.compute(*[a.sum() for a in arrays.values()], scheduler=client)
+        res["cluster_compute"].append(rows / (time.perf_counter() - t0) / workers)
+        res["cluster_compute_cpu"].append(rows / sum(cpu_since(client, before)))
+        print(f"  round {r}: batch call {res['batch'][-1]:,.0f} rows/s, in-process dataset "
+              f"{res['local'][-1]:,.0f} rows/s; cluster per core: written "
+              f"{res['cluster_write'][-1]:,.0f}, computed {res['cluster_compute'][-1]:,.0f} "
+              f"rows/s  load {load()[0]:.2f}", flush=True)
+        for d in (f"l{r}", f"d{r}"):
+            shutil.rmtree(Path(tmp) / d)
+    med = {k: statistics.median(v) for k, v in res.items()}
+    return {"rows": rows, "chunk": chunk, "quantities": quantities, "rounds": res,
+            "batch_call_rows_per_s": med["batch"],
+            "in_process_dataset_rows_per_s": med["local"],
+            "cluster_written_rows_per_s_per_core": med["cluster_write"],
+            "cluster_computed_rows_per_s_per_core": med["cluster_compute"],
+            "cpu": {"batch_call_rows_per_cpu_s": med["batch_cpu"],
+                    "cluster_computed_rows_per_cpu_s": med["cluster_compute_cpu"],
+                    "cluster_written_rows_per_cpu_s": med["cluster_write_cpu"],
+                    "computed_vs_batch_call": med["cluster_compute_cpu"] / med["batch_cpu"],
+                    "written_vs_batch_call": med["cluster_write_cpu"] / med["batch_cpu"]},
+            "computed_per_core_vs_batch_call": med["cluster_compute"] / med["batch"],
+            "written_per_core_vs_batch_call": med["cluster_write"] / med["batch"],
+            "written_per_core_vs_in_process_dataset": med["cluster_write"] / med["local"],
+            "bytes_per_row": 8 * (4 * 6 + 36)}
 
 
-def model_cluster(per_run_s, over, nodes=4, cores=32, n=10**6, batch=100):
-    """Time of ``n`` simulations on ``nodes`` x ``cores`` with the measured overheads."""
+def model_cluster(per_run_s, over, start_s, nodes=4, cores=32, n=10**6, batch=100):
+    """Time of ``n`` simulations on ``nodes`` x ``cores`` worker processes with the overheads
+    measured here: the scheduler (one thread) handles every task, the client (one process)
+    writes every batch, the workers add their per-task cost to the compute; the three run
+    concurrently, so the slowest sets the pace, plus the last batch (the tail) and the start."""
     workers = nodes * cores
     tasks = n / batch
-    compute = n * per_run_s / workers
-    scheduler = tasks * over["scheduler_s_per_task"]  # one scheduler thread, overlapped
-    client = tasks * over["client_write_s_per_batch"]  # one client, overlapped
-    rows_bytes = over["result_pickle_bytes_per_batch"] / over["rows_per_batch"] * n
-    tail = batch * per_run_s  # the last tasks finish one batch after the rest
-    total = max(compute, scheduler, client) + tail
+    compute = (n * per_run_s + tasks * over["worker_cpu_s_per_task"]) / workers
+    scheduler = tasks * over["client_and_scheduler_cpu_s_per_task"]
+    client = tasks * over["client_write_s_per_batch"]
+    tail = batch * per_run_s
+    total = max(compute, scheduler, client) + tail + start_s
     return {"simulations": n, "workers": workers, "batch": batch, "tasks": tasks,
             "compute_s": compute, "scheduler_s": scheduler, "client_write_s": client,
-            "result_bytes": rows_bytes, "tail_s": tail, "total_s": total,
-            "efficiency": compute / total}
+            "result_bytes": over["result_pickle_bytes_per_batch"] / over["rows_per_batch"] * n,
+            "tail_s": tail, "start_s": start_s, "total_s": total,
+            "efficiency": n * per_run_s / workers / total}
 
 
 def main(argv=None):
@@ -175,7 +257,8 @@ def main(argv=None):
     client = Client(cluster)
     out["cluster_start_s"] = time.perf_counter() - t0
     try:
-        with tempfile.TemporaryDirectory() as tmp:
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None  # files in memory: not the disk
+        with tempfile.TemporaryDirectory(dir=shm) as tmp:
             if not args.skip_campaign:
                 print("campaign of 400 simulations:", flush=True)
                 out["campaign"] = bench_campaign(client, args.rounds, tmp)
@@ -187,9 +270,11 @@ def main(argv=None):
         client.close()
         cluster.close()
     out["load_end"] = load()
-    per_run = out["campaign"]["per_run_ms"] / 1e3 if "campaign" in out else 0.04
-    out["model_4x32"] = [model_cluster(per_run, out["overheads"], batch=b)
-                         for b in (1, 10, 100, 1000)]
+    # per run: the serial run's CPU seconds (the other jobs' load does not enter)
+    per_run = (statistics.median(out["campaign"]["serial_cpu_s"]) / out["campaign"]["runs"]
+               if "campaign" in out else 0.04)
+    out["model_4x32"] = [model_cluster(per_run, out["overheads"], out["cluster_start_s"],
+                                       batch=b) for b in (1, 10, 100, 1000)]
     text = json.dumps(out, indent=1)
     print(text)
     if args.json:

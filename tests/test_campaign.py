@@ -155,6 +155,24 @@ def test_local_cluster_equals_serial(serial, cluster, tmp_path):
     assert a.equals(b)
 
 
+def test_specialised_campaign_on_the_cluster(cluster, tmp_path):
+    """specialized=True: the campaign's robot travels specialised, each worker specialises it
+    once; the table equals the serial one, and the generic code's to rounding."""
+    options = dict(grid={"controller.kp": [400.0, 900.0]}, random={}, samples=1, batch=1,
+                   trajectories=False)
+    special = _campaign(specialized=True, **options)
+    assert special.robot.is_specialized()
+    dist = special.run(tmp_path / "d", cluster.scheduler_address, progress=False)
+    ref = special.run(tmp_path / "s", "serial")
+    _assert_tables_equal(ref.table, dist.table)
+    generic = _campaign(**options).run(tmp_path / "g", "serial")
+    assert generic.table.column_names == ref.table.column_names
+    for a, b in zip(generic.table.to_pylist(), ref.table.to_pylist()):
+        assert a["status"] == b["status"] == "ok"
+        assert b["max_tracking_error"] == pytest.approx(a["max_tracking_error"], rel=1e-9)
+        assert b["energy"] == pytest.approx(a["energy"], rel=1e-9)
+
+
 def test_resume_skips_written_batches_and_refuses_another_campaign(serial, tmp_path):
     c, res, out = serial
     target = tmp_path / "r"
@@ -213,6 +231,8 @@ control_rate = 1000.0
     ('robot = "stanford_arm"\n[random]\n"controller.kp" = { gauss = [1, 2] }\n', "gauss"),
     ('robot = "stanford_arm"\n[random]\n"controller.kp" = { uniform = [2, 1] }\n', "low <= high"),
     ('robot = "stanford_arm"\nsamples = 0\n', "samples"),
+    ('robot = "stanford_arm"\nseed = "1"\n', "seed"),
+    ('robot = "stanford_arm"\ncontroller = 3\n', "controller: expected a table"),
     ('robot = "no_such_robot"\n', "no_such_robot"),
     ('robot = "stanford_arm"\n[grid]\n"controller.kp" = [[1, 2]]\n', "6 entries"),
     ('robot = "stanford_arm"\nspeed = 3\n', "speed"),

@@ -31,6 +31,7 @@ def _kinds():
         ("urdf-file", lambda: robodyn.load_urdf(str(DATA / "rotated_inertial.urdf"))),
         ("urdf-text", lambda: robodyn.load_urdf(
             robodyn.Robot(rm.random_chain(6, np.random.default_rng(3))).to_urdf())),
+        ("urdf-mimic", lambda: robodyn.load_urdf(str(DATA / "gripper.urdf"))),
         ("dh", _dh_robot),
         ("tree", lambda: robodyn.Robot(rm.random_tree(7, np.random.default_rng(8)))),
         ("specialized-bundled", lambda: robodyn.robots.intelledex_605().specialized()),
@@ -43,7 +44,9 @@ def _floating():
     robot = robodyn.robots.stanford_arm()
     if not hasattr(robot, "nq"):
         return None
-    return robodyn.load_urdf(str(robodyn.robots.urdf_path("intelledex_605")), floating_base=True)
+    # (the Intelledex with a free base would be singular: its root link has no mass, so turning
+    # the base about joint 1's axis against joint 1 moves nothing)
+    return robodyn.robots.load("lynch_satellite")
 
 
 def _states(robot, rng, m=4):
@@ -61,7 +64,7 @@ def _dynamics(robot, q, qd, x):
            "h": robot.bias_torques(q, qd), "g": robot.gravity_torques(q),
            "fd": robot.forward_dynamics(q, qd, x), "fk": robot.forward_kinematics(q[0]),
            "ke": robot.kinetic_energy(q, qd)}
-    for method in ("kane",):
+    for method in () if getattr(robot, "floating_base", False) else ("kane",):
         out["id_" + method] = robot.inverse_dynamics(q, qd, x, method=method)
     return out
 

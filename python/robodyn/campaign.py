@@ -229,6 +229,14 @@ def _check_key(key, where):
     return section, name
 
 
+def _integer(value, what, least):
+    """``value`` as an int >= ``least`` (ValueError naming ``what`` otherwise)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= least:
+        return int(value)
+    kind = "a positive" if least == 1 else "a non-negative"
+    raise ValueError(f"{what}: expected {kind} integer, got {value!r}")
+
+
 def _plain(x):
     """JSON-able form of a configuration value."""
     if isinstance(x, np.ndarray):
@@ -293,12 +301,17 @@ class Campaign:
         for section, values in (("controller", controller), ("simulation", simulation),
                                 ("model", model), ("reference", reference),
                                 ("initial", initial)):
+            if values is not None and not isinstance(values, dict):
+                raise ValueError(f"{section}: expected a table of keys, got {values!r}")
             values = dict(values or {})
             for k in values:
                 _check_key(f"{section}.{k}", section)
             self.base[section] = _plain(values)
         ctype = self.base["controller"].get("type", "computed-torque")
         self.grid = {}
+        for what, value in (("grid", grid), ("random", random)):
+            if value is not None and not isinstance(value, dict):
+                raise ValueError(f"{what}: expected a table of parameters, got {value!r}")
         for key, values in dict(grid or {}).items():
             _check_key(key, "grid")
             if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not values:
@@ -311,12 +324,10 @@ class Campaign:
             if key in self.grid:
                 raise ValueError(f"random.{key}: also on the grid; give it in one place")
             self.random[key] = _sampler_from(value, key)
-        for what, value in (("samples", samples), ("batch", batch),
-                            ("trajectory_stride", trajectory_stride)):
-            if isinstance(value, bool) or int(value) != value or value < 1:
-                raise ValueError(f"{what}: expected a positive integer, got {value!r}")
-        if isinstance(seed, bool) or int(seed) != seed or seed < 0:
-            raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+        samples, batch, trajectory_stride = (
+            _integer(v, what, 1) for v, what in ((samples, "samples"), (batch, "batch"),
+                                                 (trajectory_stride, "trajectory_stride")))
+        seed = _integer(seed, "seed", 0)
         if ctype not in CONTROLLERS:
             raise ValueError(f"controller.type: expected one of {', '.join(CONTROLLERS)}, "
                              f"got {ctype!r}")

@@ -3,7 +3,9 @@
 ``robodyn.dataset(robot, n, quantities=["q", "qd", "qdd", "tau", "M"], chunk=100_000,
 path="data/")`` samples ``n`` states and computes the quantities through ``dask.array``: the
 rows are cut into chunks of ``chunk`` rows, and each chunk is one Dask task that draws its
-states and makes one batched C++ call per quantity (a C++ loop without the GIL). The chunks
+states and makes one batched C++ call per quantity (a C++ loop without the GIL); the arrays are
+views of the chunks' results (computing several of them computes each chunk once), and
+writing Parquet computes and writes a chunk in one task (the rows never leave their worker). The chunks
 run on the current Dask scheduler: a ``distributed.Client`` if one is active (or given as
 ``scheduler=``), else Dask's threads, one per core (the batched calls release the GIL).
 
@@ -29,9 +31,9 @@ pickle to run on a distributed cluster) replaces it. Chunk ``k`` draws from
 ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(k,)))``, so the rows depend on the
 seed and the chunk size only, not on the scheduler.
 
-Files: ``format="parquet"`` writes ``path/part-NNNNNN.parquet``, one file per chunk, a column
-per quantity (a fixed-size list of float64 for vectors and matrices, row-major; a float64 for
-scalars), and ``path/dataset.json`` (robot, quantities, shapes, seed, rows).
+Files: ``format="parquet"`` writes ``path/part-NNNNNN.parquet``, one file per chunk, with a
+float64 column per entry (``q_0 .. q_{n-1}``, ``M_0_0, M_0_1, ..`` row-major, ``kinetic_energy``),
+uncompressed by default, and ``path/dataset.json`` (robot, quantities, shapes, seed, rows).
 ``format="zarr"`` (needs the ``zarr`` package) writes one Zarr array per quantity, chunked like
 the rows. :func:`read_dataset` reads either back as NumPy arrays.
 """
@@ -93,26 +95,27 @@ class _Uniform:
         return x[0], x[1], x[2]
 
 
-def _sample(sampler, seed, k, m, n):
-    """States of chunk ``k`` (``m`` rows): a (3, m, n) block, rows q, qd, qdd."""
+def _chunk(robot, quantities, sampler, seed, k, m):
+    """Chunk ``k`` (``m`` rows): its states drawn from its own seed, then one batched call per
+    quantity; ``{name: array (m, *shape)}``."""
+    n = robot.n
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
-    xs = [np.asarray(x, dtype=np.float64) for x in sampler(rng, m)]
+    xs = [np.ascontiguousarray(x, dtype=np.float64) for x in sampler(rng, m)]
     if len(xs) != 3 or any(x.shape != (m, n) for x in xs):
         raise ValueError(f"sampler: expected three ({m}, {n}) arrays (q, qd, qdd), got shapes "
                          f"{[x.shape for x in xs]}")
-    base = xs[0].base
-    if base is not None and base.shape == (3, m, n) and all(x.base is base for x in xs):
-        return base  # the uniform sampler's own block
-    return np.stack(xs)
+    state = dict(zip(("q", "qd", "qdd"), xs))
+    out = {}
+    for name in quantities:
+        method, args, _ = QUANTITIES[name]
+        out[name] = state[name] if method is None else np.asarray(
+            getattr(robot, method)(*(state[a] for a in args)))
+    return out
 
 
-_STATE = {"q": 0, "qd": 1, "qdd": 2}
-
-
-def _quantity(states, robot, name):
-    """One batched call of the robot on a (3, m, n) block of states."""
-    method, args, _ = QUANTITIES[name]
-    return np.asarray(getattr(robot, method)(*(states[_STATE[a]] for a in args)))
+def _write_chunk(robot, quantities, sampler, seed, k, m, path, compression):
+    """Chunk ``k`` computed and written where it was computed (nothing else moves)."""
+    return _write_part(_chunk(robot, quantities, sampler, seed, k, m), path, compression)
 
 
 def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", chunk=100_000,
@@ -157,31 +160,26 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     n, chunk, nv = int(n), int(chunk), robot.n
     sizes = (chunk,) * (n // chunk) + ((n % chunk,) if n % chunk else ())
     # the states as one (3, n, nv) array chunked by rows; each quantity one task per chunk
-    # (one task per chunk, from_delayed: not fused into its users, so drawn once per chunk)
+    # one task per chunk draws its states and makes one batched call per quantity; the arrays
+    # are views of its results. The task names: one token of everything that determines the
+    # rows (the robot by its model's fingerprint, not pickled once more per array)
     import dask
+    from dask.base import tokenize
 
-    sample = dask.delayed(_sample, pure=True)
-    states = da.concatenate(
-        [da.from_delayed(sample(sampler, int(seed), k, m, nv), (3, m, nv), dtype=np.float64)
-         for k, m in enumerate(sizes)], axis=1)
+    from .codegen import _fingerprint
+
+    key = tokenize(_fingerprint(robot.spec), robot.is_specialized(), quantities, sampler,
+                   int(seed), sizes)
+    task = dask.delayed(_chunk, pure=True)
+    chunks = [task(robot, quantities, sampler, int(seed), k, m,
+                   dask_key_name=f"robodyn-chunk-{key}-{k}") for k, m in enumerate(sizes)]
     arrays = {}
     for name in quantities:
-        method, _, kind = QUANTITIES[name]
-        if method is None:
-            arrays[name] = states[_STATE[name]]
-        elif kind == "v":
-            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
-                                             drop_axis=0, chunks=(sizes, (nv,)),
-                                             token=f"robodyn-{name}")
-        elif kind == "m":
-            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
-                                             drop_axis=0, new_axis=2,
-                                             chunks=(sizes, (nv,), (nv,)),
-                                             token=f"robodyn-{name}")
-        else:
-            arrays[name] = states.map_blocks(_quantity, robot, name, dtype=np.float64,
-                                             drop_axis=[0, 2], chunks=(sizes,),
-                                             token=f"robodyn-{name}")
+        shape = _shape(QUANTITIES[name][2], nv)
+        arrays[name] = da.concatenate(
+            [da.from_delayed(c[name], (m, *shape), dtype=np.float64,
+                             name=f"robodyn-{name}-{key}-{k}")
+             for k, (c, m) in enumerate(zip(chunks, sizes))], axis=0)
     layout = [(name, list(_shape(QUANTITIES[name][2], nv))) for name in quantities]
     if path is None:
         return arrays
@@ -195,10 +193,12 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
             "format": format, "sampler": getattr(sampler, "__name__", type(sampler).__name__),
             "quantities": dict(layout)}
     if format == "parquet":
-        blocks = {name: a.to_delayed(optimize_graph=False).ravel() for name, a in arrays.items()}
-        writes = [dask.delayed(_write_part)({name: b[k] for name, b in blocks.items()},
-                                            str(out / f"part-{k:06d}.parquet"), compression)
-                  for k in range(len(sizes))]
+        # (computed and written in one task per chunk: the rows never leave their worker)
+        write = dask.delayed(_write_chunk, pure=True)
+        writes = [write(robot, quantities, sampler, int(seed), k, m,
+                        str(out / f"part-{k:06d}.parquet"), compression,
+                        dask_key_name=f"robodyn-write-{key}-{k}")
+                  for k, m in enumerate(sizes)]
         _compute(writes, scheduler)
     else:
         try:
@@ -211,21 +211,28 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     return out
 
 
+def _column_names(name, shape):
+    """Parquet column names of a quantity: ``tau_0 .. tau_{n-1}``, ``M_0_0 .. M_{n-1}_{n-1}``
+    (row-major), or the name of a scalar."""
+    if not shape:
+        return [name]
+    return [name + "".join(f"_{i}" for i in idx) for idx in np.ndindex(*shape)]
+
+
 def _write_part(columns, path, compression):
-    """One Parquet file of a chunk: a column per quantity (row-major fixed-size lists)."""
+    """One Parquet file of a chunk: a float64 column per entry of every quantity."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     cols = {}
     for name, values in columns.items():
-        values = np.ascontiguousarray(values)
         m = values.shape[0]
-        flat = pa.array(values.reshape(-1))
-        cols[name] = flat if values.ndim == 1 else pa.FixedSizeListArray.from_arrays(
-            flat, values.size // m)
+        by_column = np.ascontiguousarray(values.reshape(m, -1).T)  # half the cost of strided
+        for j, col in enumerate(_column_names(name, values.shape[1:])):
+            cols[col] = pa.array(by_column[j])
     tmp = path + ".tmp"
-    # random doubles: no dictionary (it would be abandoned), no page statistics (unused for
-    # training data; they cost as much as the dynamics)
+    # flat float64 columns (nested lists cost 1.7x more to encode), no dictionary (random
+    # doubles: it would be abandoned), no page statistics (unused for training data)
     pq.write_table(pa.table(cols), tmp, compression=compression or "none", use_dictionary=False,
                    write_statistics=False)
     os.replace(tmp, path)
@@ -275,10 +282,11 @@ def read_dataset(path, quantities=None):
     import pyarrow.parquet as pq
 
     parts = sorted(path.glob("part-*.parquet"))
-    table = pa.concat_tables([pq.read_table(p, columns=names) for p in parts])
+    cols = {name: _column_names(name, shapes[name]) for name in names}
+    table = pa.concat_tables([pq.read_table(p, columns=[c for name in names for c in cols[name]])
+                              for p in parts])
     out = {}
     for name in names:
-        col = table[name].combine_chunks()
-        flat = col.flatten() if shapes[name] else col
-        out[name] = flat.to_numpy(zero_copy_only=False).reshape((table.num_rows, *shapes[name]))
+        data = np.column_stack([table[c].to_numpy() for c in cols[name]])
+        out[name] = data.reshape((table.num_rows, *shapes[name]))
     return out

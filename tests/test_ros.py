@@ -363,6 +363,9 @@ def test_load_robot_takes_a_bundled_name_a_urdf_path_or_urdf_text():
                  ("", "<robot name='broken'>")):
         with pytest.raises(rosnode.ConfigError):
             rosnode.load_robot(*args)
+    if "lynch_satellite" in robodyn.robots.available():  # a floating base: not a joint arm
+        with pytest.raises(rosnode.ConfigError, match="floating base"):
+            rosnode.load_robot("lynch_satellite")
     assert rosnode.gains(2.0, 3, "kp").tolist() == [2.0, 2.0, 2.0]
     for bad in (-1.0, [1.0, 2.0], float("nan"), "x"):
         with pytest.raises(rosnode.ConfigError):

@@ -126,7 +126,8 @@ def mutated_urdf(draw):
 def check_invariants(spec):
     for i, body in enumerate(spec.bodies):
         assert -1 <= body.parent < i
-        assert body.joint_type in ("revolute", "prismatic")
+        assert body.joint_type in ("revolute", "prismatic") or (
+            body.joint_type == "floating" and i == 0 and body.parent == -1)
         assert abs(np.linalg.norm(body.axis) - 1.0) < 1e-12
         for value in (body.origin, body.com, body.inertia, body.mass, body.armature,
                       body.damping, body.friction):

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -23,6 +24,8 @@
 #include "robodyn/codegen.hpp"
 #include "robodyn/coriolis.hpp"
 #include "robodyn/crba.hpp"
+#include "robodyn/floating.hpp"
+#include "robodyn/joint.hpp"
 #include "robodyn/kane.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
@@ -43,6 +46,15 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle));
 namespace {
 
 std::atomic<int> g_threads{1};
+
+[[noreturn]] void not_implemented(const std::string& why) {
+  PyErr_SetString(PyExc_NotImplementedError, why.c_str());
+  throw py::error_already_set();
+}
+
+// a base quaternion q[3:7] whose norm is within this of 1 is normalised where it is used;
+// farther is an error
+constexpr double kQuaternionTolerance = 1e-6;
 
 // an array shape of at most 4 dimensions, kept on the stack
 struct Shape {
@@ -103,7 +115,37 @@ class RobotCore {
     FdKernel fd = nullptr;
   } kernels_;
 
-  int n() const { return model_->n; }
+  int n() const { return model_->nv; }
+
+  // the size of an argument: configurations (q, q0, q1) have nq entries, the rest nv
+  int size_of(const char* name) const {
+    return name[0] == 'q' && (name[1] == 0 || ((name[1] == '0' || name[1] == '1') && !name[2]))
+               ? model_->nq
+               : model_->nv;
+  }
+
+  // a free-flyer's quaternion in each row of a configuration must be unit within
+  // kQuaternionTolerance
+  void check_quaternions(const Input& in, const char* name) const {
+    if (!model_->floating || size_of(name) != model_->nq) return;
+    const int nq = model_->nq, k0 = model_->iq[1] + 3;
+    for (py::ssize_t r = 0; r < in.rows; ++r) {
+      const double* x = in.p + r * nq + k0;
+      const double norm = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + x[3] * x[3]);
+      if (!(std::abs(norm - 1) <= kQuaternionTolerance))
+        bad(name, "the base quaternion (x, y, z, w) at entries " + std::to_string(k0) + ".." +
+                      std::to_string(k0 + 3) + (in.batch ? " of row " + std::to_string(r) : "") +
+                      " has norm " + std::to_string(norm) +
+                      "; expected a unit quaternion (within 1e-6)");
+    }
+  }
+
+  // algorithms not written for a free-floating base refuse it
+  void fixed_only(const char* what) const {
+    if (model_->floating)
+      not_implemented(std::string(what) + " is not available for a free-floating base (nq = " +
+                      std::to_string(model_->nq) + ", nv = " + std::to_string(model_->nv) + ")");
+  }
 
   // Runs kernel(data, inputs..., out) on a single state or on every row of a batch.
   // row_out: the per-state output shape; kernel returns false on a numerical failure.
@@ -112,30 +154,35 @@ class RobotCore {
                  py::handle out, const Shape& row_out, const char* what,
                  Kernel kernel) {
     std::array<Input, K> in;
-    for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_->n);
+    std::array<int, K> size;
+    for (size_t k = 0; k < K; ++k) {
+      size[k] = size_of(names[k]);
+      in[k] = get_input(args[k], names[k], size[k]);
+      check_quaternions(in[k], names[k]);
+    }
     const bool batch = in[0].batch;
     const py::ssize_t rows = in[0].rows;
     for (size_t k = 1; k < K; ++k)
       if (in[k].batch != batch || in[k].rows != rows)
-        bad(names[k], std::string("must have the same shape as ") + names[0] + ": expected (" +
+        bad(names[k], std::string("must have the same number of rows as ") + names[0] +
+                          ": expected (" +
                           (batch ? std::to_string(rows) + ", " : std::string()) +
-                          std::to_string(model_->n) + (batch ? ")" : ",)") + ", got " +
+                          std::to_string(size[k]) + (batch ? ")" : ",)") + ", got " +
                           (in[k].batch ? "(" + std::to_string(in[k].rows) + ", " +
-                                             std::to_string(model_->n) + ")"
-                                       : "(" + std::to_string(model_->n) + ",)"));
+                                             std::to_string(size[k]) + ")"
+                                       : "(" + std::to_string(size[k]) + ",)"));
     const py::ssize_t row_size = row_out.prod();
     Shape shape;
     if (batch) shape.dim[shape.nd++] = rows;
     for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
     double* po = nullptr;
     py::object result = get_output(out, shape, &po);
-    const int n = model_->n;
     // an `out` sharing memory with an input (partly or wholly) is computed through a
     // temporary and copied at the end, as NumPy ufuncs do
     double* dest = po;
     py::object scratch;
     for (size_t k = 0; k < K; ++k)
-      if (boundary::overlaps(in[k].p, rows * n, po, rows * row_size)) {
+      if (boundary::overlaps(in[k].p, rows * size[k], po, rows * row_size)) {
         scratch = new_array(shape);
         po = reinterpret_cast<double*>(py::detail::array_proxy(scratch.ptr())->data);
         break;
@@ -164,7 +211,7 @@ class RobotCore {
       auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
         std::array<const double*, K> pk;
         for (py::ssize_t r = r0; r < r1; ++r) {
-          for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * n;
+          for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
           if (!kernel(model, d, pk, po + r * row_size)) flag = false;
         }
       };
@@ -253,11 +300,13 @@ BodySpec body_from_dict(const py::dict& b, size_t index) {
     s.type = JointType::Revolute;
   else if (t == "prismatic")
     s.type = JointType::Prismatic;
+  else if (t == "floating")
+    s.type = JointType::FreeFlyer;
   else
     throw py::value_error("body " + std::to_string(index) + " ('" +
                           b["name"].cast<std::string>() + "', joint '" +
                           b["joint_name"].cast<std::string>() + "'): unknown joint type '" + t +
-                          "' (expected revolute or prismatic)");
+                          "' (expected revolute, prismatic or floating)");
   s.axis = b["axis"].cast<Vec3>();
   const Eigen::Matrix4d T = b["origin"].cast<Eigen::Matrix4d>();
   s.origin_R = T.topLeftCorner<3, 3>();
@@ -288,12 +337,19 @@ py::object inverse_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                       k(x[0], x[1], x[2], o);
                       return true;
                     });
+  if (r.model_->floating && (method.is_none() || str_is(method, "rnea")))
+    return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
+                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                      floating::rnea(m, d, x[0], x[1], x[2], o);
+                      return true;
+                    });
   if (method.is_none() || str_is(method, "rnea"))
     return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
                       rnea(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
+  if (str_is(method, "kane")) r.fixed_only("Kane's method");
   if (str_is(method, "kane"))
     return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -319,6 +375,17 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                                       : aba(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
+  if (r.model_->floating && (method.is_none() || str_is(method, "aba")))
+    return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                      return floating::aba(m, d, x[0], x[1], x[2], o);
+                    });
+  if (r.model_->floating && str_is(method, "crba"))
+    return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
+                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                      return floating::forward_dynamics_crba(m, d, x[0], x[1], x[2], o);
+                    });
+  if (str_is(method, "kane")) r.fixed_only("Kane's method");
   if (method.is_none() || str_is(method, "aba"))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -345,6 +412,14 @@ py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
                       k(x[0], o);
                       return true;
                     });
+  if (r.model_->floating)
+    return r.run<1>({q}, {"q"}, out, {n, n}, "",
+                    [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                      floating::crba(m, d, x[0]);
+                      Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(o, m.nv, m.nv) =
+                          d.M;
+                      return true;
+                    });
   return r.run<1>({q}, {"q"}, out, {n, n}, "",
                   [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                     crba(m, d, x[0]);
@@ -354,6 +429,12 @@ py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
 }
 
 py::object bias_torques_impl(RobotCore& r, py::handle q, py::handle qd, py::handle out) {
+  if (r.model_->floating)
+    return r.run<2>({q, qd}, {"q", "qd"}, out, {r.n()}, "",
+                    [](const Model& m, Data& d, const Ptrs2& x, double* o) {
+                      floating::bias_torques(m, d, x[0], x[1], o);
+                      return true;
+                    });
   return r.run<2>({q, qd}, {"q", "qd"}, out, {r.n()}, "",
                   [](const Model& m, Data& d, const Ptrs2& x, double* o) {
                     bias_torques(m, d, x[0], x[1], o);
@@ -366,6 +447,12 @@ py::object gravity_torques_impl(RobotCore& r, py::handle q, py::handle out) {
     return r.run<1>({q}, {"q"}, out, {r.n()}, "",
                     [k = r.kernels_.g](const Model&, Data&, const Ptrs1& x, double* o) {
                       k(x[0], o);
+                      return true;
+                    });
+  if (r.model_->floating)
+    return r.run<1>({q}, {"q"}, out, {r.n()}, "",
+                    [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                      floating::gravity_torques(m, d, x[0], o);
                       return true;
                     });
   return r.run<1>({q}, {"q"}, out, {r.n()}, "",
@@ -531,7 +618,59 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::arg("bodies"), py::arg("frames"), py::arg("gravity"),
            py::arg("check_inertia") = true, py::arg("check_singular") = true)
-      .def_property_readonly("n", &RobotCore::n)
+      .def_property_readonly("n", &RobotCore::n, "velocity size nv (degrees of freedom)")
+      .def_property_readonly("nq", [](const RobotCore& r) { return r.model_->nq; },
+                             "configuration size (nv + 1 with a free-floating base)")
+      .def_property_readonly("nv", [](const RobotCore& r) { return r.model_->nv; },
+                             "velocity size")
+      .def_property_readonly("floating_base",
+                             [](const RobotCore& r) { return r.model_->floating; },
+                             "True when the first body moves on a free-flyer joint")
+      .def(
+          "momentum",
+          [](RobotCore& r, py::handle q, py::handle v, py::handle out) {
+            return r.run<2>({q, v}, {"q", "v"}, out, {6}, "",
+                            [](const Model& m, Data& d, const Ptrs2& x, double* o) {
+                              momentum(m, d, x[0], x[1], o);
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("v"), py::arg("out") = py::none(),
+          "Total momentum [angular about the world origin; linear] in world axes, (6,).")
+      .def(
+          "center_of_mass",
+          [](RobotCore& r, py::handle q, py::handle out) {
+            return r.run<1>({q}, {"q"}, out, {3}, "center_of_mass: the model has no mass",
+                            [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                              return center_of_mass(m, d, x[0], o);
+                            });
+          },
+          py::arg("q"), py::arg("out") = py::none(), "Centre of mass in world coordinates, (3,).")
+      .def(
+          "integrate",
+          [](RobotCore& r, py::handle q, py::handle v, double dt, py::handle out) {
+            if (!std::isfinite(dt)) bad("dt", "must be a finite number");
+            const py::ssize_t nq = r.model_->nq;
+            return r.run<2>({q, v}, {"q", "v"}, out, {nq}, "",
+                            [dt](const Model& m, Data&, const Ptrs2& x, double* o) {
+                              integrate(m, x[0], x[1], dt, o);
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("v"), py::arg("dt") = 1.0, py::arg("out") = py::none(),
+          "The configuration after moving with constant v for dt, (nq,) (a free base on "
+          "SE(3): pose exp(dt v); its quaternion renormalised).")
+      .def(
+          "difference",
+          [](RobotCore& r, py::handle q0, py::handle q1, py::handle out) {
+            return r.run<2>({q0, q1}, {"q0", "q1"}, out, {r.n()}, "",
+                            [](const Model& m, Data&, const Ptrs2& x, double* o) {
+                              difference(m, x[0], x[1], o);
+                              return true;
+                            });
+          },
+          py::arg("q0"), py::arg("q1"), py::arg("out") = py::none(),
+          "The velocity v, (nv,), with integrate(q0, v, 1) = q1.")
       .def_property_readonly("joint_names",
                              [](const RobotCore& r) { return r.model_->joint_names; })
       .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_->link_names; })
@@ -610,6 +749,8 @@ PYBIND11_MODULE(_core, m) {
           py::arg("q"), py::arg("link"), py::arg("out") = py::none())
       .def("_op_counts",
            [](const RobotCore& r, const std::string& algorithm) {
+             if (algorithm == "kane" || algorithm == "kane_forward")
+               r.fixed_only("Kane's method");
              std::array<long, 3> c;
              try {
                c = count_ops(*r.model_, algorithm);
@@ -629,17 +770,26 @@ PYBIND11_MODULE(_core, m) {
       .def("_model_arrays", [](const RobotCore& r) {
         const Model& m = *r.model_;
         py::dict d;
-        auto tail = [&](const std::vector<double>& v) {
-          return std::vector<double>(v.begin() + 1, v.end());
+        // per coordinate: limits of q (nq,), the rest per velocity coordinate (nv,); a
+        // free-flyer has no limits (infinite) and no rotor or friction (0)
+        auto expand = [&](const std::vector<double>& v, bool config, double free_value) {
+          std::vector<double> out;
+          for (int i = 1; i <= m.n; ++i) {
+            const bool free = m.type[i] == JointType::FreeFlyer;
+            const int k = free ? (config ? 7 : 6) : 1;
+            out.insert(out.end(), k, free ? free_value : v[i]);
+          }
+          return out;
         };
-        d["lower"] = tail(m.lower);
-        d["upper"] = tail(m.upper);
-        d["velocity"] = tail(m.velocity);
-        d["effort"] = tail(m.effort);
-        d["armature"] = tail(m.armature);
-        d["damping"] = tail(m.damping);
-        d["friction"] = tail(m.friction);
-        d["mass"] = tail(m.mass);
+        const double inf = std::numeric_limits<double>::infinity();
+        d["lower"] = expand(m.lower, true, -inf);
+        d["upper"] = expand(m.upper, true, inf);
+        d["velocity"] = expand(m.velocity, false, inf);
+        d["effort"] = expand(m.effort, false, inf);
+        d["armature"] = expand(m.armature, false, 0.0);
+        d["damping"] = expand(m.damping, false, 0.0);
+        d["friction"] = expand(m.friction, false, 0.0);
+        d["mass"] = std::vector<double>(m.mass.begin() + 1, m.mass.end());
         std::vector<int> parent(m.parent.begin() + 1, m.parent.end());
         for (auto& p : parent) p -= 1;
         d["parent"] = parent;
@@ -648,6 +798,7 @@ PYBIND11_MODULE(_core, m) {
 
   // ---- generated robot-specific kernels (robodyn.codegen) ----
   cls.def("_trace", [](const RobotCore& r, const std::string& algorithm) {
+       r.fixed_only("generated code");
        ExprGraph g;
        try {
          g = trace_algorithm(*r.model_, algorithm);
@@ -665,6 +816,7 @@ PYBIND11_MODULE(_core, m) {
      }, "Expression graph of one algorithm traced on this model (robodyn.codegen).");
   cls.def("_set_kernels", [](RobotCore& r, std::uintptr_t id, std::uintptr_t M, std::uintptr_t g,
                              std::uintptr_t fd) {
+       r.fixed_only("generated code");
        r.kernels_.id = reinterpret_cast<IdKernel>(id);
        r.kernels_.M = reinterpret_cast<MassKernel>(M);
        r.kernels_.g = reinterpret_cast<GravityKernel>(g);

@@ -9,6 +9,7 @@
 
 #include "robodyn/aba.hpp"
 #include "robodyn/data.hpp"
+#include "robodyn/floating.hpp"
 
 namespace robodyn {
 
@@ -241,6 +242,9 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.gravity = checked_gravity(gravity);
   m.parent.assign(n + 1, -1);
   m.type.assign(n + 1, JointType::Revolute);
+  m.iq.assign(n + 1, 0);
+  m.iv.assign(n + 1, 0);
+  m.floating = bodies[0].type == JointType::FreeFlyer;
   m.Rc.assign(n + 1, ConstRotation());
   m.pc.assign(n + 1, Vec3::Zero());
   m.pc_nz.assign(n + 1, {{false, false, false}});
@@ -274,7 +278,9 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     for (int k = 0; k < n; ++k) {
       const BodySpec& b = bodies[k];
       const double an = b.axis.norm();
-      if (std::isfinite(an) && an >= 1e-12) ax[k + 1] = unit_axis(b.axis / an);
+      // a free-flyer keeps the user's link frame (its axis is unused)
+      if (b.type != JointType::FreeFlyer && std::isfinite(an) && an >= 1e-12)
+        ax[k + 1] = unit_axis(b.axis / an);
       Ra[k + 1] = axis_frame(ax[k + 1]);
       const int p = b.parent + 1;
       if (p >= 1 && p <= k && first_child[p] < 0) first_child[p] = k + 1;
@@ -326,11 +332,14 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     if (b.parent < -1 || b.parent >= k)
       fail(who, "parent index must be in [-1, " + std::to_string(k - 1) + "], got " +
                     std::to_string(b.parent));
+    const bool free = b.type == JointType::FreeFlyer;
+    if (free && (k != 0 || b.parent != -1))
+      fail(who, "a floating (free-flyer) joint must join the first body to the base");
     if (!b.axis.allFinite() || !b.origin_R.allFinite() || !b.origin_p.allFinite() ||
         !b.com.allFinite() || !b.inertia.allFinite() || !std::isfinite(b.mass))
       fail(who, "geometry and inertia must be finite numbers");
     const double an = b.axis.norm();
-    if (an < 1e-12) fail(who, "joint axis is zero");
+    if (!free && an < 1e-12) fail(who, "joint axis is zero");
     if ((b.origin_R.transpose() * b.origin_R - Mat3::Identity()).cwiseAbs().maxCoeff() > 1e-6 ||
         b.origin_R.determinant() < 0)
       fail(who, "origin rotation is not a proper rotation matrix");
@@ -346,6 +355,10 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     const int p = b.parent + 1;
     m.parent[i] = p;
     m.type[i] = b.type;
+    m.iq[i] = m.nq;
+    m.iv[i] = m.nv;
+    m.nq += free ? 7 : 1;
+    m.nv += joint_nv(b.type);
     // internal_i = internal_p * Ra_p^T * origin * Ra_i * joint(z, q); the internal origins are
     // the user's moved along the joint axis by slide
     const Mat3 Rc = Ra[p].transpose() * b.origin_R * Ra[i];
@@ -390,14 +403,15 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     for (int k = 0; k < 6; ++k) m.I_nz[i][k] = m.Ibar[i](rr[k], cc[k]) != 0;
     m.J[i] = 0.5 * m.Ibar[i].trace() * Mat3::Identity() - m.Ibar[i];
     for (int k = 0; k < 6; ++k) m.J_nz[i][k] = m.J[i](rr[k], cc[k]) != 0;
-    m.armature[i] = b.armature;
-    m.damping[i] = b.damping;
-    m.friction[i] = b.friction;
-    m.lower[i] = b.lower;
-    m.upper[i] = b.upper;
-    // a limit of 0 is "not given" (URDF exporters write it for unknown limits)
-    m.velocity[i] = b.velocity == 0 ? HUGE_VAL : b.velocity;
-    m.effort[i] = b.effort == 0 ? HUGE_VAL : b.effort;
+    // a free-flyer: no rotor, friction or limits; a limit of 0 is "not given" (URDF exporters
+    // write it for unknown limits)
+    m.armature[i] = free ? 0 : b.armature;
+    m.damping[i] = free ? 0 : b.damping;
+    m.friction[i] = free ? 0 : b.friction;
+    m.lower[i] = free ? -HUGE_VAL : b.lower;
+    m.upper[i] = free ? HUGE_VAL : b.upper;
+    m.velocity[i] = free || b.velocity == 0 ? HUGE_VAL : b.velocity;
+    m.effort[i] = free || b.effort == 0 ? HUGE_VAL : b.effort;
     m.joint_names.push_back(b.joint_name);
     m.link_names.push_back(b.name);
     // the body's own user frame
@@ -469,10 +483,17 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   // and memory. The articulated-body pivots D_i = S_i' IA_i S_i (+ armature) are the pivots of
   // a factorisation of M from the tips (Featherstone, RBDA 6.5), so M is positive definite
   // exactly when every D_i > 0, which aba() checks.
-  std::vector<double> q(n), zero(n, 0.0), qdd(n);
+  // (a free-flyer's 6x6 pivot is its articulated inertia, factorised by floating::aba)
+  std::vector<double> q(m.nq), zero(m.nv, 0.0), qdd(m.nv);
   for (int trial = 0; trial < 3; ++trial) {
-    for (int i = 0; i < n; ++i) q[i] = trial == 0 ? 0.0 : std::sin(1.3 * (i + 1) * trial + 0.4);
-    if (!aba(m, d, q.data(), zero.data(), zero.data(), qdd.data()))
+    for (int i = 0; i < m.nq; ++i)
+      q[i] = trial == 0 ? 0.0 : std::sin(1.3 * (i + 1) * trial + 0.4);
+    if (m.floating)  // the base at the world origin, its quaternion the identity
+      for (int k = 0; k < 7; ++k) q[k] = k == 6 ? 1.0 : 0.0;
+    const bool ok = m.floating
+                        ? floating::aba(m, d, q.data(), zero.data(), zero.data(), qdd.data())
+                        : aba(m, d, q.data(), zero.data(), zero.data(), qdd.data());
+    if (!ok)
       throw std::invalid_argument(
           "model: the mass matrix is singular (a joint moves no mass or inertia; give the "
           "links beyond it mass, inertia or armature)");

@@ -14,6 +14,7 @@
 #include "robodyn/counting.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
+#include "robodyn/floating.hpp"
 #include "robodyn/kane.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
@@ -56,6 +57,26 @@ std::vector<double> fixed_values(int n, std::uint64_t seed) {
 template <class S>
 void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
   bool ok = true;
+  if (m.floating) {
+    // a free-floating base: the algorithms of floating.hpp (no Kane's method)
+    switch (a) {
+      case Algo::Rnea: floating::rnea(m, d, q, qd, x, out); break;
+      case Algo::Gravity: floating::gravity_torques(m, d, q, out); break;
+      case Algo::Aba: ok = floating::aba(m, d, q, qd, x, out); break;
+      case Algo::ForwardDynamics: ok = floating::forward_dynamics_crba(m, d, q, qd, x, out); break;
+      case Algo::Crba:
+        floating::crba(m, d, q);
+        for (int i = 0; i < m.nv; ++i)
+          for (int j = 0; j < m.nv; ++j) out[i * m.nv + j] = d.M(i, j);
+        break;
+      default:
+        throw std::invalid_argument("op counts: Kane's method is not available for a "
+                                    "free-floating base");
+    }
+    if (!ok)
+      throw std::invalid_argument("op counts: the algorithm failed at the fixed state");
+    return;
+  }
   switch (a) {
     case Algo::Rnea: rnea(m, d, q, qd, x, out); break;
     case Algo::Kane: kane(m, d, q, qd, x, out); break;
@@ -134,9 +155,15 @@ std::array<long, 3> count_ops(const Model& m, const std::string& algorithm) {
   const Algo a = parse(algorithm);
   static const bool kernels_ok = (check_eigen_kernels(), true);
   (void)kernels_ok;
-  const int n = m.n;
-  const std::vector<double> q = fixed_values(n, 1), qd = fixed_values(n, 2),
-                            x = fixed_values(n, 3);
+  const int n = m.nv;
+  std::vector<double> q = fixed_values(m.nq, 1);
+  const std::vector<double> qd = fixed_values(n, 2), x = fixed_values(n, 3);
+  if (m.floating) {
+    // a unit base quaternion
+    double n2 = 0;
+    for (int k = 3; k < 7; ++k) n2 += q[k] * q[k];
+    for (int k = 3; k < 7; ++k) q[k] /= std::sqrt(n2);
+  }
   const int nout = a == Algo::Crba ? n * n : n;
 
   // the double evaluation, for the comparison below

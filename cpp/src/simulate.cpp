@@ -54,6 +54,9 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
         // the plant and the options
         const SimHeld plant_held = view(plant);
         const SimRobot p = plant_held.robot;
+        if (p.model->floating)
+          bad("robot", "the C++ loop simulates fixed-base models only (a free-floating base "
+                       "runs in the Python loop)");
         const py::ssize_t n = p.model->n;
         SimIntegrator integ;
         if (integrator == "rk4")

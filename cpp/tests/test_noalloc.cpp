@@ -7,7 +7,8 @@
 // every Eigen heap allocation fail an eigen_assert, which is redirected here to a recording
 // handler (so it works with or without NDEBUG and names the failed check).
 //
-// Two 7-DOF models are built from BodySpec: a random tree (random axes, origins, inertias,
+// Three models are built from BodySpec: a free-floating random tree (a free-flyer base, nq = 14,
+// nv = 13, the algorithms of floating.hpp and joint.hpp), and two 7-DOF models: a random tree (random axes, origins, inertias,
 // revolute and prismatic joints, armature, damping, Coulomb friction, extra frames) and a
 // structured chain (coordinate axes, signed-permutation origins, principal inertias: the
 // special-cased paths). For each, Data is created and warmed up, then every algorithm runs at
@@ -49,6 +50,8 @@ void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
 #include "robodyn/coriolis.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
+#include "robodyn/floating.hpp"
+#include "robodyn/joint.hpp"
 #include "robodyn/kane.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
@@ -505,6 +508,172 @@ int check_model(const char* label, const Model& m, const std::string& mode) {
   return failures;
 }
 
+// a random 7-joint tree on a free-flying base (body 0 of the spec)
+Model floating_tree_model(unsigned seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> N(0.0, 1.0);
+  std::vector<BodySpec> bodies;
+  BodySpec base;
+  base.type = JointType::FreeFlyer;
+  base.mass = 6.0;
+  base.com = 0.05 * Vec3(N(g), N(g), N(g));
+  base.inertia = random_inertia(base.mass, g, false);
+  base.name = "base";
+  base.joint_name = "root_joint";
+  bodies.push_back(base);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  for (int i = 0; i < 7; ++i) {
+    BodySpec b;
+    b.parent = static_cast<int>(std::floor(U(g) * (i + 1)));  // uniform in [0, i]: on the base
+    b.type = U(g) < 0.3 ? JointType::Prismatic : JointType::Revolute;
+    b.axis = Vec3(N(g), N(g), N(g)).normalized();
+    b.origin_R = random_rotation(g);
+    b.origin_p = 0.3 * Vec3(N(g), N(g), N(g));
+    b.mass = 0.5 + 4.5 * U(g);
+    b.com = 0.1 * Vec3(N(g), N(g), N(g));
+    b.inertia = random_inertia(b.mass, g, false);
+    b.armature = 0.05;
+    b.damping = 0.1;
+    b.friction = 0.2;
+    b.name = "link" + std::to_string(i + 1);
+    b.joint_name = "joint" + std::to_string(i + 1);
+    bodies.push_back(b);
+  }
+  std::vector<FrameSpec> frames(1);
+  frames[0].parent = 3;
+  frames[0].p = Vec3(0.1, 0.0, 0.2);
+  frames[0].name = "tool";
+  return build_model(bodies, frames, Vec3(0.0, 0.0, -9.81));
+}
+
+// every algorithm of a free-floating model at new and repeated states, counters armed; then
+// FD(ID(a)) = a by both forward dynamics and difference(q, integrate(q, v)) = v
+int check_floating(const char* label, const Model& m, const std::string& mode) {
+  std::mt19937_64 g(99);
+  std::normal_distribution<double> N(0.0, 1.0);
+  const int nq = m.nq, nv = m.nv, states = 3;
+  std::vector<std::vector<double>> Q(states), V(states), A(states);
+  for (int s = 0; s < states; ++s) {
+    Q[s].resize(nq);
+    V[s].resize(nv);
+    A[s].resize(nv);
+    for (auto& x : Q[s]) x = N(g);
+    for (auto& x : V[s]) x = N(g);
+    for (auto& x : A[s]) x = N(g);
+    double n2 = 0;
+    for (int k = 3; k < 7; ++k) n2 += Q[s][k] * Q[s][k];
+    for (int k = 3; k < 7; ++k) Q[s][k] /= std::sqrt(n2);
+  }
+  Data d(m);
+  std::vector<double> tau(nv), a1(nv), a2(nv), bias(nv), grav(nv), h(6), c(3), q1(nq), dv(nv),
+      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv);
+  double energy = 0;
+  const int kCalls = 15;
+  const char* names[kCalls] = {"rnea", "crba", "aba", "forward_dynamics_crba", "bias_torques",
+                               "gravity_torques", "forward_kinematics", "jacobian",
+                               "kinetic_energy", "potential_energy", "momentum",
+                               "center_of_mass", "integrate", "difference", "self-check"};
+  long news[kCalls] = {}, mallocs[kCalls] = {}, eigen[kCalls] = {};
+  auto run = [&](int k, int s, bool armed) {
+    const double *q = Q[s].data(), *v = V[s].data(), *a = A[s].data();
+    const long n0 = g_news, m0 = g_mallocs, e0 = g_eigen_asserts;
+    switch (k) {
+      case 0: floating::rnea(m, d, q, v, a, tau.data()); break;
+      case 1:
+        floating::crba(m, d, q);
+        for (int i = 0; i < nv; ++i)
+          for (int j = 0; j < nv; ++j) M[i * nv + j] = d.M(i, j);
+        break;
+      case 2: floating::aba(m, d, q, v, tau.data(), a1.data()); break;
+      case 3: floating::forward_dynamics_crba(m, d, q, v, tau.data(), a2.data()); break;
+      case 4: floating::bias_torques(m, d, q, v, bias.data()); break;
+      case 5: floating::gravity_torques(m, d, q, grav.data()); break;
+      case 6: forward_kinematics(m, d, q, fk.data()); break;
+      case 7:
+        for (int f = 0; f < static_cast<int>(m.frame_body.size()); ++f)
+          jacobian(m, d, q, f, J.data());
+        break;
+      case 8: energy += kinetic_energy(m, d, q, v); break;
+      case 9: energy += potential_energy(m, d, q); break;
+      case 10: momentum(m, d, q, v, h.data()); break;
+      case 11: center_of_mass(m, d, q, c.data()); break;
+      case 12: integrate(m, q, v, 0.01, q1.data()); break;
+      case 13: difference(m, q, q1.data(), dv.data()); break;
+      case 14:
+        if (armed && mode == "--self-check-new") {
+          delete[] static_cast<double*>(g_sink);
+          g_sink = new double[64];
+        }
+        if (armed && mode == "--self-check-malloc") {
+          std::free(g_sink);
+          g_sink = std::malloc(64);
+        }
+        if (armed && mode == "--self-check-eigen") {
+          Eigen::VectorXd x(64);
+          g_sink = x.data();
+        }
+        break;
+      default: break;
+    }
+    news[k] += g_news - n0;
+    mallocs[k] += g_mallocs - m0;
+    eigen[k] += g_eigen_asserts - e0;
+  };
+  for (int k = 0; k < kCalls; ++k) run(k, 0, false);  // warm-up
+  for (int k = 0; k < kCalls; ++k) news[k] = mallocs[k] = eigen[k] = 0;
+  const long hits0 = d.cache_hits, misses0 = d.cache_misses;
+  Eigen::internal::set_is_malloc_allowed(false);
+  g_armed = true;
+  for (int s = 0; s < states; ++s) {
+    for (int twice = 0; twice < 2; ++twice)
+      for (int k = 0; k < kCalls; ++k) run(k, s, true);
+    for (int k = 0; k < kCalls; ++k)
+      for (int s2 = 0; s2 < states; ++s2) run(k, s2, true);
+  }
+  g_armed = false;
+  Eigen::internal::set_is_malloc_allowed(true);
+  if (g_sink) {
+    if (mode == "--self-check-new") delete[] static_cast<double*>(g_sink);
+    if (mode == "--self-check-malloc") std::free(g_sink);
+    g_sink = nullptr;
+  }
+  int failures = 0;
+  for (int k = 0; k < kCalls; ++k)
+    if (news[k] || mallocs[k] || eigen[k]) {
+      std::printf("FAIL %s: %s allocated: %ld operator new, %ld malloc, %ld Eigen malloc "
+                  "asserts\n", label, names[k], news[k], mallocs[k], eigen[k]);
+      ++failures;
+    }
+  const long hits = d.cache_hits - hits0, misses = d.cache_misses - misses0;
+  if (hits == 0 || misses == 0) {
+    std::printf("FAIL %s: both cache paths not exercised (%ld hits, %ld misses)\n", label,
+                hits, misses);
+    ++failures;
+  }
+  // the results are real: FD(ID(a)) = a by ABA and by CRBA + Cholesky; difference inverts
+  // integrate
+  double err = 0;
+  for (int s = 0; s < states; ++s) {
+    floating::rnea(m, d, Q[s].data(), V[s].data(), A[s].data(), tau.data());
+    floating::aba(m, d, Q[s].data(), V[s].data(), tau.data(), a1.data());
+    floating::forward_dynamics_crba(m, d, Q[s].data(), V[s].data(), tau.data(), a2.data());
+    integrate(m, Q[s].data(), V[s].data(), 0.3, q1.data());
+    difference(m, Q[s].data(), q1.data(), dv.data());
+    for (int i = 0; i < nv; ++i) {
+      err = std::max(err, std::abs(a1[i] - A[s][i]) / std::max(1.0, std::abs(A[s][i])));
+      err = std::max(err, std::abs(a2[i] - A[s][i]) / std::max(1.0, std::abs(A[s][i])));
+      err = std::max(err, std::abs(dv[i] - 0.3 * V[s][i]));
+    }
+  }
+  if (!(err < 1e-8)) {
+    std::printf("FAIL %s: identity check failed (max error %g)\n", label, err);
+    ++failures;
+  }
+  std::printf("%s: nq=%d nv=%d, %ld cache hits, %ld misses, %d failure(s)\n", label, nq, nv,
+              hits, misses, failures);
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -518,6 +687,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   failures += check_model("random tree", random_tree_model(20080101u), mode);
   failures += check_model("structured chain", structured_chain_model(7u), mode);
+  failures += check_floating("floating tree", floating_tree_model(17u), mode);
   if (failures) {
     std::printf("test_noalloc: FAILED (%d)\n", failures);
     return 1;

@@ -11,7 +11,8 @@ __version__ = "0.1.0"
 
 
 def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True,
-              strict=False, mimic="couple", xacro_args=None, max_bytes=None) -> Robot:
+              strict=False, mimic="couple", xacro_args=None, max_bytes=None,
+              floating_base=False) -> Robot:
     """Load a URDF file (path), a ``.xacro`` file (expanded with ``xacro_args``, needs the
     ``xacro`` extra) or URDF text into a Robot. See docs/urdf.md.
 
@@ -28,12 +29,17 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     ``max_bytes``: the largest file or text read (default 64 MiB, robodyn.urdf.MAX_BYTES); a
     path must be a regular file (devices, FIFOs and directories are refused). See
     docs/security.md.
+    ``floating_base=True``: the root link moves freely on a free-flyer joint (``robot.nq =
+    robot.nv + 1``; q = [base position (3), base quaternion x, y, z, w (4), joints], v = [base
+    angular velocity (3), base linear velocity (3), joints], both in the base frame); a URDF
+    whose root joint is ``floating`` loads that way without the flag.
     """
     from .urdf import MAX_BYTES, load
 
     return load(path_or_xml_string, gravity=gravity, armature=armature,
                 check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args,
-                max_bytes=MAX_BYTES if max_bytes is None else max_bytes)
+                max_bytes=MAX_BYTES if max_bytes is None else max_bytes,
+                floating_base=floating_base)
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

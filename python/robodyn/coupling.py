@@ -81,6 +81,10 @@ class CoupledRobot(Robot):
     def __init__(self, spec: ModelSpec):
         if not isinstance(spec, ModelSpec):
             raise TypeError("CoupledRobot(spec): expected a robodyn ModelSpec")
+        if any(body.joint_type == "floating" for body in spec.bodies):
+            raise NotImplementedError(
+                "mimic couplings on a free-floating base are not supported (the coupling maps "
+                "joint coordinates only); load the file with mimic='independent'")
         G, b, independent = coupling_matrix(spec)
         super().__init__(spec)  # the C++ core: the full model
         self._G = G
@@ -113,6 +117,16 @@ class CoupledRobot(Robot):
     @property
     def n(self) -> int:
         """Degrees of freedom: the independent joints."""
+        return self._nr
+
+    @property
+    def nq(self) -> int:
+        """Configuration size: the independent joints (no free base: nq = nv = n)."""
+        return self._nr
+
+    @property
+    def nv(self) -> int:
+        """Velocity size: the independent joints."""
         return self._nr
 
     @property
@@ -290,6 +304,30 @@ class CoupledRobot(Robot):
         full = self._full(lambda r, x: Robot.jacobian(r, x, link), (q,), ("q",))
         shape = (q.shape[0], 6, self._nr) if q.ndim == 2 else (6, self._nr)
         return np.matmul(full, self._G, out=self._out(out, shape))
+
+    def momentum(self, q, v, out=None):
+        """Total momentum at q_full = G q + b, qd_full = G v; see Robot.momentum."""
+        q, v = self._states(("q", "v"), (q, v))
+        return Robot.momentum(self, self._expand(q, True), self._expand(v, False), out=out)
+
+    def center_of_mass(self, q, out=None):
+        q = self._state(q, "q")
+        return Robot.center_of_mass(self, self._expand(q, True), out=out)
+
+    def integrate(self, q, v, dt=1.0, out=None):
+        """q + dt v (the independent joints; a coupled robot has no free base)."""
+        q, v = self._states(("q", "v"), (q, v))
+        dt = float(dt)
+        if not np.isfinite(dt):
+            raise ValueError("dt: must be a finite number")
+        out = self._out(out, q.shape)
+        return np.add(q, dt * v, out=out) if out is not None else q + dt * v
+
+    def difference(self, q0, q1, out=None):
+        """q1 - q0 (the independent joints)."""
+        q0, q1 = self._states(("q0", "q1"), (q0, q1))
+        out = self._out(out, q0.shape)
+        return np.subtract(q1, q0, out=out) if out is not None else q1 - q0
 
     # ---------------------------------------------------------------- the rest
 

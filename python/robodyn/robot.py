@@ -86,6 +86,15 @@ class Robot(_core.RobotCore):
     with the GIL released. Single-state calls accept ``out=`` (a C-contiguous float64 array of
     the result's shape) and then allocate nothing. Wrong shapes, NaN or inf raise ValueError.
 
+    A free-floating base (``floating_base`` True: a URDF ``floating`` root joint or
+    ``load_urdf(..., floating_base=True)``) makes configurations longer than velocities:
+    q is (nq,) = [base position (3), base quaternion x, y, z, w (4), joints], every other
+    state and result (nv,) = [base angular velocity (3), base linear velocity (3), both in the
+    base frame, joints], with ``n = nv`` and ``nq = nv + 1``; the base's block of a force is
+    the wrench on the base in its frame [moment; force]. ``integrate`` / ``difference`` move
+    on that space; a quaternion farther than 1e-6 from unit norm raises ValueError (closer:
+    normalised).
+
     Robots pickle (and ``copy.deepcopy``) as their model description: the C++ model is rebuilt
     on unpickling, so Dask, joblib and multiprocessing can ship them; a specialised robot
     arrives specialised (compiled or loaded once per process).
@@ -140,7 +149,7 @@ class Robot(_core.RobotCore):
 
     @property
     def parents(self) -> list[int]:
-        """Parent body of each joint's body (-1 for the base), in q order."""
+        """Parent body of each joint's body (-1 for the base), in joint order."""
         return list(self._parents)
 
     @property
@@ -209,4 +218,6 @@ class Robot(_core.RobotCore):
         return {"hits": hits, "misses": misses}
 
     def __repr__(self) -> str:
+        if self.floating_base:
+            return f"<robodyn.Robot '{self.name}' floating base, nq={self.nq} nv={self.nv}>"
         return f"<robodyn.Robot '{self.name}' n={self.n}>"

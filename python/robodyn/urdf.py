@@ -41,7 +41,8 @@ _log = logging.getLogger("robodyn.urdf")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 _MOVING = ("revolute", "continuous", "prismatic")
-_UNSUPPORTED = ("floating", "planar")
+_UNSUPPORTED = ("planar",)
+ROOT_JOINT = "root_joint"  # name of the free-flyer joint that floating_base=True adds
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _INFINITY = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
 _DTD = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
@@ -413,10 +414,10 @@ def _joint(reader, el, index):
     j.type = reader.attr(el, "type", where)
     if j.type in _UNSUPPORTED:
         raise reader.error(where, f"{j.type} joints are not supported "
-                           "(robodyn models fixed-base robots with 1-dof joints)")
-    if j.type not in _MOVING and j.type != "fixed":
+                           "(robodyn models 1-dof joints and a floating root joint)")
+    if j.type not in _MOVING and j.type not in ("fixed", "floating"):
         raise reader.error(where, f"unknown joint type {j.type!r} "
-                           "(expected revolute, continuous, prismatic or fixed)")
+                           "(expected revolute, continuous, prismatic, fixed or floating)")
     for role in ("parent", "child"):
         role_el = el.find(role)
         if role_el is None:
@@ -425,6 +426,12 @@ def _joint(reader, el, index):
         setattr(j, role, link)
     j.origin = _pose(reader, el.find("origin"), where)
     if j.type == "fixed":
+        return j
+    if j.type == "floating":
+        # a free-flyer: no axis, limits, friction or rotor
+        j.axis = np.array([0.0, 0.0, 1.0])
+        j.lower, j.upper, j.velocity, j.effort = -math.inf, math.inf, math.inf, math.inf
+        j.damping = j.friction = j.armature = 0.0
         return j
 
     axis_el = el.find("axis")
@@ -546,11 +553,13 @@ def _combine(parts):
     return mass, com, inertia
 
 
-def _build(reader, root_el, check_inertia, mimic):
+def _build(reader, root_el, check_inertia, mimic, floating_base=False):
     """Parse the document into a ModelSpec (gravity and armature applied by the caller).
 
     What would be a warning (non-physical inertia on a moving link, mimic joints loaded as
-    independent joints) is appended to ``reader.notes`` as (element, reason)."""
+    independent joints) is appended to ``reader.notes`` as (element, reason).
+    floating_base: the root link moves on a free-flyer joint (body 0, named ROOT_JOINT); a
+    document whose root link's joint is ``floating`` gets the same without the flag."""
     robot_name = reader.name(root_el, "robot")
 
     links = {}  # name -> inertial tuple or None, in document order
@@ -571,11 +580,32 @@ def _build(reader, root_el, check_inertia, mimic):
         joints.append(j)
 
     root, children = _tree(reader, links, joints)
-
-    # depth-first from the root, children in document order: parent index < child index
+    floating = [j for j in joints if j.type == "floating"]
+    if len(floating) > 1:
+        raise reader.error(f"joint {floating[1].name!r}",
+                           "only one floating joint is supported (the root joint)")
+    if floating and floating[0].parent != root:
+        raise reader.error(f"joint {floating[0].name!r}", "a floating joint must have the root "
+                           f"link {root!r} as its parent (a free-floating base); its parent is "
+                           f"{floating[0].parent!r}")
+    base_name = root
+    # depth-first from the root, children in document order (a floating joint first):
+    # parent index < child index
     bodies, frames, parts = [], {}, []
     place = {root: (-1, np.eye(4))}  # link -> (body index or -1, pose in that body)
-    stack = list(reversed(children[root]))
+    if floating_base and not floating:
+        # the root link on a free-flyer joint: body 0, its pose in the world is q[:7]
+        name = ROOT_JOINT
+        while any(j.name == name for j in joints):
+            name = "_" + name
+        base_name = "world"
+        while base_name in links:
+            base_name = "_" + base_name
+        bodies.append(Body(name=root, joint_name=name, parent=-1, joint_type="floating",
+                           axis=np.array([0.0, 0.0, 1.0]), origin=np.eye(4)))
+        parts.append([] if links[root] is None else [links[root][:3]])
+        place[root] = (0, np.eye(4))
+    stack = sorted(reversed(children[root]), key=lambda j: j.type == "floating")
     with np.errstate(all="ignore"):
         while stack:
             j = stack.pop()
@@ -592,9 +622,9 @@ def _build(reader, root_el, check_inertia, mimic):
             else:
                 index = len(bodies)
                 place[j.child] = (index, np.eye(4))
+                kind = j.type if j.type in ("prismatic", "floating") else "revolute"
                 bodies.append(Body(
-                    name=j.child, joint_name=j.name, parent=parent_body,
-                    joint_type="prismatic" if j.type == "prismatic" else "revolute",
+                    name=j.child, joint_name=j.name, parent=parent_body, joint_type=kind,
                     axis=j.axis, origin=T, armature=j.armature, damping=j.damping,
                     friction=j.friction, lower=j.lower, upper=j.upper,
                     velocity=j.velocity, effort=j.effort))
@@ -627,7 +657,7 @@ def _build(reader, root_el, check_inertia, mimic):
     ext_el = root_el.find("robodyn")
     if ext_el is not None and ext_el.get("gravity") is not None:
         gravity = reader.vector(ext_el, "gravity", "robot <robodyn>", None)
-    return ModelSpec(bodies=bodies, frames=frames, name=robot_name, base_name=root,
+    return ModelSpec(bodies=bodies, frames=frames, name=robot_name, base_name=base_name,
                      gravity=gravity)
 
 
@@ -712,9 +742,10 @@ def _apply_armature(spec, armature):
     """Override armatures from a dict joint name -> value or a sequence in joint order."""
     if armature is None:
         return
-    n = len(spec.bodies)
+    joints = [i for i, b in enumerate(spec.bodies) if b.joint_type != "floating"]
+    n = len(joints)
     if isinstance(armature, dict):
-        index = {b.joint_name: i for i, b in enumerate(spec.bodies)}
+        index = {spec.bodies[i].joint_name: i for i in joints}
         items = []
         for name, value in armature.items():
             if name not in index:
@@ -728,7 +759,7 @@ def _apply_armature(spec, armature):
         if values is None or values.shape != (n,):
             raise ValueError(f"armature: expected a dict or a sequence of {n} values, "
                              f"got {armature!r}")
-        items = list(enumerate(values))
+        items = list(zip(joints, values))
     for i, given in items:
         try:
             value = float(given)
@@ -744,7 +775,8 @@ MIMIC_MODES = ("couple", "independent")
 
 
 def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True, strict=False,
-               mimic="couple", xacro_args=None, max_bytes=MAX_BYTES) -> ModelSpec:
+               mimic="couple", xacro_args=None, max_bytes=MAX_BYTES,
+               floating_base=False) -> ModelSpec:
     """Read a URDF into a :class:`ModelSpec`.
 
     source: XML text (a ``str`` starting with ``<`` after whitespace, or ``bytes``), or a path
@@ -768,25 +800,30 @@ def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True, stric
         joints (what Pinocchio's and MuJoCo's loaders do by default), with a warning.
     max_bytes: the largest input read, in bytes (characters for text); default 64 MiB
         (:data:`MAX_BYTES`). A path must be a regular file (not a device, FIFO or directory).
+    floating_base: the root link moves freely: it becomes body 0 on a free-flyer joint named
+        ``root_joint`` (q starts with its position and unit quaternion x, y, z, w; v with its
+        angular and linear velocity in its own frame). A URDF whose root link is joined to
+        its first link by a ``floating`` joint loads the same way without the flag.
 
     Raises URDFError (a ValueError) naming the file, the element and the reason;
     URDFFileNotFoundError (also a FileNotFoundError) for a missing file. Warnings are said once
     per file, attributed to the caller's line.
     """
     spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args,
-                                max_bytes)
+                                max_bytes, floating_base)
     _say(label, notes, strict)
     return spec
 
 
-def _parse(source, gravity, armature, check_inertia, mimic, xacro_args, max_bytes=MAX_BYTES):
+def _parse(source, gravity, armature, check_inertia, mimic, xacro_args, max_bytes=MAX_BYTES,
+           floating_base=False):
     """(spec, label, notes): parse_urdf without saying its warnings."""
     if mimic not in MIMIC_MODES:
         raise ValueError(f"mimic: expected one of {', '.join(map(repr, MIMIC_MODES))}, "
                          f"got {mimic!r}")
     text, label = _read_source(source, xacro_args, max_bytes)
     reader = _Reader(label)
-    spec = _build(reader, _parse_xml(text, label), check_inertia, mimic)
+    spec = _build(reader, _parse_xml(text, label), check_inertia, mimic, bool(floating_base))
     inertia_ok = not any("<inertial>" in where for where, _ in reader.notes)
     # the model re-checks its merged bodies with the same tolerance only if every part passed
     spec.check_inertia = bool(check_inertia) and inertia_ok
@@ -818,14 +855,14 @@ SINGULAR = ("the mass matrix is singular: a joint moves no mass or inertia (inve
 
 
 def load(source, gravity=None, armature=None, *, check_inertia=True, strict=False,
-         mimic="couple", xacro_args=None, max_bytes=MAX_BYTES):
+         mimic="couple", xacro_args=None, max_bytes=MAX_BYTES, floating_base=False):
     """robodyn.load_urdf: parse_urdf, then the Robot; a singular mass matrix (a joint that
     moves no mass, e.g. Romeo's massless hands) is one more warning, said with the file's
     others; errors of the C++ model are URDFErrors naming the file."""
     from .robot import Robot
 
     spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args,
-                                max_bytes)
+                                max_bytes, floating_base)
     if strict:
         _say(label, notes, True)
     if not spec.bodies:
@@ -918,6 +955,8 @@ def spec_to_urdf(spec) -> str:
                       link=spec.base_name if body.parent < 0 else link_of[body.parent])
         ET.SubElement(joint, "child", link=body.name)
         _origin(joint, np.asarray(body.origin, dtype=float))
+        if body.joint_type == "floating":
+            continue
         ET.SubElement(joint, "axis", xyz=_vec(body.axis))
         if not continuous or body.effort != math.inf or body.velocity != math.inf:
             limit = ET.SubElement(joint, "limit")
@@ -970,8 +1009,10 @@ def _check_spec(spec):
         where = f"spec_to_urdf: body {i} ({body.name!r})"
         if not -1 <= body.parent < i:
             raise ValueError(f"{where}: parent {body.parent} is not in [-1, {i})")
-        if body.joint_type not in ("revolute", "prismatic"):
+        if body.joint_type not in ("revolute", "prismatic", "floating"):
             raise ValueError(f"{where}: joint type {body.joint_type!r}")
+        if body.joint_type == "floating" and (i != 0 or body.parent != -1):
+            raise ValueError(f"{where}: a floating joint must be body 0's, on the base")
         values = (body.origin, body.axis, body.com, body.inertia, body.mass, body.armature,
                   body.damping, body.friction)
         if not all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in values):

@@ -67,6 +67,31 @@ ROBODYN_INLINE S axis_quadratic(const Model& m, int i, const M3T<S>& A, const V3
   return acc;
 }
 
+// the composite inertia of body i (d.Im, d.Ih, d.II: mass, first moment, rotational inertia
+// about the origin) moved to its parent and added to the parent's: X^T Ic X in (m, h, Ibar)
+// form, for a revolute or prismatic joint
+template <class S>
+ROBODYN_INLINE void add_composite_to_parent(const Model& m, DataTpl<S>& d, int i) {
+  static const std::array<bool, 3> kFull{{true, true, true}};
+  const int p = m.parent[i];
+  const bool rev = m.type[i] == JointType::Revolute;
+  const V3T<S> r = rev ? V3T<S>(m.pc[i].template cast<S>()) : d.r[i];
+  const std::array<bool, 3>& nz = rev ? m.pc_nz[i] : kFull;
+  // y = E h, z = y + (m/2) r
+  const V3T<S> y = applyE(m, d, i, d.Ih[i]);
+  const S half = S(0.5) * d.Im[i];
+  V3T<S> z = y, mr;
+  for (int k = 0; k < 3; ++k) {
+    mr[k] = nz[k] ? S(d.Im[i] * r[k]) : S(0);
+    if (nz[k]) z[k] += half * r[k];
+  }
+  M3T<S> Ip = rotate_to_parent<true, S>(m, d, i, d.II[i]);
+  add_parallel_axis<S>(r, nz, z, Ip);
+  d.II[p] += Ip;
+  for (int k = 0; k < 3; ++k) d.Ih[p][k] += nz[k] ? S(y[k] + mr[k]) : y[k];
+  d.Im[p] += d.Im[i];
+}
+
 }  // namespace detail
 
 // Joint-space inertia matrix M(q) + diag(armature), written into d.M (both triangles).
@@ -79,7 +104,6 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
     d.Ih[i] = m.h[i].template cast<S>();
     d.II[i] = m.Ibar[i].template cast<S>();
   }
-  static const std::array<bool, 3> kFull{{true, true, true}};
   for (int i = m.n; i >= 1; --i) {
     const int p = m.parent[i];
     if (p == 0) continue;
@@ -106,21 +130,7 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
       d.II[p](2, 2) += detail::axis_quadratic<S>(m, i, d.II[i], a) + (lxa_h + lxa_h) + mll;
       continue;
     }
-    const V3T<S> r = rev ? V3T<S>(m.pc[i].template cast<S>()) : d.r[i];
-    const std::array<bool, 3>& nz = rev ? m.pc_nz[i] : kFull;
-    // y = E h, z = y + (m/2) r
-    const V3T<S> y = applyE(m, d, i, d.Ih[i]);
-    const S half = S(0.5) * d.Im[i];
-    V3T<S> z = y, mr;
-    for (int k = 0; k < 3; ++k) {
-      mr[k] = nz[k] ? S(d.Im[i] * r[k]) : S(0);
-      if (nz[k]) z[k] += half * r[k];
-    }
-    M3T<S> Ip = rotate_to_parent<true, S>(m, d, i, d.II[i]);
-    detail::add_parallel_axis<S>(r, nz, z, Ip);
-    d.II[p] += Ip;
-    for (int k = 0; k < 3; ++k) d.Ih[p][k] += nz[k] ? S(y[k] + mr[k]) : y[k];
-    d.Im[p] += d.Im[i];
+    detail::add_composite_to_parent(m, d, i);
   }
   // columns: F = Ic_i S_i carried down the path to the base; other branches stay zero
   d.size_mass_matrix();
@@ -165,7 +175,7 @@ template <class S>
 bool cholesky_solve(DataTpl<S>& d, S* b) {
   using std::sqrt;
   auto& M = d.M;
-  const int n = d.n;
+  const int n = d.nv;
   for (int j = 0; j < n; ++j) {
     S djj = M(j, j);
     for (int k = 0; k < j; ++k) djj -= M(j, k) * M(j, k);

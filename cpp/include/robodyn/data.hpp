@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include <Eigen/StdVector>
+#include <array>
 #include <vector>
 
 #include "robodyn/model.hpp"
@@ -27,10 +28,12 @@ struct DataTpl {
 
   explicit DataTpl(const Model& m);
 
-  int n;
+  int n;                 // moving bodies (Model::n)
+  int nq, nv;            // configuration and velocity sizes (Model::nq, Model::nv)
 
-  // configuration cache (levels: 1 = sin/cos and translations, 2 = rotations, 3 = poses)
-  VecX q_key;            // the q the cache holds, (n,)
+  // configuration cache (levels: 1 = sin/cos and translations, 2 = rotations, 3 = poses;
+  // a free-flyer's E and r are computed at level 1)
+  VecX q_key;            // the q the cache holds, (nq,)
   int level = 0;         // highest level valid for q_key (0: nothing cached)
   long cache_hits = 0;   // calls that found q_key == q
   long cache_misses = 0;  // calls that recomputed
@@ -64,15 +67,18 @@ struct DataTpl {
   // world-frame quantities for the Coriolis matrix
   AVec<V6> sw, swd, vw;  // joint axes, their derivatives, body velocities (base frame)
   AVec<M6> Iw, Bw;       // world inertias and the skew Coriolis operators, then composites
+  std::array<V6, 6> Sf, Sfd;  // coriolis, free-flyer: its six axes in base coordinates, rates
 
-  MatX M;                // mass matrix workspace (n, n); sized when the Data is made for
-                         // n <= kEagerMassMatrix, else by the first algorithm that needs it
+  MatX M;                // mass matrix workspace (nv, nv); sized when the Data is made for
+                         // nv <= kEagerMassMatrix, else by the first algorithm that needs it
                          // (a long chain's Data stays O(n) unless M is asked for)
   static constexpr int kEagerMassMatrix = 128;
   void size_mass_matrix() {
-    if (M.rows() != n) M.setZero(n, n);
+    if (M.rows() != nv) M.setZero(nv, nv);
   }
-  VecX tmp;              // (n,) scratch
+  VecX tmp;              // (nv,) scratch
+  M6 Uf;                 // aba, free-flyer: Cholesky factor L of D = IA (lower triangle)
+  V6 uf;                 // aba, free-flyer: tau - pA, then qdd
 
   // Kane's method (kane.hpp): classical, mass-centre based quantities
   std::vector<Vec3> kc;  // mass centre c_k of body k, body frame (m), (n+1); model constant
@@ -85,8 +91,8 @@ struct DataTpl {
 
 template <class S>
 DataTpl<S>::DataTpl(const Model& m)
-    : n(m.n),
-      q_key(VecX::Zero(m.n)),
+    : n(m.n), nq(m.nq), nv(m.nv),
+      q_key(VecX::Zero(m.nq)),
       s(m.n + 1, S(0)), c(m.n + 1, S(1)),
       r(m.n + 1, V3::Zero()), E(m.n + 1, M3::Identity()),
       oR(m.n + 1, M3::Identity()), op(m.n + 1, V3::Zero()),
@@ -98,7 +104,8 @@ DataTpl<S>::DataTpl(const Model& m)
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
       sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
       Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
-      M(m.n <= kEagerMassMatrix ? MatX::Zero(m.n, m.n) : MatX()), tmp(VecX::Zero(m.n)),
+      M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()), tmp(VecX::Zero(m.nv)),
+      Uf(M6::Zero()), uf(V6::Zero()),
       kc(m.n + 1, Vec3::Zero()), kc_nz(m.n + 1, {{false, false, false}}),
       kI(m.n + 1, Mat3::Zero()), kI_principal(m.n + 1, 1),
       ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "robodyn/data.hpp"
+#include "robodyn/joint.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/spatial.hpp"
 
@@ -66,7 +67,7 @@ inline void sin_cos(const double& x, double& s, double& c) {
 // true when the cache holds exactly this q (bitwise equal values)
 template <class S>
 inline bool same_q(const DataTpl<S>& d, const S* q) {
-  for (int i = 0; i < d.n; ++i)
+  for (int i = 0; i < d.nq; ++i)
     if (!(d.q_key[i] == q[i])) return false;
   return true;
 }
@@ -83,17 +84,24 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
     }
   } else {
     ++d.cache_misses;
-    for (int i = 0; i < m.n; ++i) d.q_key[i] = q[i];
-    // level 1: sin/cos of revolute angles, translations of prismatic joints (3 mul each)
+    for (int i = 0; i < m.nq; ++i) d.q_key[i] = q[i];
+    // level 1: sin/cos of revolute angles, translations of prismatic joints (3 mul each), a
+    // free-flyer's whole transform
     for (int i = 1; i <= m.n; ++i) {
+      const S* qi = q + m.iq[i];
       if (m.type[i] == JointType::Revolute) {
         if (m.qoff[i] != 0)
-          detail::sin_cos(S(q[i - 1] + S(m.qoff[i])), d.s[i], d.c[i]);
+          detail::sin_cos(S(qi[0] + S(m.qoff[i])), d.s[i], d.c[i]);
         else
-          detail::sin_cos(q[i - 1], d.s[i], d.c[i]);
-      } else {
-        V3T<S> z(S(0), S(0), q[i - 1]);
+          detail::sin_cos(qi[0], d.s[i], d.c[i]);
+      } else if (m.type[i] == JointType::Prismatic) {
+        V3T<S> z(S(0), S(0), qi[0]);
         d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);
+      } else {
+        // (Rc, pc) (R(quat), p): E = Rc R, r = pc + Rc p
+        const M3T<S> Rc = m.Rc[i].R.template cast<S>();
+        d.E[i] = Rc * quaternion_matrix<S>(qi + 3);
+        d.r[i] = m.pc[i].template cast<S>() + Rc * V3T<S>(qi[0], qi[1], qi[2]);
       }
     }
     d.level = 1;
@@ -107,7 +115,7 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
         d.E[i].col(1) = Rc.col(1) * d.c[i] - Rc.col(0) * d.s[i];
         d.E[i].col(2) = Rc.col(2);
         d.r[i] = m.pc[i].template cast<S>();
-      } else {
+      } else if (m.type[i] == JointType::Prismatic) {
         d.E[i] = Rc;
       }
     }
@@ -146,24 +154,39 @@ void forward_kinematics(const Model& m, DataTpl<S>& d, const S* q, S* out) {
   }
 }
 
-// Geometric Jacobian of the origin of user frame f, [angular; linear] in base-frame axes.
-// out: (6, n) row-major.
+// Geometric Jacobian of the origin of user frame f, [angular; linear] in base-frame (world)
+// axes. out: (6, nv) row-major. A free-flyer's six columns: its angular velocity turns the
+// frame about the body origin, its linear velocity moves it (both in body axes).
 template <class S>
 void jacobian(const Model& m, DataTpl<S>& d, const S* q, int f, S* out) {
   update_kinematics(m, d, q, 3);
-  for (int k = 0; k < 6 * m.n; ++k) out[k] = S(0);
+  const int nv = m.nv;
+  for (int k = 0; k < 6 * nv; ++k) out[k] = S(0);
   const int b = m.frame_body[f];
   const V3T<S> p = d.op[b] + d.oR[b] * m.frame_p[f].template cast<S>();
+  auto column = [&](int c, const V3T<S>& ang, const V3T<S>& lin) {
+    for (int k = 0; k < 3; ++k) {
+      out[k * nv + c] = ang[k];
+      out[(k + 3) * nv + c] = lin[k];
+    }
+  };
+  const V3T<S> zero(S(0), S(0), S(0));
   for (int j = b; j > 0; j = m.parent[j]) {
-    const V3T<S> z = d.oR[j].col(2);
-    if (m.type[j] == JointType::Revolute) {
-      const V3T<S> lin = cross<S>(z, p - d.op[j]);
-      for (int k = 0; k < 3; ++k) {
-        out[k * m.n + j - 1] = z[k];
-        out[(k + 3) * m.n + j - 1] = lin[k];
+    const int c = m.iv[j];
+    switch (m.type[j]) {
+      case JointType::Revolute: {
+        const V3T<S> z = d.oR[j].col(2);
+        column(c, z, cross<S>(z, V3T<S>(p - d.op[j])));
+        break;
       }
-    } else {
-      for (int k = 0; k < 3; ++k) out[(k + 3) * m.n + j - 1] = z[k];
+      case JointType::Prismatic: column(c, zero, d.oR[j].col(2)); break;
+      case JointType::FreeFlyer:
+        for (int k = 0; k < 3; ++k) {
+          const V3T<S> e = d.oR[j].col(k);
+          column(c + k, e, cross<S>(e, V3T<S>(p - d.op[j])));
+          column(c + 3 + k, zero, e);
+        }
+        break;
     }
   }
 }
@@ -174,21 +197,20 @@ S kinetic_energy(const Model& m, DataTpl<S>& d, const S* q, const S* qd) {
   update_kinematics(m, d, q, 1);
   S T(0);
   for (int i = 1; i <= m.n; ++i) {
-    const int p = m.parent[i];
     // body velocity from the parent's
-    V3T<S> w = applyET(m, d, i, d.w[p]);
-    V3T<S> v = applyET(m, d, i, V3T<S>(d.vl[p] + cross_r(m, d, i, d.w[p])));
-    if (m.type[i] == JointType::Revolute)
-      w[2] += qd[i - 1];
-    else
-      v[2] += qd[i - 1];
+    V3T<S> w, v;
+    motion_to_body(m, d, i, d.w[m.parent[i]], d.vl[m.parent[i]], w, v);
+    add_joint_motion(m.type[i], qd + m.iv[i], w, v);
     d.w[i] = w;
     d.vl[i] = v;
     // 0.5 v' I v with I = (m, h, Ibar)
     const V3T<S> hv = m.h[i].template cast<S>();
     T += S(0.5) * (w.dot(sym_mul<S>(m.Ibar[i], w)) + S(m.mass[i]) * v.dot(v)) +
          w.dot(cross<S>(hv, v));
-    if (m.armature[i] != 0) T += S(0.5 * m.armature[i]) * qd[i - 1] * qd[i - 1];
+    if (m.armature[i] != 0) {
+      const S u = qd[m.iv[i]];
+      T += S(0.5 * m.armature[i]) * u * u;
+    }
   }
   return T;
 }

@@ -1,12 +1,19 @@
-// The immutable robot model: a kinematic tree of rigid bodies joined by 1-DOF joints.
+// The immutable robot model: a kinematic tree of rigid bodies joined by joints.
 //
-// Body 0 is the fixed base; bodies 1..n each carry one joint, and parent[i] < i. Every body has
+// Body 0 is the world (the fixed base); bodies 1..n each carry one joint, and parent[i] < i.
+// Joints are revolute or prismatic (1 DOF) or, for body 1 only, a free-flyer (6 DOF: the
+// free-floating base). Body i's coordinates are q[iq[i] ..] and v[iv[i] ..]; a free-flyer has
+// 7 configuration coordinates (position in the parent frame, unit quaternion x, y, z, w) and
+// 6 velocity coordinates (angular velocity, then the velocity of the body origin, both in body
+// axes), so nq = nv + 1 with a free base and nq = nv = n otherwise. Every body has
 // an internal frame whose z axis is its joint axis (the user's link frame is re-expressed at
 // build time), so the joint-dependent part of each parent-to-body transform is a rotation
 // about z (revolute) or a translation along z (prismatic):
 //
 //   pose of body i in its parent = (Rc[i], pc[i]) * Rz(q_i + qoff[i])  (revolute)
 //                                = (Rc[i], pc[i]) * Tz(q_i)     (prismatic)
+//                                = (Rc[i], pc[i]) * (R(quat), p)  (free-flyer; its internal
+//                                  frame is the user's link frame)
 //
 // Inertias are stored about the internal body origin as (mass, h = mass * com, Ibar).
 #pragma once
@@ -21,13 +28,17 @@ namespace robodyn {
 using Vec3 = Eigen::Vector3d;
 using Mat3 = Eigen::Matrix3d;
 
-enum class JointType : unsigned char { Revolute = 0, Prismatic = 1 };
+enum class JointType : unsigned char { Revolute = 0, Prismatic = 1, FreeFlyer = 2 };
+
+// velocity coordinates of a joint (a free-flyer's configuration has one more)
+inline int joint_nv(JointType t) { return t == JointType::FreeFlyer ? 6 : 1; }
 
 // One body as given by a front end (URDF, DH): user frames, any unit axis.
 struct BodySpec {
   int parent = -1;               // index of the parent body in the spec list, -1 = base
-  JointType type = JointType::Revolute;
-  Vec3 axis = Vec3::UnitZ();     // joint axis in the body's user frame (normalised at build)
+  JointType type = JointType::Revolute;  // FreeFlyer: only the first body, on the base
+  Vec3 axis = Vec3::UnitZ();     // joint axis in the body's user frame (normalised at build;
+                                 // unused by a free-flyer)
   Mat3 origin_R = Mat3::Identity();  // pose of the body frame in the parent frame at q = 0
   Vec3 origin_p = Vec3::Zero();
   double mass = 0;
@@ -62,9 +73,13 @@ struct ConstRotation {
 };
 
 struct Model {
-  int n = 0;                          // degrees of freedom = number of moving bodies
+  int n = 0;                          // number of moving bodies (= joints)
+  int nq = 0, nv = 0;                 // configuration and velocity sizes (n, n without a
+                                      // free-flyer; n + 6, n + 5 with one)
+  bool floating = false;              // body 1 is on a free-flyer joint
   std::vector<int> parent;            // size n+1, parent[0] = -1, parent[i] < i
   std::vector<JointType> type;        // size n+1 (entry 0 unused)
+  std::vector<int> iq, iv;            // size n+1: first index of body i's joint in q and in v
   std::vector<ConstRotation> Rc;      // constant part of parent-to-body rotation
   std::vector<double> qoff;           // revolute: E = Rc Rz(q + qoff) (a rotation about z taken
                                       // out of Rc at build; 0 for most joints)

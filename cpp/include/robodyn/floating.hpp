@@ -1,0 +1,362 @@
+// Dynamics of trees whose joints may be of any kind (joint.hpp), used for free-floating
+// systems: body 1 on a free-flyer joint, the others revolute or prismatic. Featherstone's
+// spatial algorithms as written in the book (RNEA Table 5.1, CRBA Table 6.2, ABA Table 7.1),
+// in body coordinates, each spatial vector [angular; linear] held as two 3-vectors, with the
+// joint kind deciding only S (add_joint_motion, joint_force) and the link transform (linkE,
+// linkET, link_cross_r). Body 0 is the world: v_0 = 0, a_0 = -gravity (in world axes).
+//
+// Sizes: q (nq,), v / qd, qdd, tau (nv,); the free-flyer's block of tau is the wrench on the
+// base in base axes [moment about the base origin; force], its block of qdd the derivative of
+// the body twist (w, v) in base axes (the spatial acceleration of the base in base axes).
+#pragma once
+
+#include <cmath>
+
+#include "robodyn/aba.hpp"
+#include "robodyn/crba.hpp"
+#include "robodyn/data.hpp"
+#include "robodyn/joint.hpp"
+#include "robodyn/kinematics.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/spatial.hpp"
+
+namespace robodyn {
+namespace floating {
+
+namespace detail {
+
+// the spatial inertia (mass, h, Ibar) of body i times the motion (w, v):
+// (Ibar w + h x v, mass v - h x w)
+template <class S>
+ROBODYN_INLINE void inertia_times(const Model& m, int i, const V3T<S>& w, const V3T<S>& v,
+                                  V3T<S>& n, V3T<S>& f) {
+  const V3T<S> h = m.h[i].template cast<S>();
+  n = sym_mul<S>(m.Ibar[i], m.I_nz[i], w) + cross<S>(h, v);
+  f = S(m.mass[i]) * v - cross<S>(h, w);
+}
+
+// v x* (I v) for the body velocity (w, v) of body i (the velocity-product force)
+template <class S>
+ROBODYN_INLINE void bias_force(const Model& m, int i, const V3T<S>& w, const V3T<S>& v,
+                               V3T<S>& n, V3T<S>& f) {
+  V3T<S> hn, hf;
+  inertia_times<S>(m, i, w, v, hn, hf);
+  n = cross<S>(w, hn) + cross<S>(v, hf);
+  f = cross<S>(w, hf);
+}
+
+// joint terms of a 1-DOF joint: armature qdd + damping qd + friction sign(qd)
+template <bool kAcc, class S>
+ROBODYN_INLINE S joint_terms(const Model& m, int i, const S* qd, const S* qdd) {
+  const int k = m.iv[i];
+  S t(0);
+  if (kAcc && m.armature[i] != 0) t += S(m.armature[i]) * qdd[k];
+  if (m.damping[i] != 0) t += S(m.damping[i]) * qd[k];
+  if (m.friction[i] != 0) t += S(m.friction[i]) * robodyn::detail::signum(qd[k]);
+  return t;
+}
+
+// One Newton-Euler sweep (Table 5.1). kVel: velocity terms; kAcc: accelerations; kJoint:
+// armature and friction added to the 1-DOF joints' forces.
+template <bool kVel, bool kAcc, bool kJoint, class S>
+void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
+  update_kinematics(m, d, q, 1);
+  d.wd[0].setZero();
+  d.al[0] = -m.gravity.template cast<S>();
+  for (int i = 1; i <= m.n; ++i) {
+    const int p = m.parent[i];
+    const JointType t = m.type[i];
+    // a_i = X a_p + S qdd + v_i x S qd,  v_i = X v_p + S qd
+    V3T<S> aw, av;
+    motion_to_body(m, d, i, d.wd[p], d.al[p], aw, av);
+    if (kAcc) add_joint_motion(t, qdd + m.iv[i], aw, av);
+    V3T<S> n, f;
+    if (kVel) {
+      V3T<S> w, v, cw, cv;
+      motion_to_body(m, d, i, d.w[p], d.vl[p], w, v);
+      add_joint_motion(t, qd + m.iv[i], w, v);
+      joint_velocity_product(t, w, v, qd + m.iv[i], cw, cv);
+      aw += cw;
+      av += cv;
+      d.w[i] = w;
+      d.vl[i] = v;
+      // f = I a + v x* I v
+      V3T<S> bn, bf;
+      bias_force<S>(m, i, w, v, bn, bf);
+      inertia_times<S>(m, i, aw, av, n, f);
+      n += bn;
+      f += bf;
+    } else {
+      inertia_times<S>(m, i, aw, av, n, f);
+    }
+    d.wd[i] = aw;
+    d.al[i] = av;
+    d.fn[i] = n;
+    d.ff[i] = f;
+  }
+  // tau_i = S' f_i; f_p += X^T f_i
+  for (int i = m.n; i >= 1; --i) {
+    S* ti = tau + m.iv[i];
+    joint_force(m.type[i], d.fn[i], d.ff[i], ti);
+    if (kJoint && m.type[i] != JointType::FreeFlyer) ti[0] += joint_terms<kAcc, S>(m, i, qd, qdd);
+    const int p = m.parent[i];
+    if (p > 0) add_force_to_parent(m, d, i, d.fn[i], d.ff[i], d.fn[p], d.ff[p]);
+  }
+}
+
+// In-place Cholesky L L' of a symmetric positive definite 6x6 matrix (lower triangle of A).
+template <class S>
+bool cholesky6(Eigen::Matrix<S, 6, 6>& A) {
+  using std::sqrt;
+  for (int j = 0; j < 6; ++j) {
+    S djj = A(j, j);
+    for (int k = 0; k < j; ++k) djj -= A(j, k) * A(j, k);
+    if (!(djj > S(0))) return false;
+    A(j, j) = sqrt(djj);
+    const S inv = S(1) / A(j, j);
+    for (int i = j + 1; i < 6; ++i) {
+      S x = A(i, j);
+      for (int k = 0; k < j; ++k) x -= A(i, k) * A(j, k);
+      A(i, j) = x * inv;
+    }
+  }
+  return true;
+}
+
+// x = (L L')^-1 x
+template <class S>
+void cholesky6_solve(const Eigen::Matrix<S, 6, 6>& L, Eigen::Matrix<S, 6, 1>& x) {
+  for (int i = 0; i < 6; ++i) {
+    for (int k = 0; k < i; ++k) x[i] -= L(i, k) * x[k];
+    x[i] /= L(i, i);
+  }
+  for (int i = 5; i >= 0; --i) {
+    for (int k = i + 1; k < 6; ++k) x[i] -= L(k, i) * x[k];
+    x[i] /= L(i, i);
+  }
+}
+
+// index of a 1-DOF joint's motion axis in a 6-vector: rotation about z or sliding along z
+inline int axis_index(JointType t) { return t == JointType::Revolute ? 2 : 5; }
+
+}  // namespace detail
+
+// Inverse dynamics: tau = M(q) qdd + C(q, qd) qd + g(q) + armature qdd + damping qd
+//                         + friction sign(qd).  q (nq,), qd, qdd, tau (nv,).
+template <class S>
+void rnea(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
+  floating::detail::rnea_sweep<true, true, true, S>(m, d, q, qd, qdd, tau);
+}
+
+// Bias forces C(q, qd) qd + g(q) (rigid-body terms only: no friction).
+template <class S>
+void bias_torques(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* tau) {
+  floating::detail::rnea_sweep<true, false, false, S>(m, d, q, qd, nullptr, tau);
+}
+
+// Gravity forces g(q).
+template <class S>
+void gravity_torques(const Model& m, DataTpl<S>& d, const S* q, S* tau) {
+  floating::detail::rnea_sweep<false, false, false, S>(m, d, q, nullptr, nullptr, tau);
+}
+
+// Mass matrix M(q) + diag(armature) (Table 6.2) into d.M, (nv, nv), both triangles.
+template <class S>
+void crba(const Model& m, DataTpl<S>& d, const S* q) {
+  update_kinematics(m, d, q, 1);
+  // composite inertias, tip to base: Ic_p += X^T Ic_i X (a free-flyer is the root)
+  for (int i = 1; i <= m.n; ++i) {
+    d.Im[i] = S(m.mass[i]);
+    d.Ih[i] = m.h[i].template cast<S>();
+    d.II[i] = m.Ibar[i].template cast<S>();
+  }
+  for (int i = m.n; i >= 1; --i)
+    if (m.parent[i] > 0) robodyn::detail::add_composite_to_parent(m, d, i);
+  // column of each joint axis s: F = Ic_i s carried down the path to the base,
+  // M(j, col) = S_j' F on the way
+  d.size_mass_matrix();
+  d.M.setZero();
+  S row[6];
+  for (int i = 1; i <= m.n; ++i) {
+    const JointType t = m.type[i];
+    for (int k = 0; k < joint_nv(t); ++k) {
+      const int s = t == JointType::FreeFlyer ? k : detail::axis_index(t);
+      const int col = m.iv[i] + k;
+      // Ic e_s = (II e_s, e_s x h) for an angular axis, (h x e, mass e) for a linear one
+      V3T<S> e(S(0), S(0), S(0)), Fn, Ff;
+      e[s % 3] = S(1);
+      if (s < 3) {
+        Fn = d.II[i].col(s);
+        Ff = cross<S>(e, d.Ih[i]);
+      } else {
+        Fn = cross<S>(d.Ih[i], e);
+        Ff = d.Im[i] * e;
+      }
+      joint_force(t, Fn, Ff, row);
+      for (int r = 0; r < joint_nv(t); ++r) d.M(m.iv[i] + r, col) = row[r];
+      if (m.armature[i] != 0) d.M(col, col) += S(m.armature[i]);
+      for (int j = i; m.parent[j] > 0; j = m.parent[j]) {
+        const int p = m.parent[j];
+        V3T<S> n(S(0), S(0), S(0)), f(S(0), S(0), S(0));
+        add_force_to_parent(m, d, j, Fn, Ff, n, f);
+        Fn = n;
+        Ff = f;
+        joint_force(m.type[p], Fn, Ff, row);
+        for (int r = 0; r < joint_nv(m.type[p]); ++r) {
+          d.M(m.iv[p] + r, col) = row[r];
+          d.M(col, m.iv[p] + r) = row[r];
+        }
+      }
+    }
+  }
+}
+
+// Forward dynamics by M(q) qdd = tau - C qd - g - damping qd - friction sign(qd), Cholesky.
+// Returns false when M is not positive definite. qdd may alias the inputs.
+template <class S>
+bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* qd,
+                           const S* tau, S* qdd) {
+  floating::bias_torques(m, d, q, qd, d.tmp.data());
+  floating::crba(m, d, q);
+  for (int k = 0; k < m.nv; ++k) d.tmp[k] = tau[k] - d.tmp[k];
+  for (int i = 1; i <= m.n; ++i)
+    if (m.type[i] != JointType::FreeFlyer)
+      d.tmp[m.iv[i]] -= detail::joint_terms<false, S>(m, i, qd, nullptr);
+  for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
+  return cholesky_solve(d, qdd);
+}
+
+// Articulated-body forward dynamics (Table 7.1), the free-flyer as the articulated root:
+// its acceleration is IA^-1 (tau - pA) - X a_0. Returns false when an articulated inertia is
+// not positive definite. qdd may alias the inputs (they are read in the first two passes).
+template <class S>
+bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S* qdd) {
+  using M6 = Eigen::Matrix<S, 6, 6>;
+  using V6 = Eigen::Matrix<S, 6, 1>;
+  update_kinematics(m, d, q, 1);
+  // pass 1: velocities, velocity-product accelerations c, IA = I, pA = v x* I v
+  for (int i = 1; i <= m.n; ++i) {
+    const int p = m.parent[i];
+    const JointType t = m.type[i];
+    V3T<S> w, v, cw, cv;
+    motion_to_body(m, d, i, d.w[p], d.vl[p], w, v);
+    add_joint_motion(t, qd + m.iv[i], w, v);
+    joint_velocity_product(t, w, v, qd + m.iv[i], cw, cv);
+    d.w[i] = w;
+    d.vl[i] = v;
+    d.cbias[i] << cw, cv;
+    const Mat3 hx = skew<double>(m.h[i]);
+    M6& IA = d.IA[i];
+    IA << m.Ibar[i].template cast<S>(), hx.template cast<S>(),
+        hx.transpose().template cast<S>(), Mat3::Identity().template cast<S>() * S(m.mass[i]);
+    V3T<S> bn, bf;
+    detail::bias_force<S>(m, i, w, v, bn, bf);
+    d.pA[i] << bn, bf;
+  }
+  // pass 2: U = IA S, D = S' U, u = tau - S' pA; the articulated inertia and bias force
+  // passed to the parent: Ia = IA - U D^-1 U', pa = pA + Ia c + U D^-1 u
+  for (int i = m.n; i >= 1; --i) {
+    const JointType t = m.type[i];
+    if (t == JointType::FreeFlyer) {
+      // S = 1: D = IA, u = tau - pA (a free-flyer is the root: nothing passed on)
+      d.Uf = d.IA[i];
+      if (!detail::cholesky6<S>(d.Uf)) return false;
+      for (int k = 0; k < 6; ++k) d.uf[k] = tau[m.iv[i] + k] - d.pA[i][k];
+      continue;
+    }
+    const int s = detail::axis_index(t);
+    d.U[i] = d.IA[i].col(s);
+    d.D[i] = d.U[i][s] + S(m.armature[i]);
+    if (!(d.D[i] > S(0))) return false;
+    const int k = m.iv[i];
+    d.u[i] = tau[k] - d.pA[i][s];
+    if (m.damping[i] != 0) d.u[i] -= S(m.damping[i]) * qd[k];
+    if (m.friction[i] != 0) d.u[i] -= S(m.friction[i]) * robodyn::detail::signum(qd[k]);
+    const int p = m.parent[i];
+    if (p == 0) continue;
+    const V6 Ud = d.U[i] / d.D[i];
+    const M6 Ia = d.IA[i] - Ud * d.U[i].transpose();
+    const V6 pa = d.pA[i] + Ia * d.cbias[i] + Ud * d.u[i];
+    robodyn::detail::add_articulated_to_parent<S>(m, d, i, false, Ia, d.IA[p]);
+    V3T<S> pn = d.pA[p].template head<3>(), pf = d.pA[p].template tail<3>();
+    add_force_to_parent(m, d, i, V3T<S>(pa.template head<3>()), V3T<S>(pa.template tail<3>()),
+                        pn, pf);
+    d.pA[p] << pn, pf;
+  }
+  // pass 3: a' = X a_p + c, qdd = D^-1 (u - U' a'), a = a' + S qdd
+  d.wd[0].setZero();
+  d.al[0] = -m.gravity.template cast<S>();
+  for (int i = 1; i <= m.n; ++i) {
+    const int p = m.parent[i];
+    V3T<S> aw, av;
+    motion_to_body(m, d, i, d.wd[p], d.al[p], aw, av);
+    aw += d.cbias[i].template head<3>();
+    av += d.cbias[i].template tail<3>();
+    S* qi = qdd + m.iv[i];
+    if (m.type[i] == JointType::FreeFlyer) {
+      // a = IA^-1 (tau - pA), qdd = a - a'
+      V6 a = d.uf;
+      detail::cholesky6_solve<S>(d.Uf, a);
+      for (int k = 0; k < 3; ++k) {
+        qi[k] = a[k] - aw[k];
+        qi[3 + k] = a[3 + k] - av[k];
+      }
+      aw = a.template head<3>();
+      av = a.template tail<3>();
+    } else {
+      const V6& U = d.U[i];
+      const S Ua = U[0] * aw[0] + U[1] * aw[1] + U[2] * aw[2] + U[3] * av[0] + U[4] * av[1] +
+                   U[5] * av[2];
+      qi[0] = (d.u[i] - Ua) / d.D[i];
+      add_joint_motion(m.type[i], qi, aw, av);
+    }
+    d.wd[i] = aw;
+    d.al[i] = av;
+  }
+  return true;
+}
+
+}  // namespace floating
+
+// Total momentum of the bodies, [angular about the world origin; linear] in world axes:
+// out (6,). (World = the base frame of a fixed-base model.)
+template <class S>
+void momentum(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* out) {
+  update_kinematics(m, d, q, 3);
+  V3T<S> L(S(0), S(0), S(0)), P(S(0), S(0), S(0));
+  for (int i = 1; i <= m.n; ++i) {
+    const int p = m.parent[i];
+    V3T<S> w, v, n, f;
+    motion_to_body(m, d, i, d.w[p], d.vl[p], w, v);
+    add_joint_motion(m.type[i], qd + m.iv[i], w, v);
+    d.w[i] = w;
+    d.vl[i] = v;
+    floating::detail::inertia_times<S>(m, i, w, v, n, f);
+    // to world axes, moment about the world origin
+    const V3T<S> F = d.oR[i] * f;
+    L += d.oR[i] * n + cross<S>(d.op[i], F);
+    P += F;
+  }
+  for (int k = 0; k < 3; ++k) {
+    out[k] = L[k];
+    out[3 + k] = P[k];
+  }
+}
+
+// Centre of mass of the bodies in world (base) coordinates, out (3,). Returns false when the
+// bodies have no mass.
+template <class S>
+bool center_of_mass(const Model& m, DataTpl<S>& d, const S* q, S* out) {
+  update_kinematics(m, d, q, 3);
+  V3T<S> mc(S(0), S(0), S(0));
+  S mt(0);
+  for (int i = 1; i <= m.n; ++i) {
+    mc += S(m.mass[i]) * d.op[i] + d.oR[i] * m.h[i].template cast<S>();
+    mt += S(m.mass[i]);
+  }
+  if (!(mt > S(0))) return false;
+  for (int k = 0; k < 3; ++k) out[k] = mc[k] / mt;
+  return true;
+}
+
+}  // namespace robodyn

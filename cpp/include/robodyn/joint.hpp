@@ -1,0 +1,239 @@
+// The joint kinds, written once: how a body's link transform is applied (revolute and
+// prismatic through the classified constant rotation of spatial.hpp, a free-flyer through its
+// full rotation), the motion subspace S (S qd and S' f), and the configuration space of each
+// kind (integrate, difference: the free-flyer on SE(3), the others on the line).
+//
+// Free-flyer coordinates: q = (p, quat) with p the body origin in the parent frame and quat =
+// (x, y, z, w) a unit quaternion, the body's orientation; v = (w, v) the body's angular
+// velocity and the velocity of its origin, both in body axes; its S is the 6x6 identity.
+#pragma once
+
+#include <Eigen/Geometry>
+#include <cmath>
+
+#include "robodyn/data.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/spatial.hpp"
+
+namespace robodyn {
+
+// The rotation matrix of the quaternion (x, y, z, w) = xyzw[0..3], normalised first.
+template <class S>
+inline M3T<S> quaternion_matrix(const S* xyzw) {
+  using std::sqrt;
+  const S n2 = xyzw[0] * xyzw[0] + xyzw[1] * xyzw[1] + xyzw[2] * xyzw[2] + xyzw[3] * xyzw[3];
+  const S k = S(1) / sqrt(n2);
+  const S x = xyzw[0] * k, y = xyzw[1] * k, z = xyzw[2] * k, w = xyzw[3] * k;
+  const S xx = x * x, yy = y * y, zz = z * z, xy = x * y, xz = x * z, yz = y * z;
+  const S wx = w * x, wy = w * y, wz = w * z;
+  M3T<S> R;
+  R << S(1) - S(2) * (yy + zz), S(2) * (xy - wz), S(2) * (xz + wy),
+       S(2) * (xy + wz), S(1) - S(2) * (xx + zz), S(2) * (yz - wx),
+       S(2) * (xz - wy), S(2) * (yz + wx), S(1) - S(2) * (xx + yy);
+  return R;
+}
+
+// body i's parent-to-body rotation applied to a body vector, E x (any kind)
+template <class S>
+ROBODYN_INLINE V3T<S> linkE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  if (m.type[i] == JointType::FreeFlyer) return d.E[i] * x;
+  return applyE(m, d, i, x);
+}
+
+// E^T x for a parent vector x
+template <class S>
+ROBODYN_INLINE V3T<S> linkET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  if (m.type[i] == JointType::FreeFlyer) return d.E[i].transpose() * x;
+  return applyET(m, d, i, x);
+}
+
+// x cross r_i, r_i the parent-to-body translation in parent axes
+template <class S>
+ROBODYN_INLINE V3T<S> link_cross_r(const Model& m, const DataTpl<S>& d, int i,
+                                   const V3T<S>& x) {
+  if (m.type[i] == JointType::FreeFlyer) return cross<S>(x, d.r[i]);
+  return cross_r(m, d, i, x);
+}
+
+// a parent motion (w, v) seen from body i: X_i (w, v) = (E^T w, E^T (v + w x r))
+template <class S>
+ROBODYN_INLINE void motion_to_body(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& w,
+                                   const V3T<S>& v, V3T<S>& wi, V3T<S>& vi) {
+  wi = linkET(m, d, i, w);
+  vi = linkET(m, d, i, V3T<S>(v + link_cross_r(m, d, i, w)));
+}
+
+// a body force (n, f) moved to the parent: X_i^T (n, f) = (E n + r x E f, E f), added to
+// (np, fp)
+template <class S>
+ROBODYN_INLINE void add_force_to_parent(const Model& m, const DataTpl<S>& d, int i,
+                                        const V3T<S>& n, const V3T<S>& f, V3T<S>& np,
+                                        V3T<S>& fp) {
+  const V3T<S> Ef = linkE(m, d, i, f);
+  np += linkE(m, d, i, n) - link_cross_r(m, d, i, Ef);
+  fp += Ef;
+}
+
+// (w, v) += S x for body i's joint velocity (or acceleration) x = qd + iv[i]
+template <class S>
+ROBODYN_INLINE void add_joint_motion(JointType t, const S* x, V3T<S>& w, V3T<S>& v) {
+  switch (t) {
+    case JointType::Revolute: w[2] += x[0]; break;
+    case JointType::Prismatic: v[2] += x[0]; break;
+    case JointType::FreeFlyer:
+      w += V3T<S>(x[0], x[1], x[2]);
+      v += V3T<S>(x[3], x[4], x[5]);
+      break;
+  }
+}
+
+// out = S^T (n, f): the generalized force of a body force on body i's joint
+template <class S>
+ROBODYN_INLINE void joint_force(JointType t, const V3T<S>& n, const V3T<S>& f, S* out) {
+  switch (t) {
+    case JointType::Revolute: out[0] = n[2]; break;
+    case JointType::Prismatic: out[0] = f[2]; break;
+    case JointType::FreeFlyer:
+      for (int k = 0; k < 3; ++k) {
+        out[k] = n[k];
+        out[3 + k] = f[k];
+      }
+      break;
+  }
+}
+
+// (w, v) x (S x) for the body velocity (w, v): the velocity-product acceleration c of a joint
+// with rate x (spatial cross product of motions)
+template <class S>
+ROBODYN_INLINE void joint_velocity_product(JointType t, const V3T<S>& w, const V3T<S>& v,
+                                           const S* x, V3T<S>& cw, V3T<S>& cv) {
+  switch (t) {
+    case JointType::Revolute:
+      cw = cross_z<S>(w, x[0]);
+      cv = cross_z<S>(v, x[0]);
+      break;
+    case JointType::Prismatic:
+      cw.setZero();
+      cv = cross_z<S>(w, x[0]);
+      break;
+    case JointType::FreeFlyer: {
+      const V3T<S> sw(x[0], x[1], x[2]), sv(x[3], x[4], x[5]);
+      cw = cross<S>(w, sw);
+      cv = cross<S>(w, sv) + cross<S>(v, sw);
+      break;
+    }
+  }
+}
+
+namespace detail {
+
+// exp of the rotation vector phi as a unit quaternion (x, y, z, w)
+inline Eigen::Vector4d quat_exp(const Vec3& phi) {
+  const double t = phi.norm(), h = 0.5 * t;
+  // sin(t/2)/t: series below 1e-4 (error < 1e-18)
+  const double k = t < 1e-4 ? 0.5 - t * t / 48.0 : std::sin(h) / t;
+  return Eigen::Vector4d(k * phi[0], k * phi[1], k * phi[2], std::cos(h));
+}
+
+// Hamilton product a b of quaternions (x, y, z, w)
+inline Eigen::Vector4d quat_mul(const Eigen::Vector4d& a, const Eigen::Vector4d& b) {
+  const Vec3 va = a.head<3>(), vb = b.head<3>();
+  Eigen::Vector4d r;
+  r.head<3>() = a[3] * vb + b[3] * va + va.cross(vb);
+  r[3] = a[3] * b[3] - va.dot(vb);
+  return r;
+}
+
+// the rotation vector of a unit quaternion (the shorter of q and -q)
+inline Vec3 quat_log(Eigen::Vector4d q) {
+  if (q[3] < 0) q = -q;
+  const Vec3 u = q.head<3>();
+  const double s = u.norm();
+  const double t = 2 * std::atan2(s, q[3]);
+  // t / sin(t/2): series below 1e-4
+  const double k = s < 1e-4 ? 2.0 / q[3] * (1 - s * s / (3 * q[3] * q[3])) : t / s;
+  return k * u;
+}
+
+// V(phi): the left Jacobian of SO(3), the translation part of exp on SE(3): exp(rho, phi) has
+// translation V rho. V = 1 + b [phi] + c [phi]^2, b = (1 - cos t)/t^2, c = (t - sin t)/t^3.
+inline Mat3 se3_V(const Vec3& phi) {
+  const double t2 = phi.squaredNorm(), t = std::sqrt(t2);
+  double b, c;
+  if (t < 1e-3) {
+    b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0;
+    c = 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0;
+  } else {
+    b = (1 - std::cos(t)) / t2;
+    c = (t - std::sin(t)) / (t2 * t);
+  }
+  Mat3 K;
+  K << 0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0;
+  return Mat3::Identity() + b * K + c * K * K;
+}
+
+// V(phi)^-1 = 1 - [phi]/2 + e [phi]^2, e = (1 - t sin t / (2 (1 - cos t))) / t^2
+inline Mat3 se3_Vinv(const Vec3& phi) {
+  const double t2 = phi.squaredNorm(), t = std::sqrt(t2);
+  const double e = t < 1e-3 ? 1.0 / 12.0 + t2 / 720.0 + t2 * t2 / 30240.0
+                            : (1 - t * std::sin(t) / (2 * (1 - std::cos(t)))) / t2;
+  Mat3 K;
+  K << 0, -phi[2], phi[1], phi[2], 0, -phi[0], -phi[1], phi[0], 0;
+  return Mat3::Identity() - 0.5 * K + e * K * K;
+}
+
+}  // namespace detail
+
+// q1 = q0 moved with the constant velocity v for dt: q0 (nq,), v (nv,), q1 (nq,) (may alias
+// q0). A free-flyer moves on SE(3) with its body twist: pose1 = pose0 exp(dt (w, v)), the
+// quaternion renormalised; the other joints q + dt v.
+inline void integrate(const Model& m, const double* q0, const double* v, double dt,
+                      double* q1) {
+  for (int i = 1; i <= m.n; ++i) {
+    const double* qi = q0 + m.iq[i];
+    const double* vi = v + m.iv[i];
+    double* qo = q1 + m.iq[i];
+    if (m.type[i] != JointType::FreeFlyer) {
+      qo[0] = qi[0] + dt * vi[0];
+      continue;
+    }
+    Eigen::Vector4d quat(qi[3], qi[4], qi[5], qi[6]);
+    quat /= quat.norm();
+    const Vec3 phi = dt * Vec3(vi[0], vi[1], vi[2]);
+    const Vec3 rho = dt * Vec3(vi[3], vi[4], vi[5]);
+    const double* pq = quat.data();
+    const Vec3 dp = quaternion_matrix<double>(pq) * (detail::se3_V(phi) * rho);
+    Eigen::Vector4d out = detail::quat_mul(quat, detail::quat_exp(phi));
+    out /= out.norm();
+    for (int k = 0; k < 3; ++k) qo[k] = qi[k] + dp[k];
+    for (int k = 0; k < 4; ++k) qo[3 + k] = out[k];
+  }
+}
+
+// v (nv,) with integrate(q0, v, 1) = q1: q0, q1 (nq,). A free-flyer's block is the body twist
+// log(pose0^-1 pose1) (rotation by less than pi: the shorter of the two quaternion signs).
+inline void difference(const Model& m, const double* q0, const double* q1, double* v) {
+  for (int i = 1; i <= m.n; ++i) {
+    const double* a = q0 + m.iq[i];
+    const double* b = q1 + m.iq[i];
+    double* vo = v + m.iv[i];
+    if (m.type[i] != JointType::FreeFlyer) {
+      vo[0] = b[0] - a[0];
+      continue;
+    }
+    Eigen::Vector4d qa(a[3], a[4], a[5], a[6]), qb(b[3], b[4], b[5], b[6]);
+    qa /= qa.norm();
+    qb /= qb.norm();
+    const Eigen::Vector4d qa_inv(-qa[0], -qa[1], -qa[2], qa[3]);
+    const Vec3 phi = detail::quat_log(detail::quat_mul(qa_inv, qb));
+    const Vec3 dp = quaternion_matrix<double>(qa.data()).transpose() *
+                    Vec3(b[0] - a[0], b[1] - a[1], b[2] - a[2]);
+    const Vec3 rho = detail::se3_Vinv(phi) * dp;
+    for (int k = 0; k < 3; ++k) {
+      vo[k] = phi[k];
+      vo[3 + k] = rho[k];
+    }
+  }
+}
+
+}  // namespace robodyn

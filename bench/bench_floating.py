@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 import robodyn
+import robodyn.urdf
 from robodyn.bench import Impl, measure
 
 ROBOTS = {
@@ -75,7 +76,12 @@ def bench_robot(name, rounds, pool=64, batch=2000, seed=0):
     path = robots_dir() / ROBOTS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        robot = robodyn.load_urdf(str(path), floating_base=True, check_inertia=False)
+        spec = robodyn.urdf.parse_urdf(str(path), floating_base=True, check_inertia=False,
+                                       mimic="independent")
+    # Pinocchio's rnea / aba have no joint friction: both sides without it
+    for body in spec.bodies:
+        body.damping = body.friction = 0.0
+    robot = robodyn.Robot(spec)
     model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
     data = model.createData()
     qmap, vmap = maps(robot, model, pin)

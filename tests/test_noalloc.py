@@ -206,6 +206,10 @@ def hot_calls(robot, q, qd, qdd):
     vec, mat = np.empty(n), np.empty((n, n))
     ID, FD, M = robot.inverse_dynamics, robot.forward_dynamics, robot.mass_matrix
     B, G = robot.bias_torques, robot.gravity_torques
+    DID, DFD = robot.inverse_dynamics_derivatives, robot.forward_dynamics_derivatives
+    reg = np.empty((n, 10 * n))
+    pair = (np.empty((n, n)), np.empty((n, n)))
+    triple = (np.empty((n, n)), np.empty((n, n)), np.empty((n, n)))
     return {
         "inverse_dynamics": (lambda: ID(q, qd, qdd, out=vec), lambda: ID(q, qd, qdd), vec),
         "inverse_dynamics_kane": (lambda: ID(q, qd, qdd, "kane", vec),
@@ -218,24 +222,35 @@ def hot_calls(robot, q, qd, qdd):
         "mass_matrix": (lambda: M(q, out=mat), lambda: M(q), mat),
         "bias_torques": (lambda: B(q, qd, out=vec), lambda: B(q, qd), vec),
         "gravity_torques": (lambda: G(q, out=vec), lambda: G(q), vec),
+        "regressor": (lambda: robot.regressor(q, qd, qdd, out=reg), lambda: robot.regressor(q, qd, qdd),
+                      reg),
+        "inverse_dynamics_derivatives": (lambda: DID(q, qd, qdd, out=pair),
+                                         lambda: DID(q, qd, qdd), pair),
+        "forward_dynamics_derivatives": (lambda: DFD(q, qd, qdd, out=triple),
+                                         lambda: DFD(q, qd, qdd), triple),
     }
 
 
 @pytest.mark.parametrize("name", ["inverse_dynamics", "inverse_dynamics_kane",
                                   "forward_dynamics", "forward_dynamics_crba",
                                   "forward_dynamics_kane", "mass_matrix", "bias_torques",
-                                  "gravity_torques"])
+                                  "gravity_torques", "regressor", "inverse_dynamics_derivatives",
+                                  "forward_dynamics_derivatives"])
 def test_python_hot_path_with_out_allocates_nothing(hot, name):
     robot, q, qd, qdd = hot
     with_out, without_out, out = hot_calls(robot, q, qd, qdd)[name]
-    out[...] = np.nan
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        o[...] = np.nan
     assert with_out() is out
-    np.testing.assert_array_equal(out, without_out())
+    expected = without_out()
+    for o, e in zip(outs, expected if isinstance(out, tuple) else (expected,)):
+        np.testing.assert_array_equal(o, e)
     growth, peak = traced(with_out)
     assert growth <= 0 and peak < THRESHOLD, (name, growth, peak)
     # the probe does see the result array when out= is not given
     growth, peak = traced(without_out, repeats=10)
-    assert peak >= out.nbytes, (name, peak)
+    assert peak >= outs[0].nbytes, (name, peak)
 
 
 def test_python_hot_path_varying_q_allocates_nothing(hot):

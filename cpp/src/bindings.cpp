@@ -30,7 +30,9 @@
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/opcount.hpp"
+#include "robodyn/regressor.hpp"
 #include "robodyn/rnea.hpp"
+#include "robodyn/rnea_derivatives.hpp"
 #include "robodyn/simulate.hpp"
 #include "numpy_boundary.hpp"
 
@@ -264,6 +266,108 @@ class RobotCore {
     return finish();
   }
 
+  // Like run, for kernels with O outputs of the same per-state shape; returns a tuple.
+  // `out`: None or a tuple/list of O arrays (each checked like run's out).
+  template <size_t K, size_t O, class Kernel>
+  py::object run_multi(const std::array<py::handle, K>& args,
+                       const std::array<const char*, K>& names, py::handle out,
+                       const Shape& row_out, const char* what, Kernel kernel) {
+    std::array<Input, K> in;
+    for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_->n);
+    const bool batch = in[0].batch;
+    const py::ssize_t rows = in[0].rows;
+    for (size_t k = 1; k < K; ++k)
+      if (in[k].batch != batch || in[k].rows != rows)
+        bad(names[k], std::string("must have the same shape as ") + names[0]);
+    const py::ssize_t row_size = row_out.prod();
+    Shape shape;
+    if (batch) shape.dim[shape.nd++] = rows;
+    for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
+    std::array<double*, O> po;
+    const bool given = !out.is_none();
+    if (given && !((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) && py::len(out) == O))
+      bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
+    std::array<py::object, O> arrays;
+    for (size_t o = 0; o < O; ++o) {
+      py::handle oh = given ? py::handle(PySequence_Fast_GET_ITEM(out.ptr(), o))
+                            : py::handle(Py_None);
+      arrays[o] = get_output(oh, shape, &po[o]);
+      for (size_t p = 0; p < o; ++p)
+        if (po[p] == po[o]) bad("out", "the output arrays must be distinct");
+    }
+    // the caller's tuple comes back as is (nothing allocated with out=)
+    py::object ret;
+    if (given && PyTuple_Check(out.ptr())) {
+      ret = py::reinterpret_borrow<py::object>(out);
+    } else {
+      py::tuple t(O);
+      for (size_t o = 0; o < O; ++o) t[o] = arrays[o];
+      ret = std::move(t);
+    }
+    const int n = model_->n;
+    // an output sharing memory with an input is computed through a temporary and copied at
+    // the end (as run does)
+    std::array<double*, O> dest = po;
+    std::array<py::object, O> scratch;
+    for (size_t o = 0; o < O; ++o)
+      for (size_t k = 0; k < K; ++k)
+        if (boundary::overlaps(in[k].p, rows * n, po[o], rows * row_size)) {
+          scratch[o] = new_array(shape);
+          po[o] = reinterpret_cast<double*>(py::detail::array_proxy(scratch[o].ptr())->data);
+          break;
+        }
+    auto finish = [&] {
+      for (size_t o = 0; o < O; ++o)
+        if (po[o] != dest[o]) std::copy(po[o], po[o] + rows * row_size, dest[o]);
+      return ret;
+    };
+    std::array<const double*, K> ptr;
+    if (!batch) {
+      for (size_t k = 0; k < K; ++k) ptr[k] = in[k].p;
+      if (!kernel(*model_, data_, ptr, po)) throw py::value_error(what);
+      return finish();
+    }
+    // the model held for the whole batch (a gravity change makes a new one)
+    const std::shared_ptr<const Model> held = model_;
+    const Model& model = *held;
+    bool ok = true;
+    {
+      py::gil_scoped_release release;
+      const int threads = static_cast<int>(std::max<py::ssize_t>(
+          1, std::min<py::ssize_t>(g_threads.load(), rows / 16)));
+      auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
+        std::array<const double*, K> pk;
+        std::array<double*, O> pr;
+        for (py::ssize_t r = r0; r < r1; ++r) {
+          for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * n;
+          for (size_t o = 0; o < O; ++o) pr[o] = po[o] + r * row_size;
+          if (!kernel(model, d, pk, pr)) flag = false;
+        }
+      };
+      if (threads == 1) {
+        Data d(model);
+        work(d, 0, rows, ok);
+      } else {
+        std::vector<std::unique_ptr<Data>> datas;
+        std::vector<std::thread> pool;
+        std::vector<char> flags(threads, 1);
+        for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model));
+        for (int t = 0; t < threads; ++t) {
+          const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+          pool.emplace_back([&, t, r0, r1] {
+            bool f = true;
+            work(*datas[t], r0, r1, f);
+            flags[t] = f;
+          });
+        }
+        for (auto& th : pool) th.join();
+        for (char f : flags) ok = ok && f;
+      }
+    }
+    if (!ok) throw py::value_error(what);
+    return finish();
+  }
+
   int frame_index(py::handle link) const {
     const int nf = static_cast<int>(model_->frame_body.size());
     if (PyUnicode_Check(link.ptr())) {
@@ -462,6 +566,45 @@ py::object gravity_torques_impl(RobotCore& r, py::handle q, py::handle out) {
                   });
 }
 
+using Outs2 = std::array<double*, 2>;
+using Outs3 = std::array<double*, 3>;
+using Ptrs4 = std::array<const double*, 4>;
+
+py::object inverse_dynamics_derivatives_impl(RobotCore& r, py::handle q, py::handle qd,
+                                             py::handle qdd, py::handle out) {
+  r.fixed_only("inverse_dynamics_derivatives");
+  const py::ssize_t n = r.n();
+  return r.run_multi<3, 2>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n, n}, "",
+                           [](const Model& m, Data& d, const Ptrs3& x, const Outs2& o) {
+                             rnea_derivatives(m, d, x[0], x[1], x[2], o[0], o[1]);
+                             return true;
+                           });
+}
+
+py::object forward_dynamics_derivatives_impl(RobotCore& r, py::handle q, py::handle qd,
+                                             py::handle tau, py::handle out) {
+  r.fixed_only("forward_dynamics_derivatives");
+  const py::ssize_t n = r.n();
+  return r.run_multi<3, 3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n, n}, kFDFail,
+                           [](const Model& m, Data& d, const Ptrs3& x, const Outs3& o) {
+                             // qdd lands in d.u (size n + 1, unused by the crba path)
+                             return forward_dynamics_derivatives(m, d, x[0], x[1], x[2],
+                                                                 d.u.data() + 1, o[0], o[1],
+                                                                 o[2]);
+                           });
+}
+
+py::object regressor_impl(RobotCore& r, py::handle q, py::handle qd, py::handle qdd,
+                          py::handle out) {
+  r.fixed_only("regressor");
+  const py::ssize_t n = r.n();
+  return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n, 10 * n}, "",
+                  [](const Model& m, Data& d, const Ptrs3& x, double* o) {
+                    regressor(m, d, x[0], x[1], x[2], o);
+                    return true;
+                  });
+}
+
 // METH_FASTCALL | METH_KEYWORDS argument parsing: positional or keyword, defaults None
 template <size_t N>
 std::array<py::handle, N> parse_args(const char* fname, const std::array<const char*, N>& names,
@@ -561,6 +704,32 @@ PyObject* fast_gravity_torques(PyObject* self, PyObject* const* args, Py_ssize_t
   });
 }
 
+PyObject* fast_inverse_dynamics_derivatives(PyObject* self, PyObject* const* args,
+                                            Py_ssize_t nargs, PyObject* kw) {
+  return guarded([&] {
+    auto v = parse_args<4>("inverse_dynamics_derivatives", {"q", "qd", "qdd", "out"}, 3, args,
+                           nargs, kw);
+    return inverse_dynamics_derivatives_impl(self_of(self), v[0], v[1], v[2], v[3]);
+  });
+}
+
+PyObject* fast_forward_dynamics_derivatives(PyObject* self, PyObject* const* args,
+                                            Py_ssize_t nargs, PyObject* kw) {
+  return guarded([&] {
+    auto v = parse_args<4>("forward_dynamics_derivatives", {"q", "qd", "tau", "out"}, 3, args,
+                           nargs, kw);
+    return forward_dynamics_derivatives_impl(self_of(self), v[0], v[1], v[2], v[3]);
+  });
+}
+
+PyObject* fast_regressor(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                         PyObject* kw) {
+  return guarded([&] {
+    auto v = parse_args<4>("regressor", {"q", "qd", "qdd", "out"}, 3, args, nargs, kw);
+    return regressor_impl(self_of(self), v[0], v[1], v[2], v[3]);
+  });
+}
+
 #define ROBODYN_FAST(name, doc) \
   {#name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(fast_##name)), \
    METH_FASTCALL | METH_KEYWORDS, doc}
@@ -573,6 +742,12 @@ PyMethodDef kFastMethods[] = {
     ROBODYN_FAST(mass_matrix, "mass_matrix(q, out=None) -> M (armature on the diagonal)"),
     ROBODYN_FAST(bias_torques, "bias_torques(q, qd, out=None) -> C(q, qd) qd + g(q)"),
     ROBODYN_FAST(gravity_torques, "gravity_torques(q, out=None) -> g(q)"),
+    ROBODYN_FAST(inverse_dynamics_derivatives,
+                 "inverse_dynamics_derivatives(q, qd, qdd, out=None) -> (dtau_dq, dtau_dqd)"),
+    ROBODYN_FAST(forward_dynamics_derivatives,
+                 "forward_dynamics_derivatives(q, qd, tau, out=None) -> "
+                 "(dqdd_dq, dqdd_dqd, dqdd_dtau)"),
+    ROBODYN_FAST(regressor, "regressor(q, qd, qdd, out=None) -> Y, tau_rigid = Y @ pi"),
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace
@@ -701,6 +876,19 @@ PYBIND11_MODULE(_core, m) {
                             });
           },
           py::arg("q"), py::arg("qd"), py::arg("out") = py::none())
+      .def(
+          "slotine_li_regressor",
+          [](RobotCore& r, py::handle q, py::handle qd, py::handle v, py::handle a,
+             py::handle out) {
+            r.fixed_only("slotine_li_regressor");
+            const int n = r.n();
+            return r.run<4>({q, qd, v, a}, {"q", "qd", "v", "a"}, out, {n, 10 * n}, "",
+                            [](const Model& m, Data& d, const Ptrs4& x, double* o) {
+                              regressor_slotine_li(m, d, x[0], x[1], x[2], x[3], o);
+                              return true;
+                            });
+          },
+          py::arg("q"), py::arg("qd"), py::arg("v"), py::arg("a"), py::arg("out") = py::none())
       .def(
           "kinetic_energy",
           [](RobotCore& r, py::handle q, py::handle qd) -> py::object {

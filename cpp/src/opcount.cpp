@@ -17,19 +17,25 @@
 #include "robodyn/floating.hpp"
 #include "robodyn/kane.hpp"
 #include "robodyn/model.hpp"
+#include "robodyn/regressor.hpp"
 #include "robodyn/rnea.hpp"
+#include "robodyn/rnea_derivatives.hpp"
 
 namespace robodyn {
 
 namespace {
 
-enum class Algo { Rnea, Kane, Crba, Aba, ForwardDynamics, KaneForward, Gravity };
+enum class Algo {
+  Rnea, Kane, Crba, Aba, ForwardDynamics, KaneForward, Gravity,
+  RneaDerivatives, ForwardDynamicsDerivatives, Regressor
+};
 
 const char* const kNames[] = {"rnea", "kane", "crba", "aba", "forward_dynamics",
-                              "kane_forward", "gravity"};
+                              "kane_forward", "gravity", "rnea_derivatives",
+                              "forward_dynamics_derivatives", "regressor"};
 
 Algo parse(const std::string& name) {
-  for (int k = 0; k < 7; ++k)
+  for (int k = 0; k < 10; ++k)
     if (name == kNames[k]) return static_cast<Algo>(k);
   std::string known;
   for (const char* s : kNames) known += std::string(known.empty() ? "" : ", ") + s;
@@ -53,7 +59,19 @@ std::vector<double> fixed_values(int n, std::uint64_t seed) {
   return x;
 }
 
-// one call of the algorithm; the result (tau, qdd, or the n x n mass matrix) into out
+// the size of an algorithm's result
+int output_size(Algo a, int n) {
+  switch (a) {
+    case Algo::Crba: return n * n;
+    case Algo::RneaDerivatives: return 2 * n * n;
+    case Algo::ForwardDynamicsDerivatives: return 3 * n * n + n;
+    case Algo::Regressor: return 10 * n * n;
+    default: return n;
+  }
+}
+
+// one call of the algorithm; the result (tau, qdd, the n x n mass matrix, the derivative
+// matrices one after the other, the regressor) into out
 template <class S>
 void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
   bool ok = true;
@@ -70,8 +88,8 @@ void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S
           for (int j = 0; j < m.nv; ++j) out[i * m.nv + j] = d.M(i, j);
         break;
       default:
-        throw std::invalid_argument("op counts: Kane's method is not available for a "
-                                    "free-floating base");
+        throw std::invalid_argument(std::string("op counts: '") + kNames[static_cast<int>(a)] +
+                                    "' is not available for a free-floating base");
     }
     if (!ok)
       throw std::invalid_argument("op counts: the algorithm failed at the fixed state");
@@ -84,6 +102,14 @@ void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S
     case Algo::Aba: ok = aba(m, d, q, qd, x, out); break;
     case Algo::ForwardDynamics: ok = forward_dynamics_crba(m, d, q, qd, x, out); break;
     case Algo::KaneForward: ok = kane_forward(m, d, q, qd, x, out); break;
+    case Algo::RneaDerivatives: rnea_derivatives(m, d, q, qd, x, out, out + m.n * m.n); break;
+    case Algo::ForwardDynamicsDerivatives: {
+      const int nn = m.n * m.n;
+      ok = forward_dynamics_derivatives(m, d, q, qd, x, out + 3 * nn, out, out + nn,
+                                        out + 2 * nn);
+      break;
+    }
+    case Algo::Regressor: regressor(m, d, q, qd, x, out); break;
     case Algo::Crba:
       crba(m, d, q);
       for (int i = 0; i < m.n; ++i)
@@ -164,7 +190,7 @@ std::array<long, 3> count_ops(const Model& m, const std::string& algorithm) {
     for (int k = 3; k < 7; ++k) n2 += q[k] * q[k];
     for (int k = 3; k < 7; ++k) q[k] /= std::sqrt(n2);
   }
-  const int nout = a == Algo::Crba ? n * n : n;
+  const int nout = output_size(a, n);
 
   // the double evaluation, for the comparison below
   Data dd(m);

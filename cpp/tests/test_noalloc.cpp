@@ -55,7 +55,9 @@ void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
 #include "robodyn/kane.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
+#include "robodyn/regressor.hpp"
 #include "robodyn/rnea.hpp"
+#include "robodyn/rnea_derivatives.hpp"
 #include "robodyn/simulate.hpp"
 
 // ---------------------------------------------------------------- counting allocators
@@ -286,19 +288,21 @@ Model structured_chain_model(unsigned seed) {
 // ---------------------------------------------------------------- the guarded calls
 
 struct Buffers {
-  std::vector<double> tau, qdd, qdd2, bias, grav, M, C, fk, J, tmp;
+  std::vector<double> tau, qdd, qdd2, bias, grav, M, C, fk, J, tmp, D1, D2, D3, Y;
   double energy = 0;
   explicit Buffers(const Model& m)
       : tau(m.n), qdd(m.n), qdd2(m.n), bias(m.n), grav(m.n), M(m.n * m.n), C(m.n * m.n),
-        fk(16 * m.frame_body.size()), J(6 * m.n), tmp(m.n) {}
+        fk(16 * m.frame_body.size()), J(6 * m.n), tmp(m.n), D1(m.n * m.n), D2(m.n * m.n),
+        D3(m.n * m.n), Y(10 * m.n * m.n) {}
 };
 
 // the guarded calls; the last entry is the deliberate allocation of the self-check modes
-constexpr int kAlgorithms = 15;
+constexpr int kAlgorithms = 19;
 const char* const kNames[kAlgorithms] = {
     "rnea", "kane", "crba", "aba", "forward_dynamics_crba", "kane_forward", "bias_torques",
     "gravity_torques", "coriolis_matrix", "forward_kinematics", "jacobian", "kinetic_energy",
-    "potential_energy", "kane_inertia", "self-check"};
+    "potential_energy", "kane_inertia", "rnea_derivatives", "forward_dynamics_derivatives",
+    "regressor", "regressor_slotine_li", "self-check"};
 
 struct Tally {
   long calls = 0;
@@ -334,7 +338,14 @@ void run_one(int k, const Model& m, Data& d, const double* q, const double* qd,
     case 11: b.energy += kinetic_energy(m, d, q, qd); break;
     case 12: b.energy += potential_energy(m, d, q); break;
     case 13: update_kinematics(m, d, q, 2); detail::kane_inertia(m, d); break;
-    case 14:
+    case 14: rnea_derivatives(m, d, q, qd, qdd, b.D1.data(), b.D2.data()); break;
+    case 15:
+      forward_dynamics_derivatives(m, d, q, qd, tau, b.qdd2.data(), b.D1.data(), b.D2.data(),
+                                   b.D3.data());
+      break;
+    case 16: regressor(m, d, q, qd, qdd, b.Y.data()); break;
+    case 17: regressor_slotine_li(m, d, q, qd, qdd, tau, b.Y.data()); break;
+    case 18:
       // the deliberate allocations of the self-check modes (the previous one is freed)
       if (mode == "--self-check-new") {
         delete[] static_cast<double*>(g_sink);
@@ -379,6 +390,19 @@ std::string check_results(const Model& m, Data& d, const double* q, const double
     err = std::max(err, std::abs(tau2[i] - tau[i]) / scale);
     for (const auto* x : {&back, &back2, &back3})
       err = std::max(err, std::abs((*x)[i] - qdd[i]) / std::max(1.0, std::abs(qdd[i])));
+  }
+  // dqdd/dtau = M^-1: its product with M is the identity
+  std::vector<double> D1(n * n), D2(n * n), D3(n * n), qdd3(n);
+  forward_dynamics_derivatives(m, d, q, qd, tau.data(), qdd3.data(), D1.data(), D2.data(),
+                               D3.data());
+  crba(m, d, q);
+  for (int i = 0; i < n; ++i) {
+    err = std::max(err, std::abs(qdd3[i] - qdd[i]) / std::max(1.0, std::abs(qdd[i])));
+    for (int j = 0; j < n; ++j) {
+      double x = 0;
+      for (int k = 0; k < n; ++k) x += D3[i * n + k] * d.M(k, j);
+      err = std::max(err, std::abs(x - (i == j ? 1.0 : 0.0)));
+    }
   }
   if (!(err < 1e-8)) return "identity check failed (max relative error " + std::to_string(err) + ")";
   return "";

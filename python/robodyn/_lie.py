@@ -18,7 +18,15 @@ import math
 
 import numpy as np
 
-__all__ = ["se3_right_jacobian_inv"]
+__all__ = ["se3_right_jacobian_inv", "se3_dexpinv"]
+
+# Jr(xi)^-1 = sum_k c_k ad_xi^k with c_k = (-1)^k B_k / k! (Bernoulli numbers, B_1 = -1/2):
+# 1, 1/2, 1/12, 0, -1/720, 0, 1/30240, 0, -1/1209600, 0, 1/47900160; what is left is below
+# 1e-15 |v| for |phi| < SERIES_ANGLE (the series converges for |phi| < 2 pi, by about
+# (|phi| / 2 pi)^2 every second term)
+_BERNOULLI = (0.5, 1.0 / 12.0, 0.0, -1.0 / 720.0, 0.0, 1.0 / 30240.0, 0.0, -1.0 / 1209600.0,
+              0.0, 1.0 / 47900160.0)
+SERIES_ANGLE = 0.2
 
 
 def _hat(x, out):
@@ -78,4 +86,35 @@ def se3_right_jacobian_inv(xi, out=None):
     out[:3, 3:] = 0.0
     out[3:, :3] = -Ainv @ B @ Ainv
     out[3:, 3:] = Ainv
+    return out
+
+
+def se3_dexpinv(xi, v, out):
+    """out[:6] = Jr(xi)^-1 v[:6] (xi = [phi; rho], v a twist [w; u], angular first).
+
+    For |phi| < SERIES_ANGLE the series in ad_xi (ad_xi v = [phi x w; phi x u + rho x w])
+    applied to the vector, in scalar arithmetic (a few microseconds); otherwise the closed
+    form :func:`se3_right_jacobian_inv`.
+    """
+    p0, p1, p2, r0, r1, r2 = (float(x) for x in xi[:6])
+    if p0 * p0 + p1 * p1 + p2 * p2 >= SERIES_ANGLE * SERIES_ANGLE:
+        out[:6] = se3_right_jacobian_inv(xi) @ v[:6]
+        return out
+    w0, w1, w2, u0, u1, u2 = (float(x) for x in v[:6])
+    a0, a1, a2, b0, b1, b2 = w0, w1, w2, u0, u1, u2
+    for c in _BERNOULLI:
+        # (w, u) <- ad_xi (w, u)
+        w0, w1, w2, u0, u1, u2 = (
+            p1 * w2 - p2 * w1, p2 * w0 - p0 * w2, p0 * w1 - p1 * w0,
+            p1 * u2 - p2 * u1 + r1 * w2 - r2 * w1,
+            p2 * u0 - p0 * u2 + r2 * w0 - r0 * w2,
+            p0 * u1 - p1 * u0 + r0 * w1 - r1 * w0)
+        if c:
+            a0 += c * w0
+            a1 += c * w1
+            a2 += c * w2
+            b0 += c * u0
+            b1 += c * u1
+            b2 += c * u2
+    out[0], out[1], out[2], out[3], out[4], out[5] = a0, a1, a2, b0, b1, b2
     return out

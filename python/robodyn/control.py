@@ -15,6 +15,12 @@ perturbed copy, to study model error). ``ref`` is the reference at time ``t``: a
   (:func:`pd_gains` scales them by the joint inertias).
 - :class:`Feedforward`: ``tau = inverse_dynamics(q_ref, qd_ref, qdd_ref)`` (plus an optional
   ``kp e + kd edot``, zero by default).
+- :class:`AdaptiveComputedTorque`: Slotine & Li's (1987) adaptive law,
+  ``tau = Y(q, qd, qd_r, qdd_r) pi_hat - kd s`` with ``qd_r = qd_ref + lam e``,
+  ``s = qd - qd_r``, and the estimate updated every control period by
+  ``pi_hat' = -gamma Y' s`` (the Slotine-Li regressor of :meth:`robodyn.Robot.slotine_li_regressor`
+  plus the armature and friction columns): tracking converges and the estimates stay bounded
+  for any initial model of the right structure.
 
 Gains are scalars or ``(n,)`` vectors. Options common to all controllers:
 
@@ -40,7 +46,8 @@ import numpy as np
 
 from .trajectories import Trajectory
 
-__all__ = ["Controller", "ComputedTorque", "PDGravity", "Feedforward", "pd_gains"]
+__all__ = ["Controller", "ComputedTorque", "PDGravity", "Feedforward", "AdaptiveComputedTorque",
+           "pd_gains"]
 
 
 def _gain(x, n, name):
@@ -287,6 +294,84 @@ class Feedforward(_PDTerms):
         self._id(q_ref, qd_ref, qdd_ref, out=tau)
         if self._fb:
             tau += self._pd(q, qd, q_ref, qd_ref, self._v)
+
+
+class AdaptiveComputedTorque(Controller):
+    """Slotine-Li adaptive computed torque (Slotine & Li 1987, Int. J. Robotics Research 6(3)).
+
+    With ``e = q_ref - q``, the reference velocity ``qd_r = qd_ref + lam e``,
+    ``qdd_r = qdd_ref + lam edot`` and the sliding variable ``s = qd - qd_r``::
+
+        tau       = Y(q, qd, qd_r, qdd_r) p_hat - kd s
+        p_hat'    = -gamma * Y(q, qd, qd_r, qdd_r)' s
+
+    ``Y = [slotine_li_regressor(q, qd, qd_r, qdd_r) | diag(qdd_r) | diag(qd) | diag(sign(qd))]``
+    so that ``Y p = M qdd_r + C(q, qd) qd_r + g(q) + armature qdd_r + damping qd
+    + friction sign(qd)``; ``p_hat`` starts at the controller's model
+    (``robot.dynamic_parameters()``, ``robot.joint_parameters()``). With ``Mdot - 2C`` skew
+    (robodyn's ``coriolis_matrix``) ``V = s'Ms/2 + p~' gamma^-1 p~/2`` never increases, so ``s``
+    and the estimates stay bounded and ``e -> 0``. The estimate is integrated once per control
+    call with the elapsed time (explicit Euler); :meth:`reset` restores the initial estimate.
+
+    ``lam`` (1/s) and ``kd`` (torque units per rad/s) are scalars or (n,) arrays; ``gamma`` a
+    scalar or a (p,) array of adaptation gains (p = 13 n; 13 per body of the full model with
+    coupled joints), by default scaled per parameter by
+    ``max(|p0|, 0.01)`` (relative adaptation rates).
+    """
+
+    def __init__(self, robot, lam, kd, gamma=1.0, **options):
+        self._p0 = np.concatenate([robot.dynamic_parameters(), robot.joint_parameters()])
+        super().__init__(robot, **options)
+        n = self.n
+        self.lam = _gain(lam, n, "lam")
+        self.kd = _gain(kd, n, "kd")
+        p = self._p0.size
+        g = np.asarray(gamma, dtype=np.float64)
+        if g.ndim == 0:
+            g = float(g) * np.maximum(np.abs(self._p0), 0.01)
+        if g.shape != (p,) or not np.all(np.isfinite(g)) or np.any(g < 0):
+            raise ValueError(f"gamma: expected a non-negative scalar or shape ({p},), "
+                             f"got {np.shape(gamma)}")
+        self.gamma = g
+        self._nb = robot.dynamic_parameters().size // 10  # bodies (coupled joints: > n)
+        self._Y = np.zeros((n, p))
+        self._Yr = np.empty((n, 10 * self._nb))  # C-contiguous, for out=
+        self._diag = np.arange(n)
+        self._qr = np.empty(n)
+        self._ar = np.empty(n)
+        self._s = np.empty(n)
+        self._e = np.empty(n)
+
+    def reset(self):
+        super().reset()
+        self.estimate = self._p0.copy()
+        self._t_last = None
+
+    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
+        n = self.n
+        e, qr, ar, s, Y, i = self._e, self._qr, self._ar, self._s, self._Y, self._diag
+        # qd_r = qd_ref + lam e, qdd_r = qdd_ref + lam edot, s = qd - qd_r
+        np.subtract(q_ref, q, out=e)
+        np.multiply(self.lam, e, out=qr)
+        qr += qd_ref
+        np.subtract(qd_ref, qd, out=ar)
+        ar *= self.lam
+        ar += qdd_ref
+        np.subtract(qd, qr, out=s)
+        nb = self._nb
+        Y[:, :10 * nb] = self.robot.slotine_li_regressor(q, qd, qr, ar, out=self._Yr)
+        if nb == n:
+            Y[i, 10 * n + i] = ar
+            Y[i, 11 * n + i] = qd
+            Y[i, 12 * n + i] = np.sign(qd)
+        else:
+            Y[:, 10 * nb:] = self.robot.joint_regressor(q, qd, ar)
+        # adapt with the time since the last call, then the torque with the new estimate
+        if self._t_last is not None and t > self._t_last:
+            self.estimate -= (t - self._t_last) * self.gamma * (Y.T @ s)
+        self._t_last = t
+        np.dot(Y, self.estimate, out=tau)
+        tau -= self.kd * s
 
 
 def pd_gains(robot, q, bandwidth_hz=5.0, damping=1.0):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._spec import ModelSpec
-from .robot import Robot
+from .robot import Robot, _joint_columns
 
 __all__ = ["CoupledRobot", "coupling_matrix"]
 
@@ -282,6 +282,60 @@ class CoupledRobot(Robot):
             return x
         out[...] = x
         return out
+
+    # ---------------------------------------------------------------- derivatives, regressor
+
+    def inverse_dynamics_derivatives(self, q, qd, qdd, out=None):
+        """(G^T dtau_full/dq_full G, G^T dtau_full/dqd_full G) at the expanded state."""
+        names = ("q", "qd", "qdd")
+        q, qd, qdd = self._states(names, (q, qd, qdd))
+        dq, dqd = self._full(Robot.inverse_dynamics_derivatives, (q, qd, qdd), names)
+        outs = (None, None) if out is None else tuple(out)
+        if len(outs) != 2:
+            raise ValueError("out: expected a tuple of 2 arrays")
+        res = tuple(self._reduce2(d, o, q.ndim == 2) for d, o in zip((dq, dqd), outs))
+        return out if isinstance(out, tuple) else res
+
+    def forward_dynamics_derivatives(self, q, qd, tau, out=None):
+        """-M^-1 dtau/dq, -M^-1 dtau/dqd, M^-1 of the reduced system at qdd = FD(q, qd, tau)."""
+        q, qd, tau = self._states(("q", "qd", "tau"), (q, qd, tau))
+        qdd = self.forward_dynamics(q, qd, tau)
+        dq, dqd = self.inverse_dynamics_derivatives(q, qd, qdd)
+        Minv = np.linalg.inv(self.mass_matrix(q))
+        res = (-(Minv @ dq), -(Minv @ dqd), Minv)
+        if out is None:
+            return res
+        if len(out) != 3:
+            raise ValueError("out: expected a tuple of 3 arrays")
+        for o, r in zip(out, res):
+            self._out(o, r.shape)[...] = r
+        return out
+
+    def regressor(self, q, qd, qdd, out=None):
+        """G^T Y_full(G q + b, G qd, G qdd): (n, 10 n_full), columns per body of the full
+        model (``dynamic_parameters`` lists every body)."""
+        names = ("q", "qd", "qdd")
+        q, qd, qdd = self._states(names, (q, qd, qdd))
+        full = self._full(Robot.regressor, (q, qd, qdd), names)
+        shape = full.shape[:-2] + (self._nr, full.shape[-1])
+        return np.matmul(self._GT, full, out=self._out(out, shape))
+
+    def slotine_li_regressor(self, q, qd, v, a, out=None):
+        """G^T Y_full(G q + b, G qd, G v, G a): Y @ pi = M a + C(q, qd) v + g (reduced)."""
+        names = ("q", "qd", "v", "a")
+        q, qd, v, a = self._states(names, (q, qd, v, a))
+        full = self._full(Robot.slotine_li_regressor, (q, qd, v, a), names)
+        shape = full.shape[:-2] + (self._nr, full.shape[-1])
+        return np.matmul(self._GT, full, out=self._out(out, shape))
+
+    def joint_regressor(self, q, qd, qdd):
+        """G^T [diag(G qdd) | diag(G qd) | diag(sign(G qd))]: (n, 3 n_full), the joint
+        terms of every joint of the full model (``joint_parameters`` lists them all)."""
+        names = ("q", "qd", "qdd")
+        q, qd, qdd = self._states(names, (q, qd, qdd))
+        self._finite((q, qd, qdd), names)
+        full = _joint_columns(self._expand(qd, False), self._expand(qdd, False))
+        return np.matmul(self._GT, full)
 
     def kinetic_energy(self, q, qd):
         q, qd = self._states(("q", "qd"), (q, qd))

@@ -43,6 +43,14 @@ def _body_dict(b):
     }
 
 
+def _joint_columns(qd, qdd):
+    """[diag(qdd) | diag(qd) | diag(sign(qd))] of (n,) or (N, n) rates: (n, 3n) or (N, n, 3n)."""
+    n = qd.shape[-1]
+    cols = np.concatenate([qdd, qd, np.sign(qd)], axis=-1)  # (..., 3n)
+    eye = np.tile(np.eye(n), 3)  # (n, 3n): row k picks columns k, n + k, 2n + k
+    return eye * cols[..., None, :]
+
+
 def _vec(x, n):
     a = np.asarray(x, dtype=float).reshape(-1)
     if a.shape != (n,):
@@ -81,6 +89,13 @@ class Robot(_core.RobotCore):
     - ``forward_dynamics`` solves the full equation (armature and friction included) for qdd by
       the articulated-body algorithm (``"aba"``), mass matrix + Cholesky (``"crba"``) or Kane's
       equations (``"kane"``).
+
+    Derivatives and identification: ``inverse_dynamics_derivatives(q, qd, qdd)`` ->
+    (dtau/dq, dtau/dqd) of the full inverse dynamics (dtau/dqdd is ``mass_matrix``);
+    ``forward_dynamics_derivatives(q, qd, tau)`` -> (dqdd/dq, dqdd/dqd, dqdd/dtau = M^-1);
+    ``linearize``; ``regressor(q, qd, qdd)`` with ``tau_rigid = Y @ dynamic_parameters()``,
+    ``joint_regressor`` / ``joint_parameters`` for armature and friction, and
+    ``slotine_li_regressor(q, qd, v, a)`` with ``Y @ pi = M a + C(q, qd) v + g(q)``.
 
     Every state argument is a float array of shape (n,), or (N, n) for a batch computed in C++
     with the GIL released. Single-state calls accept ``out=`` (a C-contiguous float64 array of
@@ -168,6 +183,59 @@ class Robot(_core.RobotCore):
     def masses(self) -> np.ndarray:
         return self._limits["mass"].copy()
 
+    def dynamic_parameters(self) -> np.ndarray:
+        """The rigid-body parameters pi with ``tau_rigid = regressor(q, qd, qdd) @ pi``:
+        shape (10 * n,), per moving body in joint order, in the frame of the joint's child link
+        as the URDF (or DH table) writes it (links welded by fixed joints merged in), about that
+        frame's origin: ``[m, m cx, m cy, m cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (Pinocchio's
+        order; I is the rotational inertia about the frame origin)."""
+        out = []
+        for b in self._spec.bodies:
+            m = float(b.mass)
+            c = np.asarray(b.com, dtype=float).reshape(3)
+            Io = np.asarray(b.inertia, dtype=float) + m * (c @ c * np.eye(3) - np.outer(c, c))
+            out.append([m, *(m * c), Io[0, 0], Io[0, 1], Io[1, 1], Io[0, 2], Io[1, 2], Io[2, 2]])
+        return np.asarray(out, dtype=float).reshape(-1)
+
+    def joint_parameters(self) -> np.ndarray:
+        """The joint parameters, shape (3 n,): ``[armature (n), damping (n), friction (n)]``,
+        with ``tau = regressor(q, qd, qdd) @ dynamic_parameters()
+        + joint_regressor(q, qd, qdd) @ joint_parameters()`` the full inverse dynamics."""
+        bodies = self._spec.bodies
+        return np.array([[float(getattr(b, k)) for b in bodies]
+                         for k in ("armature", "damping", "friction")]).reshape(-1)
+
+    def joint_regressor(self, q, qd, qdd) -> np.ndarray:
+        """The columns of the joint terms, shape (n, 3 n) (or (N, n, 3 n) for a batch): three
+        diagonal blocks ``[diag(qdd) | diag(qd) | diag(sign(qd))]`` for rotor inertia
+        (armature), viscous and Coulomb friction (see :meth:`joint_parameters`)."""
+        n = self.n
+        args = [np.asarray(x, dtype=float) for x in (q, qd, qdd)]
+        for name, a in zip(("q", "qd", "qdd"), args):
+            if a.shape[-1:] != (n,) or a.ndim not in (1, 2) or not np.all(np.isfinite(a)):
+                raise ValueError(f"{name}: expected finite values of shape ({n},) or (N, {n}), "
+                                 f"got shape {a.shape}")
+            if a.shape != args[0].shape:
+                raise ValueError(f"{name}: must have the same shape as q")
+        return _joint_columns(args[1], args[2])
+
+    def linearize(self, q, qd, tau):
+        """The first-order state-space system of the full dynamics at (q, qd, tau), x = [q; qd]:
+        ``d(dx)/dt = A dx + B dtau`` with ``A = [[0, 1], [dqdd/dq, dqdd/dqd]]``,
+        ``B = [[0], [M^-1]]`` (A: (2n, 2n), B: (2n, n); a batch gives (N, 2n, 2n), (N, 2n, n)).
+        The derivatives are those of :meth:`forward_dynamics_derivatives` (armature, damping
+        included; Coulomb friction is piecewise constant in qd)."""
+        dq, dqd, dtau = self.forward_dynamics_derivatives(q, qd, tau)
+        n = self.n
+        lead = dq.shape[:-2]
+        A = np.zeros(lead + (2 * n, 2 * n))
+        A[..., :n, n:] = np.eye(n)
+        A[..., n:, :n] = dq
+        A[..., n:, n:] = dqd
+        B = np.zeros(lead + (2 * n, n))
+        B[..., n:, :] = dtau
+        return A, B
+
     def to_urdf(self) -> str:
         """The model as URDF text; loading it gives identical dynamics."""
         from .urdf import spec_to_urdf
@@ -178,7 +246,8 @@ class Robot(_core.RobotCore):
         """Arithmetic operations of one call, counted by running the C++ code with a counting
         scalar at a general state: {"mul": multiplications + divisions, "add": additions +
         subtractions (negation free), "trig": sin/cos/sqrt}. Algorithms: "rnea", "kane",
-        "crba", "aba", "forward_dynamics" (crba + Cholesky), "kane_forward", "gravity".
+        "crba", "aba", "forward_dynamics" (crba + Cholesky), "kane_forward", "gravity",
+        "rnea_derivatives", "forward_dynamics_derivatives", "regressor".
         On a specialised Robot (:meth:`specialized`) "rnea", "crba", "gravity", "aba" and
         "forward_dynamics" report the operations of the generated code that runs instead."""
         counts = getattr(self, "_kernel_counts", None)

@@ -72,7 +72,7 @@ import time
 import numpy as np
 
 from . import trajectories as _traj
-from ._lie import se3_right_jacobian_inv
+from ._lie import se3_dexpinv
 from .control import ComputedTorque, Controller, Feedforward, PDGravity
 
 __all__ = ["simulate", "SimulationResult", "SimulationError", "FixedStep", "INTEGRATORS",
@@ -202,11 +202,13 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     ----------
     robot : robodyn.Robot
         The plant, integrated as ``qdd = robot.forward_dynamics(q, qd, tau, method=method)``.
-    controller : callable ``ctrl(t, q, qd, ref) -> tau`` or None
+    controller : callable ``ctrl(t, q, qd, ref) -> tau`` or ``-> (tau, wrenches)``, or None
         ``ref`` is ``(q_ref, qd_ref, qdd_ref)`` at ``t``. ``None`` applies zero torque
         (passive motion). Controllers from :mod:`robodyn.control` may carry their own,
         different, robot model; they are ``reset()`` at the start of the run, so a seeded
-        noisy controller gives the same run every time.
+        noisy controller gives the same run every time. ``wrenches`` maps link names to
+        (6,) wrenches [moment about the link origin; force] in the link frame, applied as
+        ``J^T w`` (see the module documentation).
     reference : callable ``ref(t) -> (q, qd, qdd)`` or None
         E.g. :func:`robodyn.trajectories.smooth`. With a controller but no reference, the
         controller holds the initial pose ``q0``.
@@ -798,7 +800,7 @@ class _Loop:
         """out = the tangent-space rate at q0 of a stage at integrate(q0, theta) with velocity
         v: Jr(theta_base)^-1 v_base for the free-flyer block, v for the joints."""
         out[6:] = v[6:]
-        np.dot(se3_right_jacobian_inv(theta[:6], self._Jinv), v[:6], out=out[:6])
+        se3_dexpinv(theta, v, out)
 
     def _retract(self, q0, theta, out):
         """out = integrate(q0, theta, 1) with the base quaternion renormalised."""
@@ -813,7 +815,6 @@ class _Loop:
         Yr, TAUr = rec["y"], rec["tau"]
         tau, fd, method, control = self.tau, self.fd, self.method, self.control
         cont = self.continuous
-        self._Jinv = np.empty((6, 6))
         q, v = q0.copy(), qd0.copy()
         qs, vs = np.empty(nq), np.empty(n)
         theta = np.empty(n)
@@ -890,7 +891,6 @@ class _Loop:
         tau, fd, method, control = self.tau, self.fd, self.method, self.control
         cont = self.continuous
         C, A, E = self._C, self._A, self._E
-        self._Jinv = np.empty((6, 6))
         q, v = q0.copy(), qd0.copy()
         qs, vs, theta = np.empty(nq), np.empty(n), np.empty(n)
         Kq, Kv = np.zeros((7, n)), np.zeros((7, n))
@@ -1166,7 +1166,10 @@ class SimulationResult:
         """A one-screen text summary."""
         rate = "continuous" if self.control_rate is None else f"{self.control_rate:g} Hz"
         lines = [
-            f"robot {self.robot_name} ({self.n} joints), controller {self.controller_name}, "
+            f"robot {self.robot_name} ("
+            + (f"free-flyer base and {self.n - 6} joints" if self.floating
+               else f"{self.n} joints")
+            + f"), controller {self.controller_name}, "
             f"integrator {self.integrator}, dt {self.dt:g} s, control {rate}",
             f"simulated {self.duration:g} s in {self.wall_time:.3f} s wall: real-time factor "
             f"{self.real_time_factor:.1f}x ({self.stats.get('steps', 0)} steps, "

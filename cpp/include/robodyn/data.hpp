@@ -69,6 +69,17 @@ struct DataTpl {
   AVec<M6> Iw, Bw;       // world inertias and the skew Coriolis operators, then composites
   std::array<V6, 6> Sf, Sfd;  // coriolis, free-flyer: its six axes in base coordinates, rates
 
+  // world-frame quantities of the derivatives and the regressor (rnea_derivatives.hpp,
+  // regressor.hpp); sw, swd, vw above are shared: joint axes S, S' = v x S, velocities
+  AVec<V6> aw;           // spatial accelerations of the bodies (base: -gravity), base frame
+  AVec<V6> psi;          // a_parent x S + v_parent x S', the q-derivative of S' qd terms
+  AVec<V6> Fw;           // net spatial forces I a + v x* I v, then subtree sums (base frame)
+  AVec<S> cm;            // subtree mass
+  AVec<V3> cc;           // subtree first moment about the base origin, base frame
+  AVec<M3> cI;           // subtree rotational inertia about the base origin, base frame
+  AVec<M3> cT;           // subtree sum of the angular block of B(v) = v x* I - I v x + (I v) x-bar
+  AVec<V3> cP;           // subtree sum of -2 (linear momentum): B's lower-left block is [cP]
+
   MatX M;                // mass matrix workspace (nv, nv); sized when the Data is made for
                          // nv <= kEagerMassMatrix, else by the first algorithm that needs it
                          // (a long chain's Data stays O(n) unless M is asked for)
@@ -104,6 +115,9 @@ DataTpl<S>::DataTpl(const Model& m)
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
       sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
       Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
+      aw(m.n + 1, V6::Zero()), psi(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),
+      cm(m.n + 1, S(0)), cc(m.n + 1, V3::Zero()), cI(m.n + 1, M3::Zero()),
+      cT(m.n + 1, M3::Zero()), cP(m.n + 1, V3::Zero()),
       M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()), tmp(VecX::Zero(m.nv)),
       Uf(M6::Zero()), uf(V6::Zero()),
       kc(m.n + 1, Vec3::Zero()), kc_nz(m.n + 1, {{false, false, false}}),

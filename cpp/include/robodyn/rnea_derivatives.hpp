@@ -1,0 +1,252 @@
+// Analytical first-order derivatives of inverse dynamics (Carpentier & Mansard, RSS 2018:
+// "Analytical derivatives of rigid body dynamics algorithms"), and of forward dynamics from
+// them: dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau).
+//
+// Everything runs in base-frame coordinates about the base origin (spatial vectors
+// [angular; linear]). With S_j the joint axis, v_j, a_j the body velocity and acceleration
+// (a_0 = -gravity), S'_j = v_j x S_j and psi_j = a_p x S_j + v_p x S'_j (p the parent of j), a
+// change of q_j moves the subtree of j rigidly about S_j, which gives, for every body i in the
+// subtree of j (I_i the base-frame inertia, f_i = I_i a_i + v_i x* I_i v_i),
+//   df_i/dq_j  = S_j x* f_i + I_i psi_j + B_i S'_j
+//   df_i/dqd_j = B_i S_j + 2 I_i S'_j,        B_i = v_i x* I_i - I_i v_i x + (I_i v_i) x-bar
+// ((h x-bar) y = y x* h). B_i only reads the angular part of what it multiplies:
+//   B_i = [[T_i, 0], [-2 [p_i], 0]],  T_i = [w] Ib + ([w] Ib)' - ([l][c] + [c][l]) - [Ib w + c x l]
+// (v = (w, l), I = (m, c = first moment, Ib = rotational inertia about the base origin),
+// p_i = m l - c x w the linear momentum). Summed over subtrees (Ic, Bc, F composites), with
+// tau_k = S_k' F_k and d(S_k)/dq_j = S_j x S_k cancelling S_j x* F_k:
+//   j ancestor of k or k:  dtau_k/dq_j  = (Ic_k S_k)'psi_j + (Bc_k' S_k)'S'_j
+//                          dtau_k/dqd_j = (Bc_k' S_k)'S_j  + 2 (Ic_k S_k)'S'_j
+//   k a strict ancestor of j: dtau_k/dq_j = S_k'(S_j x* F_j + Ic_j psi_j + Bc_j S'_j)
+//                          dtau_k/dqd_j = S_k'(Bc_j S_j + 2 Ic_j S'_j)
+// Joint terms: damping adds to the diagonal of dtau/dqd; Coulomb friction (sign(qd)) and
+// armature (times qdd) have no q or qd derivative (away from qd = 0).
+#pragma once
+
+#include "robodyn/crba.hpp"
+#include "robodyn/data.hpp"
+#include "robodyn/kinematics.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/spatial.hpp"
+
+namespace robodyn {
+
+namespace detail {
+
+template <class S>
+using V6T = Eigen::Matrix<S, 6, 1>;
+
+// motion cross product (x, y: [angular; linear]): 12 mul (18 with the linear part full)
+template <class S>
+ROBODYN_INLINE V6T<S> crm(const V6T<S>& x, const V6T<S>& y) {
+  const V3T<S> xw = x.template head<3>(), xl = x.template tail<3>();
+  const V3T<S> yw = y.template head<3>(), yl = y.template tail<3>();
+  V6T<S> r;
+  r << cross<S>(xw, yw), V3T<S>(cross<S>(xw, yl) + cross<S>(xl, yw));
+  return r;
+}
+
+// force cross product x x* f
+template <class S>
+ROBODYN_INLINE V6T<S> crf(const V6T<S>& x, const V6T<S>& f) {
+  const V3T<S> xw = x.template head<3>(), xl = x.template tail<3>();
+  const V3T<S> fn = f.template head<3>(), ff = f.template tail<3>();
+  V6T<S> r;
+  r << V3T<S>(cross<S>(xw, fn) + cross<S>(xl, ff)), cross<S>(xw, ff);
+  return r;
+}
+
+// spatial inertia (mass, first moment c, rotational inertia Ib about the origin) times motion
+template <class S>
+ROBODYN_INLINE V6T<S> inertia_mul(const S& mass, const V3T<S>& c, const M3T<S>& Ib,
+                                  const V6T<S>& y) {
+  const V3T<S> yw = y.template head<3>(), yl = y.template tail<3>();
+  V6T<S> r;
+  r << V3T<S>(Ib * yw + cross<S>(c, yl)), V3T<S>(mass * yl - cross<S>(c, yw));
+  return r;
+}
+
+// B = [[T, 0], [[P], 0]] times y: (T y_w, P x y_w)
+template <class S>
+ROBODYN_INLINE V6T<S> b_mul(const M3T<S>& T, const V3T<S>& P, const V6T<S>& y) {
+  const V3T<S> yw = y.template head<3>();
+  V6T<S> r;
+  r << V3T<S>(T * yw), cross<S>(P, yw);
+  return r;
+}
+
+// Forward sweep in base coordinates: joint axes S (d.sw), S' = v x S (d.swd), velocities
+// (d.vw), accelerations (d.aw, base -gravity) with reference velocity qr and acceleration qa
+// (qr = qd, qa = qdd for inverse dynamics), and psi (d.psi) if kPsi.
+template <bool kPsi, class S>
+void world_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qr,
+                 const S* qa) {
+  using V6 = V6T<S>;
+  update_kinematics(m, d, q, 3);
+  V6 a0;
+  a0 << V3T<S>::Zero(), V3T<S>(-m.gravity.template cast<S>());
+  for (int i = 1; i <= m.n; ++i) {
+    const int p = m.parent[i];
+    const V3T<S> z = d.oR[i].col(2);
+    V6& s = d.sw[i];
+    if (m.type[i] == JointType::Revolute)
+      s << z, cross<S>(d.op[i], z);
+    else
+      s << V3T<S>::Zero(), z;
+    const V6 vp = p > 0 ? d.vw[p] : V6::Zero();
+    const V6 ap = p > 0 ? d.aw[p] : a0;
+    // S' = v_p x S (= v_i x S: S x S = 0)
+    d.swd[i] = p > 0 ? crm<S>(vp, s) : V6::Zero();
+    d.vw[i] = vp + s * qd[i - 1];
+    d.aw[i] = ap + s * qa[i - 1] + d.swd[i] * qr[i - 1];
+    if (kPsi) d.psi[i] = p > 0 ? V6(crm<S>(ap, s) + crm<S>(vp, d.swd[i])) : crm<S>(ap, s);
+  }
+}
+
+// base-frame inertia of body i: mass, first moment c = m o + R h, Ib about the base origin
+template <class S>
+ROBODYN_INLINE void world_inertia(const Model& m, const DataTpl<S>& d, int i, V3T<S>& c,
+                                  M3T<S>& Ib) {
+  const M3T<S>& R = d.oR[i];
+  const V3T<S>& o = d.op[i];
+  const S mass(m.mass[i]);
+  const V3T<S> y = R * m.h[i].template cast<S>();
+  c = y + mass * o;
+  // R Ibar R' - [o][y] - [y][o] - m [o][o] = R Ibar R' - ([o][c] + [y][o])
+  const M3T<S> ox = skew<S>(o), yx = skew<S>(y);
+  Ib = R * m.Ibar[i].template cast<S>() * R.transpose() - ox * skew<S>(c) - yx * ox;
+}
+
+}  // namespace detail
+
+// dtau/dq and dtau/dqd of rnea (all its terms: rigid body, armature, damping, Coulomb
+// friction) at (q, qd, qdd). dq, dqd: (n, n) row-major, entry (k, j) = dtau_k / dx_j.
+template <class S>
+void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd,
+                      S* dq, S* dqd) {
+  using V6 = detail::V6T<S>;
+  const int n = m.n;
+  detail::world_sweep<true>(m, d, q, qd, qd, qdd);
+  // entries between bodies on different branches stay zero
+  for (int k = 0; k < n * n; ++k) {
+    dq[k] = S(0);
+    dqd[k] = S(0);
+  }
+  // per body: inertia, net force, B blocks (T, P)
+  for (int i = 1; i <= n; ++i) {
+    V3T<S> c;
+    M3T<S> Ib;
+    detail::world_inertia(m, d, i, c, Ib);
+    const S mass(m.mass[i]);
+    const V6& v = d.vw[i];
+    const V3T<S> w = v.template head<3>(), l = v.template tail<3>();
+    const V6 h = detail::inertia_mul<S>(mass, c, Ib, v);  // momentum (hn, hf)
+    d.Fw[i] = detail::inertia_mul<S>(mass, c, Ib, d.aw[i]) + detail::crf<S>(v, h);
+    const M3T<S> WA = skew<S>(w) * Ib;
+    const S cl = c.dot(l);
+    M3T<S> T = WA + WA.transpose() - (c * l.transpose() + l * c.transpose());
+    T.diagonal().array() += cl + cl;
+    T -= skew<S>(V3T<S>(h.template head<3>()));
+    d.cm[i] = mass;
+    d.cc[i] = c;
+    d.cI[i] = Ib;
+    d.cT[i] = T;
+    d.cP[i] = S(-2) * V3T<S>(h.template tail<3>());
+  }
+  // subtree sums, tip to base (base coordinates: plain sums)
+  for (int i = n; i >= 1; --i) {
+    const int p = m.parent[i];
+    if (p > 0) {
+      d.cm[p] += d.cm[i];
+      d.cc[p] += d.cc[i];
+      d.cI[p] += d.cI[i];
+      d.cT[p] += d.cT[i];
+      d.cP[p] += d.cP[i];
+      d.Fw[p] += d.Fw[i];
+    }
+  }
+  // the pairs (k, ancestors j of k)
+  for (int k = 1; k <= n; ++k) {
+    const V6& sk = d.sw[k];
+    const V6 U = detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], sk);  // Ic_k S_k
+    // Bc_k' S_k (angular part only): T' s_w + [P]' s_l = T' s_w - P x s_l
+    const V3T<S> Z = d.cT[k].transpose() * sk.template head<3>() -
+                     cross<S>(d.cP[k], V3T<S>(sk.template tail<3>()));
+    const V6 U2 = U + U;
+    // columns k of the rows of k's strict ancestors
+    const V6 G = detail::crf<S>(sk, d.Fw[k]) +
+                 detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], d.psi[k]) +
+                 detail::b_mul<S>(d.cT[k], d.cP[k], d.swd[k]);
+    const V6 H = detail::b_mul<S>(d.cT[k], d.cP[k], sk) +
+                 S(2) * detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], d.swd[k]);
+    for (int j = k; j > 0; j = m.parent[j]) {
+      const V6& sj = d.sw[j];
+      const V6& sdj = d.swd[j];
+      dq[(k - 1) * n + (j - 1)] = U.dot(d.psi[j]) + Z.dot(sdj.template head<3>());
+      dqd[(k - 1) * n + (j - 1)] = Z.dot(sj.template head<3>()) + U2.dot(sdj);
+      if (j != k) {
+        dq[(j - 1) * n + (k - 1)] = sj.dot(G);
+        dqd[(j - 1) * n + (k - 1)] = sj.dot(H);
+      }
+    }
+  }
+  for (int k = 1; k <= n; ++k)
+    if (m.damping[k] != 0) dqd[(k - 1) * n + (k - 1)] += S(m.damping[k]);
+}
+
+namespace detail {
+// B := M^-1 B (negate: B := -M^-1 B) for B (n, n) row-major, with the Cholesky factor L of M (lower triangle of
+// d.M, from cholesky_solve) and inv[i] = 1 / L(i, i): forward then backward substitution on
+// whole rows (contiguous, so the inner loops vectorise). identity: B is the identity on entry
+// (row k of L^-1 B is zero beyond column k during the forward pass).
+template <class S>
+void cholesky_resolve_rows(const DataTpl<S>& d, const S* inv, S* B, bool negate,
+                           bool identity) {
+  const auto& L = d.M;
+  const int n = d.n;
+  if (negate)
+    for (int k = 0; k < n * n; ++k) B[k] = -B[k];
+  for (int i = 0; i < n; ++i) {
+    S* bi = B + i * n;
+    for (int k = 0; k < i; ++k) {
+      const S lik = L(i, k);
+      const S* bk = B + k * n;
+      const int end = identity ? k + 1 : n;
+      for (int c = 0; c < end; ++c) bi[c] -= lik * bk[c];
+    }
+    const int end = identity ? i + 1 : n;
+    for (int c = 0; c < end; ++c) bi[c] *= inv[i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    S* bi = B + i * n;
+    for (int k = i + 1; k < n; ++k) {
+      const S lki = L(k, i);
+      const S* bk = B + k * n;
+      for (int c = 0; c < n; ++c) bi[c] -= lki * bk[c];
+    }
+    for (int c = 0; c < n; ++c) bi[c] *= inv[i];
+  }
+}
+}  // namespace detail
+
+// Derivatives of forward dynamics qdd = FD(q, qd, tau) (all terms of rnea):
+//   dqdd/dq = -M^-1 dtau/dq, dqdd/dqd = -M^-1 dtau/dqd at qdd = FD(q, qd, tau), dqdd/dtau = M^-1
+// (M with armature). dq, dqd, dtau: (n, n) row-major; qdd: (n,) the accelerations. Returns
+// false when M is not positive definite.
+template <class S>
+bool forward_dynamics_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd,
+                                  const S* tau, S* qdd, S* dq, S* dqd, S* dtau) {
+  const int n = m.n;
+  // qdd, and the Cholesky factor of M left in d.M
+  if (!forward_dynamics_crba(m, d, q, qd, tau, qdd)) return false;
+  rnea_derivatives(m, d, q, qd, qdd, dq, dqd);
+  S* inv = d.tmp.data();  // 1 / L(i, i)
+  for (int i = 0; i < n; ++i) inv[i] = S(1) / d.M(i, i);
+  for (int k = 0; k < n * n; ++k) dtau[k] = S(0);
+  for (int k = 0; k < n; ++k) dtau[k * n + k] = S(1);
+  detail::cholesky_resolve_rows(d, inv, dq, true, false);
+  detail::cholesky_resolve_rows(d, inv, dqd, true, false);
+  detail::cholesky_resolve_rows(d, inv, dtau, false, true);
+  return true;
+}
+
+}  // namespace robodyn

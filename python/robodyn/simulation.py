@@ -790,6 +790,11 @@ class _Loop:
         """Adaptive Dormand-Prince 5(4) (``scipy.integrate.RK45``) between consecutive grid
         points: a new solver per interval (a control instant may change the torque there),
         started with the step size the previous interval ended with."""
+        # Measured against the hand-written Dormand-Prince loop this replaced (Intelledex 605,
+        # computed torque at 1 kHz, 1 s, same process, medians of 3): 0.100 s against 0.048 s
+        # of CPU (2.1x; 8 forward-dynamics calls per interval against 7: no first-same-as-last
+        # across solver restarts), the same trajectory. Kept for the library: the adaptive
+        # integrator is the accurate, not the fast, path (rk4 and the C++ loop are that).
         from scipy.integrate import RK45
 
         n = self.n

@@ -282,32 +282,7 @@ def test_heavy_base_limit_is_the_fixed_base_model(kind, rng):
 # ---------------------------------------------------------------- Pinocchio, if installed
 
 from reference.pinocchio_models import depth_first_order  # noqa: E402
-
-
-def pinocchio_free_flyer(pin, spec, order):
-    """The spec (body 0 "floating", first in `order`) as a Pinocchio model with a
-    JointModelFreeFlyer root; its joint k + 1 is body order[k]."""
-    rank = {int(i): k for k, i in enumerate(order)}
-    model = pin.Model()
-    model.gravity = pin.Motion(np.asarray(spec.gravity, dtype=float), np.zeros(3))
-    armature = []
-    for i in order:
-        b = spec.bodies[i]
-        if b.joint_type == "floating":
-            joint = pin.JointModelFreeFlyer()
-            armature += [0.0] * 6
-        else:
-            joint = (pin.JointModelRevoluteUnaligned if b.joint_type == "revolute"
-                     else pin.JointModelPrismaticUnaligned)(np.asarray(b.axis, dtype=float))
-            armature.append(b.armature)
-        placement = pin.SE3(np.array(b.origin[:3, :3]), np.array(b.origin[:3, 3]))
-        parent = 0 if b.parent == -1 else rank[b.parent] + 1
-        jid = model.addJoint(parent, joint, placement, b.joint_name)
-        model.appendBodyToJoint(jid, pin.Inertia(float(b.mass), np.asarray(b.com, dtype=float),
-                                                 np.asarray(b.inertia, dtype=float)),
-                                pin.SE3.Identity())
-    model.armature = np.array(armature, dtype=float)
-    return model
+from reference.pinocchio_models import floating_pinocchio_model as pinocchio_free_flyer  # noqa: E402,E501
 
 
 def _lin_first(x):

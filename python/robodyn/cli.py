@@ -503,13 +503,18 @@ def _simulate_run(args):
     finally:
         if bar is not None:
             bar.close()
+    return _write_results(args, res, animate=True)
+
+
+def _write_results(args, res, animate):
+    """write the files --csv / --plot (/ --animate) ask for, print the summary; exit status 0"""
     written = []
     if args.csv:
         written.append(res.to_csv(args.csv))
     if args.plot:
         res.plot(args.plot)
         written.append(args.plot)
-    if args.animate:
+    if animate and args.animate:
         res.animate(args.animate, fps=args.fps)
         written.append(args.animate)
     if not args.quiet:
@@ -553,17 +558,7 @@ def _simulate_floating(args, robot, simulate):
     finally:
         if progress is not None:
             progress.close()
-    written = []
-    if args.csv:
-        written.append(res.to_csv(args.csv))
-    if args.plot:
-        res.plot(args.plot)
-        written.append(args.plot)
-    if not args.quiet:
-        print(res.summary())
-        for path in written:
-            print(f"wrote {path}")
-    return 0
+    return _write_results(args, res, animate=False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -631,3 +631,42 @@ def test_coupled_robot_sizes_and_configuration_space(rng):
     qf, vf = np.array([0.3, 0.7]), np.array([-0.7, -1.4])
     close(robot.momentum(q, v), full.momentum(qf, vf), 1e-14)
     close(robot.center_of_mass(q), full.center_of_mass(qf), 1e-14)
+
+
+# ---------------------------------------------------------------- command line
+
+def test_cli_floating(tmp_path, capsys):
+    """robodyn info / id / simulate on a free-floating robot (a bundled one, and a URDF with
+    --floating-base), through the installed console script's entry point main(argv)."""
+    import json
+    import subprocess
+    import sys
+
+    from robodyn.cli import main
+
+    path = tmp_path / "hopper.urdf"
+    path.write_text(URDF.replace('<link name="world"/>', "").replace(
+        '<joint name="free" type="floating"><parent link="world"/><child link="body"/></joint>',
+        ""))
+    assert main(["info", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["floating_base"] is False
+    assert main(["info", str(path), "--floating-base", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["nq"], info["nv"], info["floating_base"]) == (8, 7, True)
+    q = "0.1 0.2 0.3 0 0 0 1 0.4"
+    assert main(["id", str(path), "--floating-base", "--q", q, "--qd", "0", "--qdd", "0",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    robot = robodyn.load_urdf(str(path), floating_base=True)
+    qv = np.array([float(x) for x in q.split()])
+    close(out["tau"], robot.gravity_torques(qv), 1e-12)
+    assert len(out["q"]) == 8 and len(out["tau"]) == 7
+    assert main(["id", str(path), "--floating-base", "--q", "1 2 3 4 5 6 7 8"]) != 0
+    assert "quaternion" in capsys.readouterr().err
+    # a passive simulation of the bundled satellite from its initial state (as a process)
+    proc = subprocess.run([sys.executable, "-m", "robodyn.cli", "simulate", "lynch_satellite",
+                           "--duration", "0.2", "--controller", "none"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "momentum drift" in proc.stdout and "passive" in proc.stderr
+    assert main(["simulate", "lynch_satellite", "--controller", "pd-gravity"]) != 0

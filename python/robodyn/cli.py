@@ -44,6 +44,14 @@ def add_robot_options(p):
                    help="an argument of a .xacro ROBOT file (repeatable)")
 
 
+def add_floating_option(p):
+    """``--floating-base`` (info, id, simulate)."""
+    p.add_argument("--floating-base", action="store_true", dest="floating_base",
+                   help="the URDF's root link moves freely (a free-flyer joint: q = [base "
+                        "position, quaternion x y z w, joints], v = [base angular, base "
+                        "linear, joints])")
+
+
 def robot_options(args):
     """load_robot's keyword arguments from the options of :func:`add_robot_options`."""
     xacro_args = None
@@ -56,7 +64,7 @@ def robot_options(args):
     return {"strict": bool(getattr(args, "strict", False)), "xacro_args": xacro_args}
 
 
-def load_robot(name_or_path, *, strict=False, xacro_args=None):
+def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=False):
     """A bundled robot by name (``robodyn.robots.load``) or a URDF (or .xacro) file by path.
 
     Loading warnings are printed once to stderr as ``robodyn: warning: ...``; ``strict``
@@ -75,7 +83,8 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None):
             raise UsageError(f"--xacro-arg: {text} is not a .xacro file")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", robodyn.urdf.URDFWarning)
-            robot = robodyn.load_urdf(text, strict=strict, xacro_args=xacro_args)
+            robot = robodyn.load_urdf(text, strict=strict, xacro_args=xacro_args,
+                                      floating_base=floating_base)
         for w in caught:
             print(f"robodyn: warning: {w.message}", file=sys.stderr)
         return robot
@@ -85,7 +94,11 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None):
                          f"({', '.join(bundled)}) or the path of a URDF file")
     if xacro_args:
         raise UsageError(f"--xacro-arg: {text} is a bundled robot, not a .xacro file")
-    return robodyn.robots.load(text)
+    robot = robodyn.robots.load(text)
+    if floating_base and robot.nq == robot.nv:
+        raise UsageError(f"--floating-base: the bundled {text} has a fixed base (its root link "
+                         "has no mass); give a URDF path")
+    return robot
 
 
 def _bundled_names():
@@ -134,12 +147,14 @@ def _fmt(x, width=10):
 def _info_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
     add_robot_options(p)
+    add_floating_option(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def _info_run(args):
     """joints, links, masses and limits of a robot"""
-    robot = load_robot(args.robot, **robot_options(args))
+    robot = load_robot(args.robot, **robot_options(args),
+                       floating_base=bool(getattr(args, "floating_base", False)))
     spec = robot.spec
     bodies = spec.bodies
     names = [b.name for b in bodies]
@@ -157,14 +172,17 @@ def _info_run(args):
         })
     total = float(sum(b.mass for b in bodies))
     if args.json:
-        print(json.dumps({"name": spec.name, "n": int(robot.n),
+        print(json.dumps({"name": spec.name, "n": int(robot.n), "nq": int(robot.nq),
+                          "nv": int(robot.nv), "floating_base": bool(robot.nq != robot.nv),
                           "gravity": [float(g) for g in robot.gravity], "total_mass": total,
                           "joints": rows, "frames": [f.name for f in spec.frames]},
                          indent=2))
         return 0
     g = ", ".join(f"{x:g}" for x in robot.gravity)
-    print(f"robot {spec.name}: {robot.n} degrees of freedom, total moving mass {total:.4g} kg, "
-          f"gravity ({g}) m/s^2, base {spec.base_name}")
+    free = (f" (a free-floating base: nq = {robot.nq}, q = [base position, quaternion x y z w, "
+            f"joints]; v = [base angular, base linear, joints])" if robot.nq != robot.nv else "")
+    print(f"robot {spec.name}: {robot.n} degrees of freedom{free}, total moving mass "
+          f"{total:.4g} kg, gravity ({g}) m/s^2, base {spec.base_name}")
     wj = max(5, max(len(r["joint"]) for r in rows))
     wl = max(4, max(len(r["link"]) for r in rows))
     print(f"  {'#':>2}  {'joint':<{wj}}  {'type':<9}  {'link':<{wl}}  {'mass kg':>10}  "
@@ -201,6 +219,7 @@ def _vector_option(p, flag, what):
 def _id_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
     add_robot_options(p)
+    add_floating_option(p)
     _vector_option(p, "--q", "joint positions (rad or m)")
     _vector_option(p, "--qd", "joint velocities")
     _vector_option(p, "--qdd", "joint accelerations")
@@ -211,21 +230,41 @@ def _id_arguments(p):
 
 def _id_run(args):
     """inverse dynamics: joint torques for given q, qd, qdd"""
-    robot = load_robot(args.robot, **robot_options(args))
-    n = robot.n
-    q, qd, qdd = (parse_vector(v, n, f"--{k}") if v is not None else np.zeros(n)
-                  for k, v in (("q", args.q), ("qd", args.qd), ("qdd", args.qdd)))
-    tau = np.asarray(robot.inverse_dynamics(q, qd, qdd, method=args.method))
+    robot = load_robot(args.robot, **robot_options(args),
+                       floating_base=bool(getattr(args, "floating_base", False)))
+    n, nq = robot.n, robot.nq
+    q0 = np.zeros(nq)
+    if nq != n:
+        q0[6] = 1.0  # a free base at the origin, the identity quaternion
+    q = parse_vector(args.q, nq, "--q") if args.q is not None else q0
+    qd, qdd = (parse_vector(v, n, f"--{k}") if v is not None else np.zeros(n)
+               for k, v in (("qd", args.qd), ("qdd", args.qdd)))
+    try:
+        tau = np.asarray(robot.inverse_dynamics(q, qd, qdd, method=args.method))
+    except (ValueError, NotImplementedError) as exc:
+        raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps({"joint_names": list(robot.joint_names), "q": q.tolist(),
                           "qd": qd.tolist(), "qdd": qdd.tolist(), "tau": tau.tolist()}))
         return 0
-    w = max(5, max(len(s) for s in robot.joint_names))
-    print(f"inverse dynamics ({args.method}) of {robot.name}:")
+    # one row per coordinate: a free base's seven (q) and six (v, tau) first
+    names = list(robot.joint_names)
+    if nq != n:
+        base = names[0]
+        print(f"inverse dynamics ({args.method}) of {robot.name}: free base {base} at "
+              f"position ({', '.join(f'{x:.4g}' for x in q[:3])}), quaternion "
+              f"({', '.join(f'{x:.4g}' for x in q[3:7])}); its rows: angular (base frame) "
+              "then linear velocity, tau = [moment; force] on the base")
+        rows = [(f"{base}.{'wx wy wz vx vy vz'.split()[k]}", float("nan"), k) for k in range(6)]
+        rows += [(name, q[6 + i], 5 + i) for i, name in enumerate(names[1:], start=1)]
+    else:
+        print(f"inverse dynamics ({args.method}) of {robot.name}:")
+        rows = [(name, q[i], i) for i, name in enumerate(names)]
+    w = max(5, max(len(r[0]) for r in rows))
     print(f"  {'joint':<{w}}  {'q':>10}  {'qd':>10}  {'qdd':>10}  {'tau':>16}")
-    for i, name in enumerate(robot.joint_names):
-        print(f"  {name:<{w}}  {q[i]:>10.4g}  {qd[i]:>10.4g}  {qdd[i]:>10.4g}  "
-              f"{tau[i]:>16.9g}")
+    for name, qi, k in rows:
+        qtext = "" if math.isnan(qi) else f"{qi:.4g}"
+        print(f"  {name:<{w}}  {qtext:>10}  {qd[k]:>10.4g}  {qdd[k]:>10.4g}  {tau[k]:>16.9g}")
     return 0
 
 
@@ -269,6 +308,7 @@ def _rate(text):
 def _simulate_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="bundled robot name or URDF file path")
     add_robot_options(p)
+    add_floating_option(p)
     p.add_argument("--controller", choices=_CONTROLLERS, default="computed-torque",
                    help="control law (default computed-torque)")
     p.add_argument("--kp", nargs="+", metavar="K",
@@ -413,11 +453,14 @@ def _simulate_run(args):
     from . import trajectories as tr
     from .simulation import simulate
 
-    robot = load_robot(args.robot, **robot_options(args))
+    robot = load_robot(args.robot, **robot_options(args),
+                       floating_base=bool(getattr(args, "floating_base", False)))
     n = robot.n
     if args.plot:
         from .plotting import require_matplotlib
         require_matplotlib()  # fail before a long run, not after
+    if robot.nq != n:
+        return _simulate_floating(args, robot, simulate)
     if args.reference:
         try:
             reference = tr.from_csv(args.reference, robot=robot)
@@ -435,6 +478,53 @@ def _simulate_run(args):
         res = simulate(robot, controller, reference, duration=duration, dt=args.dt,
                        control_rate=args.control_rate, integrator=args.integrator, q0=q0,
                        rtol=args.rtol, atol=args.atol, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    written = []
+    if args.csv:
+        written.append(res.to_csv(args.csv))
+    if args.plot:
+        res.plot(args.plot)
+        written.append(args.plot)
+    if not args.quiet:
+        print(res.summary())
+        for path in written:
+            print(f"wrote {path}")
+    return 0
+
+
+def _simulate_floating(args, robot, simulate):
+    """a free-floating robot from the command line: a passive run (zero joint torques) from
+    --q0 (nq numbers), or the bundled system's initial state, or the base at rest at the
+    origin"""
+    if args.controller not in ("none", "computed-torque") or args.reference:
+        raise UsageError("a free-floating robot simulates passively from the command line "
+                         "(--controller none, no --reference); control it from Python with "
+                         "robodyn.simulate")
+    nq = robot.nq
+    qd0 = None
+    if args.q0 is not None:
+        q0 = parse_vector(args.q0, nq, "--q0")
+    else:
+        import robodyn
+
+        try:
+            q0, qd0 = robodyn.robots.initial_state(robot.name, robot)
+        except (ValueError, KeyError, AttributeError):
+            q0 = np.zeros(nq)
+            q0[6] = 1.0
+    duration = args.duration or 2.0
+    if not args.quiet:
+        print(f"robodyn: {robot.name} has a free-floating base: a passive run (zero joint "
+              "torques)", file=sys.stderr)
+    progress = None if args.quiet else _Progress()
+    try:
+        res = simulate(robot, None, None, duration=duration, dt=args.dt,
+                       integrator=args.integrator, q0=q0, qd0=qd0, rtol=args.rtol,
+                       atol=args.atol, progress=progress)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     finally:
         if progress is not None:
             progress.close()

@@ -3,7 +3,7 @@ forward_dynamics(method="kane").
 
 Checked against Newton-Euler (rnea) and the articulated-body algorithm (aba) on random chains
 and trees, the bundled robots and the UR5, against the literal O(n^3) transcription of Nie's
-published algorithm (tests/reference/kane_nie.py), and on the thesis' test motion of the
+published algorithm (robodyn/published/kane_nie.py), and on the thesis' test motion of the
 Intelledex 605 (inverse dynamics, then forward integration with those torques).
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import robodyn
-from reference import kane_nie as kn
+from robodyn.published import kane_nie as kn
 from reference import random_models as rm
 
 import _load

@@ -1,4 +1,4 @@
-"""The literal transcription of Nie (1988), Ch. III (tests/reference/kane_nie.py).
+"""The literal transcription of Nie (1988), Ch. III (robodyn/published/kane_nie.py).
 
 Checked against the independent NumPy Featherstone reference (RNEA, CRBA, ABA), against
 recorded Robotics Toolbox torques of the Stanford arm, against the thesis' own hand-written
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from reference import featherstone as fs
-from reference import kane_nie as kn
+from robodyn.published import kane_nie as kn
 from reference import random_models as rm
-from reference.opfloat import OpCounter, OpFloat, count_ops
+from robodyn.published.opfloat import OpCounter, OpFloat, count_ops
 
 DEG = math.pi / 180.0
 

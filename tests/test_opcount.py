@@ -145,12 +145,12 @@ def test_counts_do_not_depend_on_the_parameter_values():
 
 
 @pytest.mark.parametrize("name", ["intelledex_605", "stanford_arm"])
-def test_bundled_robots(name, capsys):
+def test_bundled_robots(name):
     robot = robodyn.robots.load(name)
     counts = opcount.robot_counts(robot)
-    with capsys.disabled():
-        print(f"\n{name}: " + ", ".join(f"{a} {c['mul']}/{c['add']}/{c['trig']}"
-                                         for a, c in counts.items()))
+    # shown with `pytest -s` or -rP, not inside -q's progress dots
+    print(f"{name}: " + ", ".join(f"{a} {c['mul']}/{c['add']}/{c['trig']}"
+                                  for a, c in counts.items()))
     assert set(counts) == set(ALGORITHMS)
     for c in counts.values():
         assert c["mul"] > 0 and c["add"] > 0
@@ -182,10 +182,8 @@ def test_comparison_rows_and_ratios():
 
 
 def test_published_algorithm_counts():
-    """The thesis transcription (found in the source checkout) counted for the Intelledex:
-    the figures tests/test_kane_nie.py derives loop by loop from the listing."""
-    if opcount.published_module() is None:
-        pytest.skip("tests/reference/kane_nie.py not found next to the package")
+    """The thesis transcription (robodyn.published, shipped with the package) counted for the
+    Intelledex: the figures tests/test_kane_nie.py derives loop by loop from the listing."""
     pub = opcount.published_counts(robodyn.robots.load("intelledex_605").spec)
     assert pub["kane"] == {"mul": 4107, "add": 3231, "trig": 12}
     assert pub["kane_forward"]["mul"] > pub["kane"]["mul"]

@@ -736,18 +736,41 @@ PyObject* fast_regressor(PyObject* self, PyObject* const* args, Py_ssize_t nargs
 
 PyMethodDef kFastMethods[] = {
     ROBODYN_FAST(inverse_dynamics,
-                 "inverse_dynamics(q, qd, qdd, method='rnea', out=None) -> tau"),
+                 "inverse_dynamics(q, qd, qdd, method='rnea', out=None) -> tau, shape (n,)\n\n"
+                 "Joint torques (N m; N for prismatic joints) that give acceleration qdd at "
+                 "(q, qd): (M(q) + diag(armature)) qdd + C(q, qd) qd + g(q) + damping qd + "
+                 "friction sign(qd). method: 'rnea' (recursive Newton-Euler) or 'kane' "
+                 "(recursive Kane); the same numbers. q, qd, qdd: (n,) or (N, n) batches "
+                 "(C++ loop, GIL released). out: a C-contiguous float64 array of the result's "
+                 "shape, written in place."),
     ROBODYN_FAST(forward_dynamics,
-                 "forward_dynamics(q, qd, tau, method='aba', out=None) -> qdd"),
-    ROBODYN_FAST(mass_matrix, "mass_matrix(q, out=None) -> M (armature on the diagonal)"),
-    ROBODYN_FAST(bias_torques, "bias_torques(q, qd, out=None) -> C(q, qd) qd + g(q)"),
-    ROBODYN_FAST(gravity_torques, "gravity_torques(q, out=None) -> g(q)"),
+                 "forward_dynamics(q, qd, tau, method='aba', out=None) -> qdd, shape (n,)\n\n"
+                 "Joint accelerations under torques tau: solves the inverse_dynamics equation "
+                 "(armature, damping and friction included) for qdd. method: 'aba' "
+                 "(articulated-body), 'crba' (mass matrix + Cholesky) or 'kane' (Kane's "
+                 "equations + Cholesky). ValueError if the mass matrix is not positive "
+                 "definite. Shapes and out= as inverse_dynamics."),
+    ROBODYN_FAST(mass_matrix,
+                 "mass_matrix(q, out=None) -> M, shape (n, n)\n\n"
+                 "Joint-space inertia matrix M(q) + diag(armature) (composite rigid bodies), "
+                 "symmetric positive definite. (N, n) batches give (N, n, n)."),
+    ROBODYN_FAST(bias_torques,
+                 "bias_torques(q, qd, out=None) -> C(q, qd) qd + g(q), shape (n,)\n\n"
+                 "Coriolis, centrifugal and gravity torques: inverse_dynamics at qdd = 0 "
+                 "without damping and friction."),
+    ROBODYN_FAST(gravity_torques,
+                 "gravity_torques(q, out=None) -> g(q), shape (n,)\n\n"
+                 "Torques that hold the robot still against gravity at q."),
     ROBODYN_FAST(inverse_dynamics_derivatives,
-                 "inverse_dynamics_derivatives(q, qd, qdd, out=None) -> (dtau_dq, dtau_dqd)"),
+                 "inverse_dynamics_derivatives(q, qd, qdd, out=None) -> (dtau_dq, dtau_dqd)\n\n"
+                 "Partial derivatives of inverse_dynamics with respect to q and qd, each (n, n)."),
     ROBODYN_FAST(forward_dynamics_derivatives,
                  "forward_dynamics_derivatives(q, qd, tau, out=None) -> "
-                 "(dqdd_dq, dqdd_dqd, dqdd_dtau)"),
-    ROBODYN_FAST(regressor, "regressor(q, qd, qdd, out=None) -> Y, tau_rigid = Y @ pi"),
+                 "(dqdd_dq, dqdd_dqd, dqdd_dtau)\n\n"
+                 "Partial derivatives of forward_dynamics with respect to q, qd and tau, each "
+                 "(n, n)."),
+    ROBODYN_FAST(regressor, "regressor(q, qd, qdd, out=None) -> Y\n\n"
+                 "The torque regressor: tau_rigid = Y @ robot.dynamic_parameters()."),
     {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace
@@ -764,7 +787,8 @@ PYBIND11_MODULE(_core, m) {
     if (k < 1) throw py::value_error("threads: must be >= 1");
     g_threads = k;
   }, "Threads used by batch calls (each thread has its own workspace).");
-  m.def("get_num_threads", [] { return g_threads.load(); });
+  m.def("get_num_threads", [] { return g_threads.load(); },
+        "Threads used by batch calls (set_num_threads; default 1).");
 
   py::class_<RobotCore> cls(m, "RobotCore");
   cls
@@ -793,7 +817,9 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::arg("bodies"), py::arg("frames"), py::arg("gravity"),
            py::arg("check_inertia") = true, py::arg("check_singular") = true)
-      .def_property_readonly("n", &RobotCore::n, "velocity size nv (degrees of freedom)")
+      .def_property_readonly("n", &RobotCore::n,
+                             "Degrees of freedom: the velocity size nv, the length of qd, qdd "
+                             "and tau (and of q without a free-floating base).")
       .def_property_readonly("nq", [](const RobotCore& r) { return r.model_->nq; },
                              "configuration size (nv + 1 with a free-floating base)")
       .def_property_readonly("nv", [](const RobotCore& r) { return r.model_->nv; },
@@ -846,9 +872,14 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("q0"), py::arg("q1"), py::arg("out") = py::none(),
           "The velocity v, (nv,), with integrate(q0, v, 1) = q1.")
-      .def_property_readonly("joint_names",
-                             [](const RobotCore& r) { return r.model_->joint_names; })
-      .def_property_readonly("link_names", [](const RobotCore& r) { return r.model_->link_names; })
+      .def_property_readonly(
+          "joint_names", [](const RobotCore& r) { return r.model_->joint_names; },
+          "Names of the moving joints, in q order.")
+      .def_property_readonly(
+          "link_names", [](const RobotCore& r) { return r.model_->link_names; },
+          "Names of the frames forward_kinematics and jacobian know, in their order: the "
+          "link moved by each joint (q order), then the links merged into them through fixed "
+          "joints (end effectors, tool frames).")
       .def_property(
           "gravity", [](const RobotCore& r) { return Vec3(r.model_->gravity); },
           [](RobotCore& r, py::handle g) {
@@ -864,7 +895,10 @@ PYBIND11_MODULE(_core, m) {
             // generated kernels have the gravity they were generated with built in
             r.kernels_ = RobotCore::Kernels();
             r.model_ = std::move(next);
-          })
+          },
+          "Gravity acceleration (3,) in m/s^2, base-frame axes (e.g. (0, 0, -9.81) for a "
+          "z-up base). Assignable, also while a batch runs on another thread (which keeps the "
+          "model it started with).")
       .def(
           "coriolis_matrix",
           [](RobotCore& r, py::handle q, py::handle qd, py::handle out) {
@@ -875,7 +909,14 @@ PYBIND11_MODULE(_core, m) {
                               return true;
                             });
           },
-          py::arg("q"), py::arg("qd"), py::arg("out") = py::none())
+          py::arg("q"), py::arg("qd"), py::arg("out") = py::none(),
+          R"doc(coriolis_matrix(q, qd, out=None) -> C, shape (n, n)
+
+The Coriolis/centrifugal matrix C(q, qd) with C(q, qd) qd = bias_torques(q, qd) -
+gravity_torques(q) and dM/dt - 2 C skew-symmetric (the Christoffel-symbol choice). Rigid-body
+terms only: no armature (it is constant), damping or friction. q, qd: (n,) in rad or m and
+rad/s or m/s; (N, n) batches give (N, n, n). out: a C-contiguous float64 (n, n) array written
+in place (nothing allocated).)doc")
       .def(
           "slotine_li_regressor",
           [](RobotCore& r, py::handle q, py::handle qd, py::handle v, py::handle a,
@@ -888,7 +929,10 @@ PYBIND11_MODULE(_core, m) {
                               return true;
                             });
           },
-          py::arg("q"), py::arg("qd"), py::arg("v"), py::arg("a"), py::arg("out") = py::none())
+          py::arg("q"), py::arg("qd"), py::arg("v"), py::arg("a"), py::arg("out") = py::none(),
+          "slotine_li_regressor(q, qd, v, a, out=None) -> Y, shape (n, 10 n)\n\n"
+          "The Slotine-Li regressor: Y @ robot.dynamic_parameters() = M(q) a + C(q, qd) v + "
+          "g(q) (rigid-body terms), for adaptive control.")
       .def(
           "kinetic_energy",
           [](RobotCore& r, py::handle q, py::handle qd) -> py::object {
@@ -900,7 +944,11 @@ PYBIND11_MODULE(_core, m) {
             if (py::detail::array_proxy(res.ptr())->nd == 0) return py::float_(res);
             return res;
           },
-          py::arg("q"), py::arg("qd"))
+          py::arg("q"), py::arg("qd"),
+          R"doc(kinetic_energy(q, qd) -> float (J)
+
+0.5 qd' (M(q) + diag(armature)) qd: the links' kinetic energy plus the rotors' (armature).
+q, qd: (n,); (N, n) batches give (N,).)doc")
       .def(
           "potential_energy",
           [](RobotCore& r, py::handle q) -> py::object {
@@ -912,7 +960,13 @@ PYBIND11_MODULE(_core, m) {
             if (py::detail::array_proxy(res.ptr())->nd == 0) return py::float_(res);
             return res;
           },
-          py::arg("q"))
+          py::arg("q"),
+          R"doc(potential_energy(q) -> float (J)
+
+Gravity potential energy -sum_i m_i g . c_i of the moving links (c_i the centre of mass in the
+base frame, g the robot's gravity), zero with every mass centre at the base origin; so
+d/dt (kinetic + potential) is the power of the joint torques in a passive, frictionless
+system. q: (n,); (N, n) batches give (N,).)doc")
       .def(
           "forward_kinematics",
           [](RobotCore& r, py::handle q, py::handle out) {
@@ -923,7 +977,14 @@ PYBIND11_MODULE(_core, m) {
                               return true;
                             });
           },
-          py::arg("q"), py::arg("out") = py::none())
+          py::arg("q"), py::arg("out") = py::none(),
+          R"doc(forward_kinematics(q, out=None) -> poses, shape (len(link_names), 4, 4)
+
+Base-to-link homogeneous transforms of every frame in link_names order: poses[i] maps
+coordinates in frame i to the base frame ([R p; 0 1], p the frame origin in metres). The
+frames are the user's link frames (URDF child-link frames or DH frames), not the internal
+ones the dynamics use. q: (n,); (N, n) batches give (N, frames, 4, 4). out: a C-contiguous
+float64 array of the result's shape, written in place.)doc")
       .def(
           "jacobian",
           [](RobotCore& r, py::handle q, py::handle link, py::handle out) {
@@ -934,7 +995,16 @@ PYBIND11_MODULE(_core, m) {
                               return true;
                             });
           },
-          py::arg("q"), py::arg("link"), py::arg("out") = py::none())
+          py::arg("q"), py::arg("link"), py::arg("out") = py::none(),
+          R"doc(jacobian(q, link, out=None) -> J, shape (6, n)
+
+Geometric Jacobian of the origin of frame `link` (a name of link_names or an index into it;
+negative indices count from the end): [omega; v] = J(q) qd, rows 0-2 the angular velocity of
+the frame and rows 3-5 the linear velocity of its origin, both in base-frame axes; column j
+belongs to joint j (q order). Row order [angular; linear] is robodyn's spatial convention and
+the opposite of Pinocchio's: J = vstack((J_pin[3:], J_pin[:3])) with J_pin =
+pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q: (n,);
+(N, n) batches give (N, 6, n). out: a C-contiguous float64 (6, n) array written in place.)doc")
       .def("_op_counts",
            [](const RobotCore& r, const std::string& algorithm) {
              if (algorithm == "kane" || algorithm == "kane_forward")

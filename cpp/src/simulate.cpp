@@ -50,7 +50,9 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
              py::handle controller, const std::string& law, py::handle kp, py::handle kd,
              bool feedback, bool kane, py::handle limit, py::handle q_ref, py::handle qd_ref,
              py::handle qdd_ref, py::handle noise_q, py::handle noise_qd, int delay,
-             py::handle ring, py::handle progress, long every) {
+             py::handle ring, py::handle progress, long every, py::handle lower,
+             py::handle upper, bool stops, double restitution, py::handle hits_out,
+             py::handle excess_out) {
         // the plant and the options
         const SimHeld plant_held = view(plant);
         const SimRobot p = plant_held.robot;
@@ -76,7 +78,7 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
           bad("method", "expected 'aba', 'crba' or 'kane', got '" + method + "'");
 
         // the grid and the record
-        py::object keep_t, keep_c, keep[10];
+        py::object keep_t, keep_c, keep[12];
         const py::ssize_t points = py::len(grid);
         if (points < 2) bad("grid", "expected at least two time points");
         SimGrid g;
@@ -148,6 +150,20 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
           }
         }
 
+        // the plant's joint limits (no bound: +-DBL_MAX)
+        SimLimits lim;
+        if (!lower.is_none()) {
+          lim.lower = input(lower, "lower", n, -1, keep[10]);
+          lim.upper = input(upper, "upper", n, -1, keep[11]);
+          if (!(restitution >= 0.0 && restitution <= 1.0))
+            bad("restitution", "expected a number in [0, 1]");
+          lim.stops = stops;
+          lim.restitution = restitution;
+          const Py_intptr_t dims[1] = {n};
+          lim.hits = boundary::get_writeable(hits_out, "hits_out", 1, dims);
+          lim.excess = boundary::get_writeable(excess_out, "excess_out", 1, dims);
+        }
+
         // the loop, without the GIL. After every interval: the progress callback (every
         // `every` intervals) and, every few milliseconds, Python's signal handlers (Ctrl-C
         // raises KeyboardInterrupt), both with the GIL taken back briefly
@@ -183,7 +199,7 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
         };
         SimResult r;
         {
-          Simulator sim(p, fd, integ, c);
+          Simulator sim(p, fd, integ, c, lim);
           py::gil_scoped_release release;
           r = sim.run(g, ref, pq0, pqd0, out, 1, report);
         }
@@ -205,9 +221,14 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       py::arg("qd_ref") = py::none(), py::arg("qdd_ref") = py::none(),
       py::arg("noise_q") = py::none(), py::arg("noise_qd") = py::none(), py::arg("delay") = 0,
       py::arg("ring") = py::none(), py::arg("progress") = py::none(), py::arg("every") = 1,
+      py::arg("lower") = py::none(), py::arg("upper") = py::none(), py::arg("stops") = true,
+      py::arg("restitution") = 0.0, py::arg("hits_out") = py::none(),
+      py::arg("excess_out") = py::none(),
       "Fixed-step closed-loop simulation (robodyn.simulation.simulate, engine 'cpp'): RK4 or "
       "semi-implicit Euler over `grid`, the control law at the flagged instants (zero-order "
-      "hold) or at every stage (continuous), the reference one row per control call. Writes "
+      "hold) or at every stage (continuous), the reference one row per control call; with "
+      "`lower`/`upper`, hard stops (or with stops=False only a record) at the joint limits "
+      "after every step, counted into hits_out and excess_out (n,). Writes "
       "q_out, qd_out, tau_out (len(grid), n) and returns {status, t, fd_calls, control_calls, "
       "saturated_calls}.");
 }

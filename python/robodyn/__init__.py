@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._core import get_num_threads, set_num_threads
 from ._spec import Body, Frame, ModelSpec
 from .robot import Robot
+from . import coupling as _coupling  # noqa: F401,E402 (registers CoupledRobot with Robot)
 from .simulation import SimulationResult, simulate
 
 __version__ = "0.1.0"
@@ -34,11 +35,23 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     angular velocity (3), base linear velocity (3), joints], both in the base frame); a URDF
     whose root joint is ``floating`` loads that way without the flag.
     """
-    from .urdf import MAX_BYTES, load
+    from .urdf import MAX_BYTES, URDFFileNotFoundError, load
 
+    if isinstance(path_or_xml_string, str) and not path_or_xml_string.lstrip().startswith("<"):
+        import os
+
+        from . import robots
+
+        name = path_or_xml_string
+        if name in robots.available(floating=True) + list(robots.EXAMPLE_ROBOTS) and \
+                not os.path.exists(name):
+            call = "load" if name in robots.available(floating=True) else "resolve"
+            raise URDFFileNotFoundError(
+                f"{name}: no such URDF file; {name!r} is a robot name: use "
+                f"robodyn.robots.{call}({name!r})")
     return load(path_or_xml_string, gravity=gravity, armature=armature,
                 check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args,
-                max_bytes=MAX_BYTES if max_bytes is None else max_bytes,
+                robot_class=Robot, max_bytes=MAX_BYTES if max_bytes is None else max_bytes,
                 floating_base=floating_base)
 
 

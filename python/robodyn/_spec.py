@@ -59,6 +59,9 @@ class Frame:
 
 @dataclass
 class ModelSpec:
+    """A whole robot: its moving bodies (parents before children, in joint order), extra
+    frames, gravity in the base frame (m/s^2) and name; ``Robot(spec)`` builds the model."""
+
     bodies: list[Body]
     frames: list[Frame] = field(default_factory=list)
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))

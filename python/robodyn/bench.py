@@ -57,11 +57,8 @@ QUANTITY_NAMES = {"id": "inverse dynamics", "M": "mass matrix", "fd": "forward d
                   "g": "gravity torques"}
 PEERS = ("pinocchio", "mujoco", "rtb")
 
-# example-robot-data URDFs usable as ROBOT names
-EXAMPLE_ROBOTS = {
-    "ur5": "ur_description/urdf/ur5_robot.urdf",
-    "panda": "panda_description/urdf/panda.urdf",
-}
+# example-robot-data URDFs usable as ROBOT names (robodyn.robots, the one name resolver)
+from .robots import EXAMPLE_ROBOTS, example_robot_data_urdf  # noqa: E402
 
 
 class BenchError(RuntimeError):
@@ -124,29 +121,6 @@ def strip_urdf(text):
     return ET.tostring(root, encoding="unicode")
 
 
-def example_robot_data_urdf(name):
-    """Path of an example-robot-data URDF (``ur5``, ``panda``), or None if not installed."""
-    rel = EXAMPLE_ROBOTS[name]
-    roots = []
-    try:
-        from importlib.metadata import distribution
-
-        dist = distribution("example-robot-data")
-        roots.append(pathlib.Path(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
-    except Exception:
-        pass
-    try:
-        import example_robot_data.robots_loader as loader
-
-        roots.append(pathlib.Path(loader.EXAMPLE_ROBOT_DATA_MODEL_DIR))
-    except Exception:
-        pass
-    for root in roots:
-        if (root / rel).is_file():
-            return root / rel
-    return None
-
-
 def _make_urdf_tables():
     """robots/make_urdf.py of the source tree (the bundled robots' DH tables), or None."""
     here = pathlib.Path(__file__).resolve()
@@ -207,9 +181,8 @@ def load_case(name, strict=False, xacro_args=None):
     else:
         path = pathlib.Path(text)
         if not path.is_file():
-            raise BenchError(f"unknown robot {text!r}: give a bundled robot "
-                             f"({', '.join(robodyn.robots.available())}), "
-                             f"{' or '.join(EXAMPLE_ROBOTS)}, or a URDF file path")
+            raise BenchError(f"unknown robot {text!r}: give a robot name "
+                             f"({', '.join(robodyn.robots.names())}) or a URDF file path")
         if text.endswith(".xacro"):
             source, _ = robodyn.urdf._expand_xacro(text, xacro_args)
         else:
@@ -721,11 +694,18 @@ def _cell(entry, unit=1e6, digits=2, ratio=True):
     return text
 
 
+def _has_reference(results):
+    """Did Pinocchio run (is there a reference for the ratios)?"""
+    return any(r["ref"].get(q) for r in results for q in r["ref"])
+
+
 def markdown_tables(results):
     """Two Markdown tables (single call, batch) from bench_case results."""
     cols = [c for c in SINGLE_COLUMNS
             if any(c in r["single"].get(q, {}) for r in results for q in r["single"])]
-    lines = ["Python, one call per state: microseconds per call (ratio to Pinocchio)", "",
+    pin = _has_reference(results)
+    lines = ["Python, one call per state: microseconds per call"
+             + (" (ratio to Pinocchio)" if pin else " (Pinocchio not installed: no ratios)"), "",
              "| robot | n | quantity | " + " | ".join(cols) + " |",
              "|---|---|---|" + "---|" * len(cols)]
     for r in results:
@@ -734,17 +714,18 @@ def markdown_tables(results):
                          + " | ".join(_cell(row.get(c)) for c in cols) + " |")
     bcols = [c for c in BATCH_COLUMNS
              if any(c in r["batch"].get(q, {}) for r in results for q in r["batch"])]
-    lines += ["", "Python, batch (one call on (N, n) arrays, one thread): nanoseconds per state "
-                  "(ratio to one Pinocchio call from Python)", "",
-              "| robot | n | quantity | " + " | ".join(bcols) + " | Pinocchio call |",
-              "|---|---|---|" + "---|" * (len(bcols) + 1)]
+    lines += ["", "Python, batch (one call on (N, n) arrays, one thread): nanoseconds per state"
+              + (" (ratio to one Pinocchio call from Python)" if pin else ""), "",
+              "| robot | n | quantity | " + " | ".join(bcols)
+              + (" | Pinocchio call |" if pin else " |"),
+              "|---|---|---|" + "---|" * (len(bcols) + (1 if pin else 0))]
     for r in results:
         for q, row in r["batch"].items():
             ref = r["ref"].get(q)
             pin = _cell(row.get(ref), 1e9, 0, False) if ref else "-"
             lines.append(f"| {r['name']} | {r['n']} | {q} | "
                          + " | ".join(_cell(row.get(c), 1e9, 0) for c in bcols)
-                         + f" | {pin} |")
+                         + (f" | {pin} |" if _has_reference(results) else " |"))
     return "\n".join(lines)
 
 
@@ -762,8 +743,10 @@ def text_tables(results):
             if any(c in r["single"].get(q, {}) for r in results for q in r["single"])]
     w = 16
     head = f"{'robot':<16}{'n':>3} {'qty':<4}" + "".join(f"{SHORT[c]:>{w}}" for c in cols)
-    out += ["Python, one call per state: us per call (ratio to Pinocchio); out= and kane "
-            "are robodyn's", head, "-" * len(head)]
+    pin = _has_reference(results)
+    out += ["Python, one call per state: us per call"
+            + (" (ratio to Pinocchio)" if pin else " (Pinocchio not installed: no ratios)")
+            + "; out= and kane are robodyn's", head, "-" * len(head)]
     for r in results:
         for q, row in r["single"].items():
             out.append(f"{r['name'][:16]:<16}{r['n']:>3} {q:<4}"
@@ -772,16 +755,17 @@ def text_tables(results):
              if any(c in r["batch"].get(q, {}) for r in results for q in r["batch"])]
     if bcols:
         head = (f"{'robot':<16}{'n':>3} {'qty':<4}" + "".join(f"{SHORT[c]:>{w}}" for c in bcols)
-                + f"{'pin call':>{w}}")
-        out += ["", "robodyn batch (N states in one call, 1 thread): ns per state (ratio to one "
-                    "Pinocchio call from Python)", head, "-" * len(head)]
+                + (f"{'pin call':>{w}}" if pin else ""))
+        out += ["", "robodyn batch (N states in one call, 1 thread): ns per state"
+                + (" (ratio to one Pinocchio call from Python)" if pin else ""),
+                head, "-" * len(head)]
         for r in results:
             for q, row in r["batch"].items():
                 ref = r["ref"].get(q)
                 pin = _cell(row.get(ref), 1e9, 0, False) if ref else "-"
                 out.append(f"{r['name'][:16]:<16}{r['n']:>3} {q:<4}"
                            + "".join(f"{_cell(row.get(c), 1e9, 0):>{w}}" for c in bcols)
-                           + f"{pin:>{w}}")
+                           + (f"{pin:>{w}}" if _has_reference(results) else ""))
     notes = [(r["name"], s) for r in results for s in r["notes"]]
     if notes:
         out += ["", "notes:"] + [f"  {name}: {s}" for name, s in notes]
@@ -792,34 +776,11 @@ def text_tables(results):
 # command line
 
 
-def add_arguments(p):
-    p.add_argument("robots", metavar="ROBOT", nargs="*",
-                   help="bundled robot name, ur5 / panda (example-robot-data) or URDF path "
-                        "(default: the bundled robots)")
-    p.add_argument("--quantities", default=",".join(QUANTITIES),
-                   help="comma-separated subset of id, M, fd, g (default all)")
-    p.add_argument("--peers", default=",".join(PEERS),
-                   help="comma-separated peers to include if importable: pinocchio, mujoco, "
-                        "rtb (default all; 'none' for robodyn only)")
-    p.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
-    p.add_argument("--pool", type=int, default=128,
-                   help="distinct states per timing loop (default 128)")
-    p.add_argument("--batch", type=int, default=10_000, help="states per batch call (default "
-                                                             "10000; 0 to skip)")
-    p.add_argument("--no-specialized", action="store_true",
-                   help="do not build robot.specialized()")
-    p.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
-                   help="cpu: this thread's CPU time (default; robust on a shared machine), "
-                        "wall: wall-clock time")
-    p.add_argument("--markdown", action="store_true", help="print Markdown tables")
-    p.add_argument("--seed", type=int, default=0)
-    from .cli import add_robot_options
+def run(args, options=None):
+    """timing table: robodyn against Pinocchio, MuJoCo and the Robotics Toolbox
 
-    add_robot_options(p)
-
-
-def run(args):
-    """timing table: robodyn against Pinocchio, MuJoCo and the Robotics Toolbox"""
+    ``options``: keyword arguments of :func:`load_case` (``strict``, ``xacro_args``; the
+    command line passes those of its options)."""
     import robodyn
 
     quantities = [q.strip() for q in args.quantities.split(",") if q.strip()]
@@ -837,10 +798,8 @@ def run(args):
     if args.rounds < 3 or args.pool < 1 or args.batch < 0:
         print("robodyn bench: --rounds >= 3, --pool >= 1, --batch >= 0", file=sys.stderr)
         return 2
-    from .cli import robot_options
-
     names = args.robots or robodyn.robots.available()
-    options = robot_options(args)
+    options = options or {}
     cases = []
     for name in names:
         try:
@@ -860,5 +819,7 @@ def run(args):
         robodyn.set_num_threads(threads)
     print(markdown_tables(results) if args.markdown else text_tables(results))
     print(f"\n(medians of {args.rounds} interleaved rounds over {args.pool} distinct states, "
-          f"{args.clock} clock; Pinocchio reference: the faster of its conventions)")
+          f"{args.clock} clock"
+          + ("; Pinocchio reference: the faster of its conventions)" if _has_reference(results)
+             else "; Pinocchio not installed, so no ratios: pip install robodyn[peers])"))
     return 0

@@ -547,9 +547,7 @@ class Campaign:
             return tr.smooth(q0, q1, float(ref.get("T", duration or 2.0)))
         if "q0" in ref:
             raise ValueError("reference: q0 needs q1 (a smooth move from q0 to q1)")
-        from .cli import default_reference
-
-        return default_reference(robot, duration, ref.get("T"))
+        return tr.default_reference(robot, duration, ref.get("T"))
 
     def _controller(self, cfg, model, reference, i):
         from . import control as ct

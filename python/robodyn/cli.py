@@ -19,7 +19,6 @@ import math
 import os
 import re
 import sys
-import time
 
 import numpy as np
 
@@ -65,7 +64,8 @@ def robot_options(args):
 
 
 def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=False):
-    """A bundled robot by name (``robodyn.robots.load``) or a URDF (or .xacro) file by path.
+    """A robot by name (:func:`robodyn.robots.resolve`: the bundled robots and, when installed,
+    example-robot-data's) or a URDF (or .xacro) file by path; UsageError if there is none.
 
     Loading warnings are printed once to stderr as ``robodyn: warning: ...``; ``strict``
     turns them into errors (ValueError)."""
@@ -88,24 +88,18 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
         for w in caught:
             print(f"robodyn: warning: {w.message}", file=sys.stderr)
         return robot
-    bundled = _bundled_names()
-    if text not in bundled:
-        raise UsageError(f"unknown robot {text!r}: give a bundled robot "
-                         f"({', '.join(bundled)}) or the path of a URDF file")
     if xacro_args:
-        raise UsageError(f"--xacro-arg: {text} is a bundled robot, not a .xacro file")
-    robot = robodyn.robots.load(text)
+        raise UsageError(f"--xacro-arg: {text} is a robot name, not a .xacro file")
+    try:
+        robot = robodyn.robots.resolve(text)
+    except ValueError as exc:
+        if "unknown robot" in str(exc) or "not installed" in str(exc):
+            raise UsageError(str(exc)) from None
+        raise
     if floating_base and robot.nq == robot.nv:
         raise UsageError(f"--floating-base: the bundled {text} has a fixed base (its root link "
                          "has no mass); give a URDF path")
     return robot
-
-
-def _bundled_names():
-    import robodyn
-
-    available = getattr(robodyn.robots, "available", None)
-    return list(available(floating=True)) if available else ["intelledex_605", "stanford_arm"]
 
 
 _SPLIT = re.compile(r"[,\s]+")
@@ -138,6 +132,28 @@ def _fmt(x, width=10):
     if isinstance(x, float) and math.isinf(x):
         return f"{'inf' if x > 0 else '-inf':>{width}}"
     return f"{x:>{width}.4g}"
+
+
+def _clean_zeros(values, rel=1e-12):
+    """``values`` with entries below ``rel`` times the largest magnitude (rounding residue of
+    an exact zero, e.g. 4.4e-16 from g(q) of a joint gravity cannot turn) set to 0."""
+    v = np.array(values, dtype=np.float64)
+    scale = float(np.max(np.abs(v))) if v.size else 0.0
+    v[np.abs(v) <= rel * max(scale, 1e-300)] = 0.0
+    return v + 0.0  # no -0
+
+
+# units of a joint's position, velocity, acceleration, effort and rotor inertia
+UNITS = {
+    "revolute": ("rad", "rad/s", "rad/s^2", "N m", "kg m^2"),
+    "prismatic": ("m", "m/s", "m/s^2", "N", "kg"),
+}
+
+
+def joint_units(robot):
+    """Per joint, the unit tuple of :data:`UNITS` (position, velocity, acceleration, effort,
+    rotor inertia)."""
+    return [UNITS.get(b.joint_type, UNITS["revolute"]) for b in robot.spec.bodies]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,11 +202,13 @@ def _info_run(args):
     wj = max(5, max(len(r["joint"]) for r in rows))
     wl = max(4, max(len(r["link"]) for r in rows))
     print(f"  {'#':>2}  {'joint':<{wj}}  {'type':<9}  {'link':<{wl}}  {'mass kg':>10}  "
-          f"{'lower':>10}  {'upper':>10}  {'velocity':>10}  {'effort':>10}  {'armature':>10}")
-    for r in rows:
+          f"{'lower':>10}  {'upper':>10}  {'velocity':>10}  {'effort':>10}  {'armature':>10}  "
+          f"units (position, velocity, effort, armature)")
+    for r, u in zip(rows, joint_units(robot)):
         print(f"  {r['index']:>2}  {r['joint']:<{wj}}  {r['type']:<9}  {r['link']:<{wl}}  "
               f"{_fmt(r['mass'])}  {_fmt(r['lower'])}  {_fmt(r['upper'])}  "
-              f"{_fmt(r['velocity'])}  {_fmt(r['effort'])}  {_fmt(r['armature'])}")
+              f"{_fmt(r['velocity'])}  {_fmt(r['effort'])}  {_fmt(r['armature'])}  "
+              f"{u[0]}, {u[1]}, {u[3]}, {u[4]}")
     extra = [r for r in rows if r["damping"] or r["friction"]]
     for r in extra:
         print(f"  joint {r['joint']}: viscous friction {r['damping']:g}, "
@@ -202,7 +220,6 @@ def _info_run(args):
                   f"+ {m['offset']:g} (not a coordinate)")
     if spec.frames:
         print(f"  extra frames: {', '.join(f.name for f in spec.frames)}")
-    print("  units: revolute joints rad, rad/s, N m; prismatic joints m, m/s, N")
     return 0
 
 
@@ -247,24 +264,29 @@ def _id_run(args):
         print(json.dumps({"joint_names": list(robot.joint_names), "q": q.tolist(),
                           "qd": qd.tolist(), "qdd": qdd.tolist(), "tau": tau.tolist()}))
         return 0
-    # one row per coordinate: a free base's seven (q) and six (v, tau) first
+    # one row per coordinate: a free base's seven (q) and six (v, tau) first; every value with
+    # its unit, and rounding residue of an exact zero printed as 0
     names = list(robot.joint_names)
+    units = joint_units(robot)
     if nq != n:
         base = names[0]
         print(f"inverse dynamics ({args.method}) of {robot.name}: free base {base} at "
               f"position ({', '.join(f'{x:.4g}' for x in q[:3])}), quaternion "
               f"({', '.join(f'{x:.4g}' for x in q[3:7])}); its rows: angular (base frame) "
               "then linear velocity, tau = [moment; force] on the base")
-        rows = [(f"{base}.{'wx wy wz vx vy vz'.split()[k]}", float("nan"), k) for k in range(6)]
-        rows += [(name, q[6 + i], 5 + i) for i, name in enumerate(names[1:], start=1)]
+        rows = [(f"{base}.{'wx wy wz vx vy vz'.split()[k]}", float("nan"), k,
+                 UNITS["revolute" if k < 3 else "prismatic"]) for k in range(6)]
+        rows += [(name, q[6 + i], 5 + i, units[i]) for i, name in enumerate(names[1:], start=1)]
     else:
         print(f"inverse dynamics ({args.method}) of {robot.name}:")
-        rows = [(name, q[i], i) for i, name in enumerate(names)]
+        rows = [(name, q[i], i, units[i]) for i, name in enumerate(names)]
+    shown = _clean_zeros(tau)
     w = max(5, max(len(r[0]) for r in rows))
-    print(f"  {'joint':<{w}}  {'q':>10}  {'qd':>10}  {'qdd':>10}  {'tau':>16}")
-    for name, qi, k in rows:
-        qtext = "" if math.isnan(qi) else f"{qi:.4g}"
-        print(f"  {name:<{w}}  {qtext:>10}  {qd[k]:>10.4g}  {qdd[k]:>10.4g}  {tau[k]:>16.9g}")
+    print(f"  {'joint':<{w}}  {'q':>16}  {'qd':>16}  {'qdd':>18}  {'tau':>20}")
+    for name, qi, k, u in rows:
+        qtext = "" if math.isnan(qi) else f"{qi:.4g} {u[0]:<3}"
+        print(f"  {name:<{w}}  {qtext:>16}  {qd[k]:>10.4g} {u[1]:<5}  "
+              f"{qdd[k]:>10.4g} {u[2]:<7}  {shown[k]:>16.9g} {u[3]:<3}")
     return 0
 
 
@@ -313,10 +335,10 @@ def _simulate_arguments(p):
                    help="control law (default computed-torque)")
     p.add_argument("--kp", nargs="+", metavar="K",
                    help="proportional gain(s): one or n numbers (default: computed-torque "
-                        "(2 pi 10 Hz)^2; pd-gravity M_ii (2 pi 5 Hz)^2; feedforward 0)")
+                        "400 1/s^2; pd-gravity M_ii (2 pi 5 Hz)^2; feedforward 0)")
     p.add_argument("--kd", nargs="+", metavar="K",
-                   help="derivative gain(s) (default: critically damped for the same "
-                        "bandwidth; feedforward 0)")
+                   help="derivative gain(s) (default: computed-torque 40 1/s, critically "
+                        "damped; pd-gravity critically damped; feedforward 0)")
     p.add_argument("--duration", type=_positive_float, default=None,
                    help="simulated time in s (default: the reference's move time)")
     p.add_argument("--move-time", type=_positive_float, default=None,
@@ -345,34 +367,24 @@ def _simulate_arguments(p):
     p.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
     p.add_argument("--no-saturate", action="store_true",
                    help="do not clip torques to the effort limits")
+    p.add_argument("--joint-limits", choices=("stop", "report", "ignore"), default="stop",
+                   help="position limits: hard stops (default), only report violations, or "
+                        "ignore them")
+    p.add_argument("--restitution", type=_nonneg_float, default=0.0,
+                   help="hard stops: fraction of the velocity kept (reversed) at a stop, "
+                        "0..1 (default 0: stopped dead)")
     p.add_argument("--plot", metavar="PNG", help="write a figure (needs matplotlib)")
+    p.add_argument("--animate", metavar="GIF",
+                   help="write an animation of the robot (stick figure; needs matplotlib and "
+                        "pillow)")
+    p.add_argument("--fps", type=_positive_float, default=25.0,
+                   help="frames per second of --animate (default 25)")
     p.add_argument("--csv", metavar="CSV", help="write the time series as CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
 
 
-def default_reference(robot, duration=None, move_time=None):
-    """The reference ``robodyn simulate`` uses when none is given.
-
-    - ``intelledex_605``: Nie's thesis test motion (T = 2 s unless ``move_time``);
-    - ``stanford_arm``: the demo motion of robots.md with T = ``move_time``, else
-      ``duration``, else 10 s;
-    - any other robot: a smooth move from the zero pose (clipped into the limits) by 0.3 rad
-      per revolute joint and 0.05 m per prismatic joint, reversed where that would leave the
-      limits, T = ``move_time``, else ``duration``, else 2 s.
-    """
-    from . import trajectories as tr
-
-    name = getattr(robot, "name", "")
-    if name == "intelledex_605" and robot.n == 6:
-        return tr.thesis_motion(move_time or 2.0, robot=robot)
-    if name == "stanford_arm" and robot.n == 6:
-        return tr.stanford_demo(move_time or duration or 10.0, robot=robot)
-    lower, upper = (np.asarray(x, dtype=np.float64) for x in robot.position_limits)
-    q0 = np.clip(np.zeros(robot.n), lower, upper)
-    step = np.array([0.05 if b.joint_type == "prismatic" else 0.3 for b in robot.spec.bodies])
-    q1 = np.where(q0 + step <= upper, q0 + step, q0 - step)
-    q1 = np.clip(q1, lower, upper)
-    return tr.smooth(q0, q1, move_time or duration or 2.0, robot=robot)
+# the reference of `robodyn simulate` without --reference (kept here under its old name)
+from .trajectories import default_reference  # noqa: E402
 
 
 def _perturbed(robot, fraction):
@@ -398,9 +410,8 @@ def _make_controller(args, robot, reference):
     kp = parse_vector(args.kp, n, "--kp")
     kd = parse_vector(args.kd, n, "--kd")
     if args.controller == "computed-torque":
-        w = 2.0 * math.pi * 10.0
-        kp = w * w if kp is None else kp
-        kd = 2.0 * w if kd is None else kd
+        kp = ct.COMPUTED_TORQUE_KP if kp is None else kp
+        kd = ct.COMPUTED_TORQUE_KD if kd is None else kd
         cls = ct.ComputedTorque
     elif args.controller == "pd-gravity":
         kp0, kd0 = ct.pd_gains(model, reference(reference.duration)[0], bandwidth_hz=5.0)
@@ -418,34 +429,30 @@ def _make_controller(args, robot, reference):
 
 
 class _Progress:
-    """A one-line text progress bar on ``stream``, drawn only on a terminal or once the run
-    has taken more than a second; redrawn at most ten times a second."""
+    """The simulation's progress as a tqdm bar on stderr, in simulated seconds: drawn at once on
+    a terminal, and elsewhere (a log) once the run has taken a second (``delay``)."""
 
-    def __init__(self, stream=None, width=30):
-        self.stream = stream or sys.stderr
-        self.width = width
-        self.start = time.perf_counter()
-        self.last = -1.0
-        self.drawn = False
-        isatty = getattr(self.stream, "isatty", None)
-        self.tty = bool(isatty and isatty())
+    def __init__(self, stream=None, delay=None, mininterval=0.1):
+        from tqdm import tqdm
+
+        stream = stream or sys.stderr
+        if delay is None:
+            isatty = getattr(stream, "isatty", None)
+            delay = 0.0 if isatty and isatty() else 1.0
+        self.bar = tqdm(total=1.0, unit="s", delay=delay, mininterval=mininterval, leave=False,
+                        dynamic_ncols=True, file=stream, disable=False, desc="simulating",
+                        bar_format="{percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]")
+        self.total_set = False
 
     def __call__(self, t, duration):
-        now = time.perf_counter()
-        if not (self.tty or now - self.start > 1.0) or (now - self.last < 0.1 and t < duration):
-            return
-        self.last = now
-        frac = min(max(t / duration, 0.0), 1.0)
-        fill = int(round(frac * self.width))
-        self.stream.write(f"\r[{'#' * fill}{'.' * (self.width - fill)}] {100 * frac:5.1f}%  "
-                          f"t = {t:.3f} / {duration:g} s  ({now - self.start:.1f} s)")
-        self.stream.flush()
-        self.drawn = True
+        if not self.total_set:
+            self.bar.total = duration
+            self.total_set = True
+        self.bar.set_description_str(f"t = {t:.3f} / {duration:g} s", refresh=False)
+        self.bar.update(t - self.bar.n)
 
     def close(self):
-        if self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.bar.close()
 
 
 def _simulate_run(args):
@@ -456,9 +463,9 @@ def _simulate_run(args):
     robot = load_robot(args.robot, **robot_options(args),
                        floating_base=bool(getattr(args, "floating_base", False)))
     n = robot.n
-    if args.plot:
+    if args.plot or args.animate:
         from .plotting import require_matplotlib
-        require_matplotlib()  # fail before a long run, not after
+        require_matplotlib(animation=bool(args.animate))  # fail before a long run, not after
     if robot.nq != n:
         return _simulate_floating(args, robot, simulate)
     if args.reference:
@@ -473,20 +480,38 @@ def _simulate_run(args):
     duration = args.duration or max(reference.duration, args.dt)
     q0 = parse_vector(args.q0, n, "--q0")
     controller = _make_controller(args, robot, reference)
-    progress = None if args.quiet else _Progress()
+    if not args.restitution <= 1.0:
+        raise UsageError(f"--restitution: expected a number in [0, 1], got {args.restitution}")
+    bar = None if args.quiet else _Progress()
+    started = []
+
+    def progress(t, total):
+        started[:] = [t]  # the last time reached
+        if bar is not None:
+            bar(t, total)
+
     try:
         res = simulate(robot, controller, reference, duration=duration, dt=args.dt,
                        control_rate=args.control_rate, integrator=args.integrator, q0=q0,
-                       rtol=args.rtol, atol=args.atol, progress=progress)
+                       rtol=args.rtol, atol=args.atol, progress=progress,
+                       joint_limits=args.joint_limits, restitution=args.restitution)
+    except ValueError as exc:
+        if not started:  # rejected before the loop ran: a usage error (exit 2)
+            raise
+        # the run itself failed (exit 1)
+        raise RuntimeError(f"simulation failed after t = {started[-1]:g} s: {exc}") from None
     finally:
-        if progress is not None:
-            progress.close()
+        if bar is not None:
+            bar.close()
     written = []
     if args.csv:
         written.append(res.to_csv(args.csv))
     if args.plot:
         res.plot(args.plot)
         written.append(args.plot)
+    if args.animate:
+        res.animate(args.animate, fps=args.fps)
+        written.append(args.animate)
     if not args.quiet:
         print(res.summary())
         for path in written:
@@ -544,26 +569,103 @@ def _simulate_floating(args, robot, simulate):
 # ---------------------------------------------------------------------------------------------
 # dispatch
 
+# ---------------------------------------------------------------------------------------------
+# robodyn show ROBOT [--q ..] [-o PNG]
+
+
+def _show_arguments(p):
+    p.add_argument("robot", metavar="ROBOT", help="robot name or URDF file path")
+    _vector_option(p, "--q", "joint positions (rad or m; default: zeros, clipped into the "
+                             "limits)")
+    p.add_argument("-o", "--output", metavar="PNG",
+                   help="image file to write (default: ROBOT.png in the current directory)")
+    p.add_argument("--view", nargs=2, type=float, metavar=("ELEV", "AZIM"),
+                   default=(25.0, -60.0), help="camera elevation and azimuth in degrees")
+    add_robot_options(p)
+
+
+def _show_run(args):
+    """draw the robot at a configuration (3-D stick figure with joint frames)"""
+    from .plotting import draw_robot, require_matplotlib
+
+    require_matplotlib()
+    robot = load_robot(args.robot, **robot_options(args))
+    q = parse_vector(args.q, robot.n, "--q")
+    path = args.output or f"{robot.name or 'robot'}.png"
+    draw_robot(robot, q, path=path, elev=args.view[0], azim=args.view[1])
+    print(f"wrote {path}")
+    return 0
+
+
+def _bench_arguments(p):
+    # declared here so that the benchmark module (and its peers) loads only when it runs
+    p.add_argument("robots", metavar="ROBOT", nargs="*",
+                   help="robot name or URDF path (default: the bundled robots)")
+    p.add_argument("--quantities", default="id,M,fd,g",
+                   help="comma-separated subset of id, M, fd, g (default all)")
+    p.add_argument("--peers", default="pinocchio,mujoco,rtb",
+                   help="comma-separated peers to include if importable: pinocchio, mujoco, "
+                        "rtb (default all; 'none' for robodyn only)")
+    p.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
+    p.add_argument("--pool", type=int, default=128,
+                   help="distinct states per timing loop (default 128)")
+    p.add_argument("--batch", type=int, default=10_000, help="states per batch call (default "
+                                                             "10000; 0 to skip)")
+    p.add_argument("--no-specialized", action="store_true",
+                   help="do not build robot.specialized()")
+    p.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                   help="cpu: this thread's CPU time (default; robust on a shared machine), "
+                        "wall: wall-clock time")
+    p.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    p.add_argument("--seed", type=int, default=0)
+    add_robot_options(p)
+
+
+def _bench_run(args):
+    """timing table: robodyn against Pinocchio, MuJoCo and the Robotics Toolbox"""
+    from .bench import run
+
+    return run(args, robot_options(args))
+
+
+def _opcount_arguments(p):
+    from .opcount import add_arguments
+
+    add_arguments(p)
+    add_robot_options(p)
+
+
+def _opcount_run(args):
+    """operation counts against the published formulations"""
+    from .opcount import run
+
+    options = robot_options(args)
+    return run(args, lambda name: load_robot(name, **options))
+
+
+def _codegen_arguments(p):
+    from .codegen import add_arguments
+
+    add_arguments(p)
+    add_robot_options(p)
+
+
+def _codegen_run(args):
+    """write the robot's generated C++ kernels (.cpp and .h)"""
+    from .codegen import run
+
+    return run(args, load_robot(args.robot, **robot_options(args)))
+
+
 COMMANDS = {
     "info": (_info_arguments, _info_run),
     "id": (_id_arguments, _id_run),
     "simulate": (_simulate_arguments, _simulate_run),
+    "show": (_show_arguments, _show_run),
+    "opcount": (_opcount_arguments, _opcount_run),
+    "codegen": (_codegen_arguments, _codegen_run),
+    "bench": (_bench_arguments, _bench_run),
 }
-
-# robodyn opcount [ROBOT ...]: python/robodyn/opcount.py
-from .opcount import add_arguments as _opcount_arguments, run as _opcount_run  # noqa: E402
-
-COMMANDS["opcount"] = (_opcount_arguments, _opcount_run)
-
-# robodyn codegen ROBOT -o DIR: python/robodyn/codegen.py
-from .codegen import add_arguments as _codegen_arguments, run as _codegen_run  # noqa: E402
-
-COMMANDS["codegen"] = (_codegen_arguments, _codegen_run)
-
-# robodyn bench [ROBOT ...]: python/robodyn/bench.py
-from .bench import add_arguments as _bench_arguments, run as _bench_run  # noqa: E402
-
-COMMANDS["bench"] = (_bench_arguments, _bench_run)
 
 
 # robodyn campaign CONFIG [--scheduler ADDRESS]: python/robodyn/campaign.py (imported when run:
@@ -599,11 +701,19 @@ def register(name, add_arguments, run):
     COMMANDS[name] = (add_arguments, run)
 
 
+def _version():
+    from . import __version__
+
+    return __version__
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="robodyn",
-        description="robodyn: dynamics of serial robot manipulators. ROBOT is a bundled "
-                    "robot name (intelledex_605, stanford_arm) or a URDF file path.")
+        description="robodyn: dynamics of serial robot manipulators. ROBOT is a bundled robot "
+                    "(intelledex_605, stanford_arm), an example-robot-data robot (ur5, panda: "
+                    "when that package is installed) or a URDF file path.")
+    parser.add_argument("--version", action="version", version=f"robodyn {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (add_arguments, run) in COMMANDS.items():
         doc = (run.__doc__ or "").strip().splitlines()
@@ -614,8 +724,26 @@ def build_parser():
     return parser
 
 
+def _quiet_broken_pipe():
+    """The reader of our output went away (``robodyn info ... | head -1``): stop quietly.
+
+    Python would report the failed flush of stdout at exit; point stdout at /dev/null so that
+    final flush succeeds, as a Unix filter exits when its reader closes the pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout not a real file (captured)
+        pass
+
+
 def main(argv=None):
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    Exit status: 0 success (also when the reader of the output closes the pipe early); 1 the
+    work failed (a simulation diverged, a file could not be written, a missing extra); 2 a
+    usage error (bad option or value, unknown robot, unreadable input file); 130 interrupted.
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -623,14 +751,19 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else 2
     prefix = f"robodyn {args.command}: error:"
     try:
-        return int(args._run(args) or 0)
+        status = int(args._run(args) or 0)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return 0
     except UsageError as exc:
         print(f"{prefix} {exc}", file=sys.stderr)
         return 2
     except ImportError as exc:
         print(f"{prefix} {exc}", file=sys.stderr)
         return 1
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:
         print(f"{prefix} {exc}", file=sys.stderr)
         return 2
     except (OSError, RuntimeError) as exc:

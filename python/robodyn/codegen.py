@@ -1128,7 +1128,7 @@ def specialize(robot):
     against the generic code at a few random states before they are first used (RuntimeError if
     they differ).
     """
-    return specialize_spec(robot.spec)
+    return specialize_spec(robot.spec, type(robot))
 
 
 # loaded kernels of this process: model fingerprint -> (addresses, library, op counts)
@@ -1140,10 +1140,10 @@ def _fingerprint(spec):
     return hashlib.sha256(pickle.dumps(spec, protocol=4)).hexdigest()
 
 
-def specialize_spec(spec):
-    """:func:`specialize` for a :class:`robodyn.ModelSpec` (unpickling uses it)."""
-    from .robot import Robot
-
+def specialize_spec(spec, Robot):
+    """:func:`specialize` for a :class:`robodyn.ModelSpec`, building robots of class ``Robot``
+    (robodyn.Robot; passed in, not imported, because robot.py imports this module; unpickling
+    uses it)."""
     key = _fingerprint(spec)
     known = _SPECIALIZED.get(key)
     if known is None:
@@ -1184,21 +1184,22 @@ def _specialized_robot(cls, spec, known):
 
 
 def add_arguments(parser):
-    from .cli import add_robot_options
-
-    parser.add_argument("robot", help="bundled robot name or URDF file")
-    add_robot_options(parser)
+    """Arguments of ``robodyn codegen`` (the command line adds its robot-loading options)."""
+    parser.add_argument("robot", help="robot name or URDF file")
     parser.add_argument("-o", "--output", default=".", metavar="DIR",
                         help="directory for <robot>.cpp and <robot>.h (default: .)")
     parser.add_argument("--name", default=None,
                         help="name used in the function names (default: the robot's name)")
 
 
-def run(args):
-    """Write the robot's generated C++ kernels (.cpp and .h) for embedding in a controller."""
-    from .cli import load_robot, robot_options
+def run(args, robot=None):
+    """Write the robot's generated C++ kernels (.cpp and .h) for embedding in a controller.
+    ``robot``: the loaded ``args.robot`` (the command line passes it; default
+    :func:`robodyn.robots.resolve`)."""
+    if robot is None:
+        from .robots import resolve
 
-    robot = load_robot(args.robot, **robot_options(args))
+        robot = resolve(args.robot)
     gen, cpp, hdr = write_sources(robot, args.output, args.name)
     print(f"wrote {cpp} and {hdr}")
     for function in FUNCTIONS:
@@ -1207,6 +1208,8 @@ def run(args):
 
 
 def main(argv=None):
+    """``python -m robodyn.codegen``: regenerate (or ``--check``) cpp/generated/ with
+    ``--bundled``, or write one robot's kernels like ``robodyn codegen``."""
     parser = argparse.ArgumentParser(
         prog="python -m robodyn.codegen",
         description="Generate robot-specialised C++ kernels.")

@@ -438,3 +438,7 @@ class CoupledRobot(Robot):
     def __repr__(self) -> str:
         return (f"<robodyn.Robot '{self.name}' n={self.n} "
                 f"({len(self._followers)} coupled joints)>")
+
+
+# robodyn.Robot(spec) of a spec with coupled joints builds a CoupledRobot (see Robot.__new__)
+Robot._coupled_class = CoupledRobot

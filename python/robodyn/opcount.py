@@ -4,9 +4,9 @@ robodyn's counts come from ``Robot.op_counts``: the C++ algorithms run once with
 scalar at a fixed general state, so they are exactly the arithmetic the double code performs
 for that robot. The published algorithm of the seed thesis (Nie 1988) is counted the same way
 by running its pure-Python transcription (``kane_nie.py``) with an instrumented float
-(``opfloat.py``); the two files live in the source checkout (``tests/reference``) or, in a
-wheel, in ``robodyn/_published``. The other published figures are quoted from
-spec/opcounts.md: Kane & Levinson (1983) and Nie (1988) for the two bundled robots, and
+(``opfloat.py``), both in :mod:`robodyn.published`. The other published figures are quoted
+from docs/opcounts.md (the counting rules and every published figure with its source): Kane &
+Levinson (1983) and Nie (1988) for the two bundled robots, and
 Featherstone (2008) Table 10.1 formulas evaluated at n.
 
 Functions: :func:`robot_counts`, :func:`comparisons`, :func:`growth` (fits on generic
@@ -55,7 +55,7 @@ _FEATHERSTONE_FOR = {
     "kane_forward": ("aba_best",),
 }
 
-# Robot-specific figures quoted in Nie (1988), spec/opcounts.md: (algorithm, source, mul, add).
+# Robot-specific figures quoted in Nie (1988), docs/opcounts.md: (algorithm, source, mul, add).
 QUOTED = {
     "stanford_arm": (
         ("kane", "Kane, hand-derived (Kane & Levinson 1983)", 646, 394),
@@ -84,38 +84,11 @@ def robot_counts(robot, algorithms=ALGORITHMS) -> dict:
 
 # ---------------------------------------------------------------- the published algorithm
 
-def _load_file(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_PUBLISHED = {}
-
-
 def published_module():
-    """(kane_nie, opfloat) modules of Nie's published algorithm, or None if not available.
+    """(kane_nie, opfloat): the modules of Nie's published algorithm (robodyn.published)."""
+    from .published import kane_nie, opfloat
 
-    Looked for in ``robodyn/_published`` (installed with the package) and then in the source
-    checkout's ``tests/reference`` next to the package.
-    """
-    if "modules" in _PUBLISHED:
-        return _PUBLISHED["modules"]
-    here = Path(__file__).resolve().parent
-    found = None
-    for folder in (here / "_published", here.parents[1] / "tests" / "reference"):
-        if (folder / "kane_nie.py").is_file() and (folder / "opfloat.py").is_file():
-            try:
-                kn = _load_file("robodyn._published_kane_nie", folder / "kane_nie.py")
-                of = _load_file("robodyn._published_opfloat", folder / "opfloat.py")
-            except Exception:  # a broken copy counts as absent
-                continue
-            found = (kn, of)
-            break
-    _PUBLISHED["modules"] = found
-    return found
+    return kane_nie, opfloat
 
 
 def _general_state(n, seed):
@@ -172,7 +145,7 @@ def comparisons(name, n, counts, published=None) -> list:
                              "ratio_mul": None, "ratio_add": None, "note": published})
         for key in _FEATHERSTONE_FOR.get(alg, ()):
             label, cm, ca = FEATHERSTONE[key]
-            add(alg, f"Table 10.1 {label}, at n = {n}", _poly(cm, n),
+            add(alg, f"Featherstone Table 10.1 {label}, at n = {n}", _poly(cm, n),
                 _poly(ca, n))
     return rows
 
@@ -329,10 +302,24 @@ def formula(coef, exact=True) -> str:
 
 # ---------------------------------------------------------------- plot
 
+# the published line each measured series is drawn against in the figure
+_PLOT_PAIRS = (
+    ("rnea", "rnea_best", "Newton-Euler"),
+    ("crba", "crba", "mass matrix (CRBA)"),
+    ("aba", "aba_best", "articulated-body"),
+    ("nie_kane", "rnea_best", "Nie 1988 Kane, as published"),
+)
+
+
 def plot_growth(g, path, check_only=False):
-    """Counts (mul, add) of a :func:`growth` result against n, robodyn's measured with markers
-    and the published Table 10.1 lines dashed; saved to ``path``; returns the Figure. Needs
-    matplotlib: raises ImportError saying how to install it (``check_only``: just that)."""
+    """The figure of a :func:`growth` result, saved to ``path``; returns the Figure.
+
+    Top: multiplications and additions against n on linear axes (zeros at n = 1 visible),
+    robodyn's measured counts as markers and the published formulas of Featherstone (2008),
+    Table 10.1, dashed in the same colour. Bottom: each measured count divided by its published
+    formula (1 = the published count; below 1 = fewer operations), where differences of a few
+    percent show. Needs matplotlib: raises ImportError saying how to install it
+    (``check_only``: just that)."""
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:
@@ -341,31 +328,41 @@ def plot_growth(g, path, check_only=False):
     if check_only:
         return None
     ns = np.asarray(g["n"])
-    fig = Figure(figsize=(12, 5), layout="constrained")
-    axes = fig.subplots(1, 2)
-    colors = {}
-    line_of = {"rnea_best": "rnea", "rnea_lwp": "rnea", "crba": "crba", "aba_best": "aba"}
-    for k, (ax, key) in enumerate(zip(axes, ("mul", "add"))):
-        for a, c in g["counts"].items():
-            label = "Nie 1988 as published (measured)" if a == "nie_kane" else f"robodyn {a}"
-            ys = np.asarray(c[key], dtype=float)
-            ys[ys <= 0] = np.nan  # a single body on the base needs no work for some of them
-            line, = ax.plot(ns, ys, "o-", ms=3, lw=1, label=label, color=colors.get(a))
-            colors[a] = line.get_color()
-        for fkey, (label, cm, ca) in FEATHERSTONE.items():
-            ys = np.array([_poly((cm, ca)[k], n) for n in ns], dtype=float)
-            ys[ys <= 0] = np.nan  # the formulas go negative below n = 2
-            ax.plot(ns, ys, "--" if fkey != "rnea_lwp" else ":",
-                    lw=1.5, color=colors.get(line_of[fkey]), label=f"Table 10.1: {label}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("n (generic all-revolute DH chain)")
-        ax.set_ylabel("multiplications + divisions" if key == "mul"
-                      else "additions + subtractions")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=7)
-    fig.suptitle("Operation counts against n (robodyn measured; published dashed)")
-    fig.savefig(path, dpi=120)
+    fig = Figure(figsize=(12, 8), layout="constrained")
+    axes = fig.subplots(2, 2, sharex=True)
+    pairs = [p for p in _PLOT_PAIRS if p[0] in g["counts"]]
+    for col, key in enumerate(("mul", "add")):
+        top, bottom = axes[0, col], axes[1, col]
+        for k, (alg, fkey, label) in enumerate(pairs):
+            color = f"C{k}"
+            ys = np.asarray(g["counts"][alg][key], dtype=float)
+            ftitle, cm, ca = FEATHERSTONE[fkey]
+            ref = np.array([_poly((cm, ca)[col], n) for n in ns], dtype=float)
+            measured = "measured" if alg == "nie_kane" else "robodyn"
+            top.plot(ns, ys, "o-", ms=3, lw=1, color=color, label=f"{label} ({measured})")
+            if alg != "nie_kane":
+                top.plot(ns, np.where(ref > 0, ref, np.nan), "--", lw=1.2, color=color,
+                         label=f"{ftitle}, published")
+            ok = ref > 0  # the formulas are not meant for n = 1 (some go negative)
+            bottom.plot(ns[ok], ys[ok] / ref[ok], "o-", ms=3, lw=1, color=color,
+                        label=f"{label} / {ftitle}")
+        top.set_ylabel("multiplications + divisions" if key == "mul"
+                       else "additions + subtractions")
+        top.set_title("operations per call" + (" (mul)" if key == "mul" else " (add)"))
+        top.grid(True, alpha=0.3)
+        bottom.axhline(1.0, color="k", lw=0.8)
+        bottom.set_ylabel("count / published formula")
+        bottom.set_xlabel("n (generic all-revolute DH chain)")
+        bottom.set_title("ratio to the published count (1 = equal, below = fewer)")
+        bottom.grid(True, alpha=0.3)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper", fontsize=8,
+               title="published: Featherstone (2008),\nRigid Body Dynamics Algorithms, "
+                     "Table 10.1", title_fontsize=8)
+    handles, labels = axes[1, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right lower", fontsize=8)
+    fig.suptitle("Operation counts of one call against the number of joints n")
+    fig.savefig(path, dpi=110)
     return fig
 
 
@@ -375,9 +372,6 @@ def add_arguments(parser):
     """Arguments of ``robodyn opcount``."""
     parser.add_argument("robots", nargs="*", metavar="ROBOT",
                         help="bundled robot name or URDF path (default: both bundled robots)")
-    from .cli import add_robot_options
-
-    add_robot_options(parser)
     parser.add_argument("--n-range", nargs=2, type=int, metavar=("LO", "HI"),
                         help="also fit growth formulas on generic all-revolute DH chains "
                              "with n = LO..HI")
@@ -402,13 +396,25 @@ def _robot_report(name, robot):
             "comparisons": comparisons(name, robot.n, counts, pub)}
 
 
+# what each algorithm name stands for, in the printed tables (the names are op_counts' names)
+LABELS = {
+    "rnea": "rnea (ID)",
+    "kane": "kane (ID)",
+    "gravity": "gravity g(q)",
+    "crba": "crba (M)",
+    "aba": "aba (FD, default)",
+    "forward_dynamics": "crba+chol (FD)",
+    "kane_forward": "kane+chol (FD)",
+}
+
+
 def _print_robot(rep, out):
     print(f"{rep['robot']} (n = {rep['n']}, joints {rep['joints']})", file=out)
     w = max(len(r["reference"]) for r in rep["comparisons"]) if rep["comparisons"] else 10
     print(f"  {'algorithm':<18}{'mul':>6}{'add':>6}{'trig':>5}   {'compared with':<{w}}"
           f"{'mul':>7}{'add':>7}{'ratio mul':>11}{'add':>6}", file=out)
     for a, c in rep["counts"].items():
-        head = f"  {a:<18}{c['mul']:>6}{c['add']:>6}{c['trig']:>5}   "
+        head = f"  {LABELS.get(a, a):<18}{c['mul']:>6}{c['add']:>6}{c['trig']:>5}   "
         rows = [r for r in rep["comparisons"] if r["algorithm"] == a] or [None]
         for r in rows:
             if r is None:
@@ -446,9 +452,9 @@ def _print_growth(g, out):
           f"(seed {g['seed']}): least-squares fits over n = {fn[0]}..{fn[-1]} (n = 1 is a "
           f"single body on the base, which the algorithms treat apart), max residual in "
           f"operations; the exact polynomial too when the nominal form is not exact; beside "
-          f"each Table 10.1 formula, where robodyn's own count is at or below it", file=out)
+          f"each Featherstone (2008) Table 10.1 formula, where robodyn's own count is at or below it", file=out)
     for a, f in g["fits"].items():
-        name = "Nie 1988 as published" if a == "nie_kane" else a
+        name = "Nie 1988 as published" if a == "nie_kane" else LABELS.get(a, a)
         print(f"  {name:<22}mul  {_fit_text(f['mul'])}", file=out)
         print(f"  {'':<22}add  {_fit_text(f['add'])}", file=out)
         for k in _FEATHERSTONE_FOR.get(a, ()):
@@ -458,29 +464,30 @@ def _print_growth(g, out):
             if v is not None:
                 tail = (f"  [robodyn mul {_below_text(v['mul'], g['n'])}; "
                         f"add {_below_text(v['add'], g['n'])}]")
-            print(f"  {'':<22}     Table 10.1 {label}: {formula(cm)} mul, {formula(ca)} add"
+            print(f"  {'':<22}     Featherstone Table 10.1 {label}: {formula(cm)} mul, {formula(ca)} add"
                   f"{tail}", file=out)
     print(file=out)
 
 
-def run(args) -> int:
+def run(args, load=None) -> int:
     """operation counts of the algorithms beside the published figures
 
     The table for each robot (default: the bundled ones); with ``--n-range`` or ``--plot``
     also the growth fits on generic DH chains; ``--json`` for machine-readable output.
+    ``load(name) -> Robot`` reads a ROBOT argument (the command line passes its loader, with
+    its --strict / --xacro-arg options); default :func:`robodyn.robots.resolve`.
     """
-    from .cli import UsageError, load_robot, robot_options
-
     import robodyn
 
+    load = load or robodyn.robots.resolve
+
     if args.n_range is not None and not 1 <= args.n_range[0] <= args.n_range[1]:
-        raise UsageError(f"--n-range: expected 1 <= LO <= HI, got {args.n_range[0]} "
+        raise ValueError(f"--n-range: expected 1 <= LO <= HI, got {args.n_range[0]} "
                          f"{args.n_range[1]}")
     if args.plot:
         plot_growth(None, None, check_only=True)  # fail before the counting, not after
     names = args.robots or robodyn.robots.available()
-    options = robot_options(args)
-    robots = [(str(name), load_robot(name, **options)) for name in names]
+    robots = [(str(name), load(name)) for name in names]
     reports = [_robot_report(name if name in robodyn.robots.available() else robot.name,
                              robot) for name, robot in robots]
     g = None
@@ -494,7 +501,10 @@ def run(args) -> int:
         json.dump({"rules": RULES, "robots": reports, "growth": g}, out, indent=1)
         print(file=out)
         return 0
-    print(f"Operation counts. {RULES}", file=out)
+    print(f"Operation counts. {RULES} ID = inverse dynamics, M = mass matrix, FD = forward "
+          f"dynamics: 'aba (FD, default)' is what robot.forward_dynamics() runs, "
+          f"'crba+chol (FD)' is method='crba' (op_counts name 'forward_dynamics'), "
+          f"'kane+chol (FD)' method='kane'. Published figures: docs/opcounts.md.", file=out)
     if published_module() is None:
         print(f"Nie 1988 algorithm as published: {_NA}", file=out)
     print(file=out)

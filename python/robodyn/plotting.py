@@ -1,8 +1,14 @@
-"""Figures of a :class:`~robodyn.simulation.SimulationResult` (optional ``plot`` extra).
+"""Figures and animations (optional ``plot`` extra: matplotlib, with pillow for GIFs).
+
+- :func:`plot_result`: the time series of a :class:`~robodyn.simulation.SimulationResult`;
+- :func:`draw_robot`: the robot at one configuration as a 3-D stick figure with its joint
+  frames (``robodyn show``);
+- :func:`animate_result`: the simulated motion as an animated GIF of that stick figure
+  (``res.animate``, ``robodyn simulate --animate``).
 
 matplotlib is imported lazily, only when a figure is drawn; without it the functions raise
 ``ImportError`` saying ``pip install robodyn[plot]``. Figures are built with
-``matplotlib.figure.Figure`` (no pyplot, no global state, no display needed) unless
+``matplotlib.figure.Figure`` and the Agg canvas (no pyplot, no global state, no display) unless
 ``show=True``.
 """
 
@@ -12,79 +18,264 @@ import os
 
 import numpy as np
 
-__all__ = ["plot_result", "require_matplotlib"]
+__all__ = ["plot_result", "draw_robot", "animate_result", "require_matplotlib"]
 
 
-def require_matplotlib():
-    """Import matplotlib or raise an ImportError that says how to install it."""
+def require_matplotlib(animation=False):
+    """Import matplotlib (and pillow, for ``animation``) or raise an ImportError that says how
+    to install it."""
     try:
         import matplotlib  # noqa: F401
         from matplotlib.figure import Figure  # noqa: F401
     except ImportError as exc:
         raise ImportError("plotting needs matplotlib, which is not installed: "
                           "pip install robodyn[plot]  (or: pip install matplotlib)") from exc
+    if animation:
+        try:
+            import PIL  # noqa: F401
+        except ImportError as exc:
+            raise ImportError("animations need pillow, which is not installed: "
+                              "pip install pillow") from exc
     return matplotlib
 
 
-def plot_result(res, path=None, show=False, title=None):
-    """Four panels over time: joint positions (solid) with references (dashed), tracking
-    error, applied torques, and kinetic + potential energy. Saved to ``path`` if given
-    (format from the extension, e.g. PNG); shown in a window if ``show``. Returns the Figure.
-    """
-    require_matplotlib()
+def _figure(figsize, show):
     if show:
         import matplotlib.pyplot as plt
-        fig = plt.figure(figsize=(10, 9), layout="constrained")
-    else:
-        from matplotlib.figure import Figure
-        fig = Figure(figsize=(10, 9), layout="constrained")
-    axes = fig.subplots(4, 1, sharex=True)
-    t = res.t
-    colors = [f"C{i % 10}" for i in range(res.n)]
-    names = res.joint_names
+        return plt.figure(figsize=figsize, layout="constrained")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
 
-    ax = axes[0]
-    for i in range(res.n):
-        ax.plot(t, res.q[:, i], color=colors[i], lw=1.2, label=names[i])
-        if res.q_ref is not None:
-            ax.plot(t, res.q_ref[:, i], color=colors[i], lw=1.0, ls="--")
-    ax.set_ylabel("q (rad or m)")
-    ax.set_title("joint positions" + (" (dashed: reference)" if res.q_ref is not None else ""))
-    ax.legend(loc="best", fontsize="small", ncol=min(res.n, 6))
 
-    ax = axes[1]
-    if res.q_ref is not None:
-        e = res.error
-        for i in range(res.n):
-            ax.plot(t, e[:, i], color=colors[i], lw=1.0)
-        ax.set_title(f"tracking error q_ref - q (max {float(np.max(np.abs(e))):.2e})")
-        ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
-    else:
-        ax.text(0.5, 0.5, "no reference", ha="center", va="center", transform=ax.transAxes)
-        ax.set_title("tracking error")
-    ax.set_ylabel("error")
-
-    ax = axes[2]
-    for i in range(res.n):
-        ax.step(t, res.tau[:, i], where="post", color=colors[i], lw=1.0)
-    ax.set_ylabel("tau (N m or N)")
-    ax.set_title("applied joint torques")
-
-    ax = axes[3]
-    if res.energy is not None:
-        ax.plot(t, res.kinetic, lw=1.0, label="kinetic")
-        ax.plot(t, res.potential - res.potential[0], lw=1.0,
-                label="potential - potential(0)")
-        ax.plot(t, res.energy - res.potential[0], lw=1.4, color="k", label="total (shifted)")
-        ax.legend(loc="best", fontsize="small")
-    ax.set_ylabel("energy (J)")
-    ax.set_title("energy")
-    ax.set_xlabel("t (s)")
-
-    fig.suptitle(title or f"{res.robot_name}: {res.controller_name}, {res.integrator}")
+def _finish(fig, path, show, dpi=100):
     if path is not None:
-        fig.savefig(os.fspath(path), dpi=110)
+        fig.savefig(os.fspath(path), dpi=dpi)
     if show:
         import matplotlib.pyplot as plt
         plt.show()
     return fig
+
+
+_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "\u00b5"), (1e-9, "n"))
+
+
+def _scaled(values, unit):
+    """``values`` and a unit with an SI prefix that keeps the numbers between 1 and 1000."""
+    peak = float(np.max(np.abs(values))) if np.size(values) else 0.0
+    for factor, prefix in _PREFIXES:
+        if peak >= factor or factor == _PREFIXES[-1][0]:
+            return np.asarray(values) / factor, prefix + unit
+    return np.asarray(values), unit  # pragma: no cover
+
+
+def plot_result(res, path=None, show=False, title=None):
+    """One row per joint: position with its reference, tracking error, applied torque, each in
+    the joint's own unit (rad / N m or m / N), then the energy. Saved to ``path`` if given
+    (format from the extension, e.g. PNG); shown in a window if ``show``. Returns the Figure.
+
+    Position: the simulated motion solid, the reference dashed black on top. Error:
+    ``q_ref - q`` scaled to a readable unit (e.g. mrad). Torque: the applied (held) command.
+    Energy: kinetic, potential and their sum, and the work the joint torques did on the robot
+    since the start; without friction, damping or stops the sum changes by exactly that work
+    (a passive run keeps the sum constant).
+    """
+    require_matplotlib()
+    n = res.n
+    has_ref = res.q_ref is not None
+    fig = _figure((12, 1.6 * n + 2.8), show)
+    grid = fig.add_gridspec(n + 1, 3, height_ratios=[1.0] * n + [1.4])
+    t = res.t
+    first = None
+    for i in range(n):
+        pos_unit, _, eff_unit = res.units(i)
+        name = res.joint_names[i]
+        ax = fig.add_subplot(grid[i, 0], sharex=first)
+        first = first or ax
+        ax.plot(t, res.q[:, i], color=f"C{i % 10}", lw=1.6, label="simulated")
+        if has_ref:
+            ax.plot(t, res.q_ref[:, i], color="k", lw=0.9, ls="--", label="reference")
+        if res.position_limits is not None and res.limit_hits[i]:
+            for bound in (res.position_limits[0][i], res.position_limits[1][i]):
+                if np.isfinite(bound):
+                    ax.axhline(bound, color="r", lw=0.8, ls=":", label="limit")
+        ax.set_ylabel(f"{name}\n({pos_unit})")
+        if i == 0:
+            ax.set_title("position")
+            ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.15), ncol=3, fontsize="small",
+                      frameon=False)
+        ax = fig.add_subplot(grid[i, 1], sharex=first)
+        if has_ref:
+            e, unit = _scaled(res.error[:, i], pos_unit)
+            ax.plot(t, e, color=f"C{i % 10}", lw=1.0)
+            ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+            ax.set_ylabel(f"error ({unit})")
+        else:
+            ax.text(0.5, 0.5, "no reference", ha="center", va="center", transform=ax.transAxes)
+        if i == 0:
+            ax.set_title("tracking error q_ref - q")
+        ax = fig.add_subplot(grid[i, 2], sharex=first)
+        ax.step(t, res.tau[:, i], where="post", color=f"C{i % 10}", lw=1.0)
+        ax.ticklabel_format(axis="y", useOffset=False)
+        ax.set_ylabel(f"torque ({eff_unit})")
+        if i == 0:
+            ax.set_title("applied joint torque" + (" / force" if "N" in
+                                                  [res.units(j)[2] for j in range(n)] else ""))
+    ax = fig.add_subplot(grid[n, :], sharex=first)
+    if res.energy is not None:
+        ax.plot(t, res.kinetic, lw=1.0, label="kinetic")
+        ax.plot(t, res.potential - res.potential[0], lw=1.0, label="potential (from its start)")
+        ax.plot(t, res.energy - res.energy[0], lw=1.8, color="k",
+                label="kinetic + potential (change from start)")
+        work = res.actuator_work()
+        if np.any(work != 0.0):
+            ax.plot(t, work, lw=1.0, ls="--", color="C3",
+                    label="work done by the joint torques")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
+                  frameon=False)
+    ax.set_ylabel("energy (J)")
+    ax.set_title("energy: the total changes by the torques' work (friction, damping and "
+                 "stops take some away)")
+    ax.set_xlabel("t (s)")
+    fig.suptitle(title or f"{res.robot_name}: controller {res.controller_name}, "
+                          f"{res.integrator}, dt {res.dt:g} s")
+    return _finish(fig, path, show, dpi=100)
+
+
+# ---------------------------------------------------------------------------------------------
+# the robot as a stick figure
+
+
+def _skeleton(robot):
+    """(parents of every pose of ``forward_kinematics``, -1 = base; joint axes of the moving
+    links in their own frames)."""
+    spec = robot.spec
+    parents = [int(p) for p in robot.parents]
+    parents += [int(f.parent) for f in spec.frames]
+    axes = [np.asarray(b.axis, dtype=float) for b in spec.bodies]
+    return parents, axes
+
+
+def _poses(robot, Q):
+    """Poses (frames, k, 4, 4) of every link for each configuration in Q (frames, nq)."""
+    return np.array([np.asarray(robot.forward_kinematics(q)) for q in Q])
+
+
+_E = np.zeros(0)  # no points yet
+
+
+class _StickFigure:
+    """Artists of one robot drawing on a 3-D axes, updated in place for each frame."""
+
+    def __init__(self, ax, robot, poses_all):
+        self.parents, self.axes_local = _skeleton(robot)
+        self.n = robot.n
+        pts = poses_all[:, :, :3, 3].reshape(-1, 3)
+        pts = np.vstack([pts, np.zeros(3)])
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        centre = 0.5 * (lo + hi)
+        half = max(0.5 * float(np.max(hi - lo)), 0.05) * 1.15
+        self.scale = 0.12 * 2 * half
+        ax.set_xlim(centre[0] - half, centre[0] + half)
+        ax.set_ylim(centre[1] - half, centre[1] + half)
+        ax.set_zlim(centre[2] - half, centre[2] + half)
+        ax.set_box_aspect((1, 1, 1))
+        ax.set_xlabel("x (m)")
+        ax.set_ylabel("y (m)")
+        ax.set_zlabel("z (m)")
+        self.links = ax.plot(np.zeros(0), np.zeros(0), np.zeros(0), "-", color="0.25", lw=3, solid_capstyle="round",
+                             label="links")[0]
+        self.joints = ax.plot(_E, _E, _E, "o", color="C1", ms=6, label="joints")[0]
+        self.triads = [[ax.plot(_E, _E, _E, "-", color=c, lw=1.2)[0] for c in "rgb"]
+                       for _ in range(len(self.parents))]
+        self.joint_axes = [ax.plot(_E, _E, _E, "-", color="m", lw=2.5, alpha=0.8)[0]
+                           for _ in range(self.n)]
+        ax.plot([0], [0], [0], "ks", ms=7, label="base")
+        ax.plot(_E, _E, _E, "-", color="m", lw=2.5, label="joint axes")
+        ax.plot(_E, _E, _E, "-", color="r", lw=1.2, label="frames x, y, z (r, g, b)")
+        ax.legend(loc="upper left", fontsize="x-small", frameon=False)
+
+    def update(self, poses):
+        xs, ys, zs = [], [], []
+        origin = poses[:, :3, 3]
+        for i, p in enumerate(self.parents):
+            a = np.zeros(3) if p < 0 else origin[p]
+            b = origin[i]
+            xs += [a[0], b[0], np.nan]
+            ys += [a[1], b[1], np.nan]
+            zs += [a[2], b[2], np.nan]
+        self.links.set_data_3d(np.array(xs), np.array(ys), np.array(zs))
+        joints = origin[:self.n]
+        self.joints.set_data_3d(joints[:, 0], joints[:, 1], joints[:, 2])
+        s = self.scale
+        for i, lines in enumerate(self.triads):
+            R, o = poses[i][:3, :3], origin[i]
+            for k, line in enumerate(lines):
+                e = o + 0.6 * s * R[:, k]
+                line.set_data_3d(*np.column_stack([o, e]))
+        for i, line in enumerate(self.joint_axes):
+            R, o = poses[i][:3, :3], origin[i]
+            u = R @ self.axes_local[i]
+            a, b = o - 0.5 * s * u, o + 0.5 * s * u
+            line.set_data_3d(*np.column_stack([a, b]))
+
+
+def draw_robot(robot, q=None, path=None, show=False, title=None, elev=25.0, azim=-60.0):
+    """The robot at configuration ``q`` (default: zeros, clipped into the joint limits) as a
+    3-D stick figure: a segment from each link's frame origin to its parent's, the joint
+    origins, each link frame's x, y, z axes (red, green, blue) and each joint's axis
+    (magenta). Frames are those of ``robot.forward_kinematics`` (the URDF's link frames, or the
+    DH frames). Saved to ``path`` if given; returns the Figure."""
+    require_matplotlib()
+    n = robot.n
+    if q is None:
+        lo, hi = robot.position_limits
+        q = np.clip(np.zeros(n), lo, hi)
+    q = np.asarray(q, dtype=np.float64)
+    fig = _figure((7, 7), show)
+    ax = fig.add_subplot(projection="3d")
+    ax.view_init(elev=elev, azim=azim)
+    poses = _poses(robot, q[None, :])
+    stick = _StickFigure(ax, robot, poses)
+    stick.update(poses[0])
+    values = ", ".join(f"{x:.3g}" for x in q)
+    ax.set_title(title or f"{robot.name} at q = ({values})", fontsize="small")
+    return _finish(fig, path, show, dpi=100)
+
+
+def animate_result(res, path, fps=25.0, max_frames=250, dpi=80, elev=25.0, azim=-60.0):
+    """Write the simulated motion of ``res`` as an animated GIF (pillow) at ``path``: the
+    stick figure of :func:`draw_robot` at ``fps`` frames per simulated second (at most
+    ``max_frames`` frames: sampled more sparsely for long runs), with the time in the title.
+    Needs the plant robot (``res.robot``, set by :func:`robodyn.simulate`). Returns the path."""
+    require_matplotlib(animation=True)
+    from matplotlib.animation import PillowWriter
+
+    robot = getattr(res, "robot", None)
+    if robot is None:
+        raise ValueError("animate: this result has no robot (res.robot); results from "
+                         "robodyn.simulate carry theirs")
+    if not (np.isfinite(fps) and fps > 0):
+        raise ValueError(f"fps: expected a positive number, got {fps!r}")
+    count = int(min(max_frames, max(2, round(res.duration * fps) + 1)))
+    times = np.linspace(res.t[0], res.t[-1], count)
+    rows = np.clip(np.searchsorted(res.t, times), 0, res.t.shape[0] - 1)
+    poses = _poses(robot, res.q[rows])
+    fig = _figure((6, 6), False)
+    ax = fig.add_subplot(projection="3d")
+    ax.view_init(elev=elev, azim=azim)
+    stick = _StickFigure(ax, robot, poses)
+    # playback speed: the GIF shows count frames at fps, the run lasted res.duration
+    speed = res.duration / max(count / fps, 1e-12)
+    note = "" if 0.9 < speed < 1.1 else f" (played at {speed:.2g}x)"
+    writer = PillowWriter(fps=fps)
+    path = os.fspath(path)
+    with writer.saving(fig, path, dpi):
+        for k in range(count):
+            stick.update(poses[k])
+            ax.set_title(f"{res.robot_name}, controller {res.controller_name}: "
+                         f"t = {res.t[rows[k]]:.2f} s{note}", fontsize="small")
+            writer.grab_frame()
+    return path

@@ -70,7 +70,7 @@ def _rebuild(cls, spec, specialized):
     if specialized:
         from .codegen import specialize_spec
 
-        return specialize_spec(spec)
+        return specialize_spec(spec, cls)
     return cls(spec)
 
 
@@ -117,13 +117,17 @@ class Robot(_core.RobotCore):
 
     _check_full_mass_matrix = True  # a CoupledRobot checks its reduced mass matrix instead
 
+    # the class a spec with coupled (mimic) joints builds: robodyn.coupling.CoupledRobot,
+    # which registers itself here when robodyn imports it (coupling.py imports this module,
+    # not the other way round)
+    _coupled_class = None
+
     def __new__(cls, spec=None, *args, **kwargs):
-        # a spec with coupled (mimic) joints builds a CoupledRobot (robodyn.coupling)
         if cls is Robot and isinstance(spec, ModelSpec) and any(
                 getattr(b, "mimic", None) is not None for b in spec.bodies):
-            from .coupling import CoupledRobot
-
-            cls = CoupledRobot
+            if Robot._coupled_class is None:  # robodyn/__init__ imports coupling first
+                raise RuntimeError("robodyn.coupling is not loaded: import robodyn")
+            cls = Robot._coupled_class
         return super().__new__(cls)
 
     def __init__(self, spec: ModelSpec):
@@ -160,6 +164,7 @@ class Robot(_core.RobotCore):
 
     @property
     def name(self) -> str:
+        """The robot's name (the URDF's robot name, or the name given to from_dh)."""
         return self._spec.name
 
     @property
@@ -169,18 +174,24 @@ class Robot(_core.RobotCore):
 
     @property
     def position_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper): (n,) joint position limits in rad or m (-inf / inf where none).
+        :func:`robodyn.simulate` treats them as hard stops by default."""
         return self._limits["lower"].copy(), self._limits["upper"].copy()
 
     @property
     def velocity_limits(self) -> np.ndarray:
+        """(n,) joint speed limits in rad/s or m/s (inf where none); informative only."""
         return self._limits["velocity"].copy()
 
     @property
     def effort_limits(self) -> np.ndarray:
+        """(n,) joint torque (N m) or force (N) limits (inf where none); the controllers of
+        :mod:`robodyn.control` clip to them."""
         return self._limits["effort"].copy()
 
     @property
     def masses(self) -> np.ndarray:
+        """(n,) mass of each moving body in kg (links merged through fixed joints included)."""
         return self._limits["mass"].copy()
 
     def dynamic_parameters(self) -> np.ndarray:
@@ -246,7 +257,10 @@ class Robot(_core.RobotCore):
         """Arithmetic operations of one call, counted by running the C++ code with a counting
         scalar at a general state: {"mul": multiplications + divisions, "add": additions +
         subtractions (negation free), "trig": sin/cos/sqrt}. Algorithms: "rnea", "kane",
-        "crba", "aba", "forward_dynamics" (crba + Cholesky), "kane_forward", "gravity",
+        "crba" (mass matrix), "aba" (forward dynamics by the articulated-body algorithm, what
+        ``forward_dynamics()`` runs by default), "forward_dynamics" (forward dynamics by mass
+        matrix + Cholesky, ``method="crba"``), "kane_forward" (``method="kane"``), "gravity".
+        docs/opcounts.md gives the counting rules and the published figures;
         "rnea_derivatives", "forward_dynamics_derivatives", "regressor".
         On a specialised Robot (:meth:`specialized`) "rnea", "crba", "gravity", "aba" and
         "forward_dynamics" report the operations of the generated code that runs instead."""

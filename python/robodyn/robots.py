@@ -32,7 +32,8 @@ from pathlib import Path
 import math
 import warnings
 
-__all__ = ["available", "urdf_path", "load", "initial_state", "intelledex_605", "stanford_arm",
+__all__ = ["available", "names", "urdf_path", "load", "resolve", "example_robot_data_urdf",
+           "EXAMPLE_ROBOTS", "initial_state", "intelledex_605", "stanford_arm",
            "lynch_satellite", "jpl_spacecraft", "dasc_cat"]
 
 _NAMES = ("intelledex_605", "stanford_arm", "lynch_satellite", "jpl_spacecraft", "dasc_cat")
@@ -56,6 +57,80 @@ def available(floating: bool = False) -> list[str]:
     """Names of the bundled fixed-base robots, for :func:`load` and the command line; with
     ``floating=True`` the free-floating seed systems too (every name :func:`load` takes)."""
     return [n for n in _NAMES if floating or n not in _FLOATING]
+
+
+# robots of the example-robot-data package (the `peers` extra) usable by name when installed:
+# name -> URDF path inside its model directory
+EXAMPLE_ROBOTS = {
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "panda": "panda_description/urdf/panda.urdf",
+}
+
+
+def example_robot_data_urdf(name: str) -> Path | None:
+    """Path of an example-robot-data URDF (a key of :data:`EXAMPLE_ROBOTS`), or None if the
+    package is not installed."""
+    rel = EXAMPLE_ROBOTS[name]
+    roots = []
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        try:
+            dist = distribution("example-robot-data")
+            roots.append(Path(dist.locate_file(
+                "cmeel.prefix/share/example-robot-data/robots")))
+        except PackageNotFoundError:
+            pass
+    except ImportError:  # pragma: no cover - Python < 3.8
+        pass
+    for root in roots:
+        if (root / rel).is_file():
+            return root / rel
+    try:  # a source install of example-robot-data: ask the package (imports Pinocchio)
+        import example_robot_data.robots_loader as loader
+
+        path = Path(loader.EXAMPLE_ROBOT_DATA_MODEL_DIR) / rel
+        return path if path.is_file() else None
+    except Exception:  # not installed, or its imports fail: not available
+        return None
+
+
+def names() -> list[str]:
+    """Every robot name :func:`resolve` (and the command line) accepts: the bundled robots, then
+    the example-robot-data ones that are installed."""
+    return list(_NAMES) + [k for k in EXAMPLE_ROBOTS if example_robot_data_urdf(k) is not None]
+
+
+def resolve(name_or_path):
+    """A :class:`robodyn.Robot` from a robot name (:func:`names`) or the path of a URDF file.
+
+    The one name resolver of the package: the command line, the benchmark and the examples use
+    it. Raises ValueError for an unknown name (listing the known ones, and saying when an
+    example-robot-data name needs that package) and FileNotFoundError for a missing file.
+    """
+    import os
+
+    import robodyn
+
+    text = os.fspath(name_or_path) if isinstance(name_or_path, os.PathLike) else name_or_path
+    if not isinstance(text, str):
+        raise TypeError(f"robot: expected a name or a path, got {type(name_or_path).__name__}")
+    if text in _NAMES:
+        return load(text)
+    if text in EXAMPLE_ROBOTS:
+        path = example_robot_data_urdf(text)
+        if path is None:
+            raise ValueError(f"robot {text!r} comes from example-robot-data, which is not "
+                             f"installed: pip install example-robot-data (or robodyn[peers])")
+        return robodyn.load_urdf(str(path))
+    looks_like_path = (os.sep in text or text.endswith((".urdf", ".xml"))
+                       or os.path.exists(text))
+    if looks_like_path:
+        if not os.path.isfile(text):
+            raise FileNotFoundError(f"no such URDF file: {text}")
+        return robodyn.load_urdf(text)
+    raise ValueError(f"unknown robot {text!r}: give a robot name ({', '.join(names())}) or "
+                     f"the path of a URDF file")
 
 
 def _search_dirs() -> list[Path]:

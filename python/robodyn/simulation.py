@@ -2,7 +2,18 @@
 
 The plant is ``qdd = robot.forward_dynamics(q, qd, tau, method="aba")`` with the state
 ``y = (q, qd)``; whatever the model includes (rotor inertia, joint friction) is part of the
-plant. Joint limits are not enforced on the plant.
+plant.
+
+Joint limits (``joint_limits=``): by default (``"stop"``) the plant's position limits are hard
+stops. At the end of every integration step a joint found beyond a finite limit is put back on
+it and, if it still moves outward, its velocity is reversed and scaled by ``restitution``
+(default 0: a plastic stop that zeroes the velocity; 1: an elastic bounce). This is a
+projection at step ends, not an impact model: within a step the joint can overshoot by about
+``|qd| dt``, and a stop dissipates the kinetic energy of the stopped motion. ``"report"``
+enforces nothing but records the violations and warns (``RuntimeWarning``); ``"ignore"`` does
+neither. Either way ``result.limit_hits`` (steps that ended beyond a limit, per joint) and
+``result.limit_excess`` (largest distance beyond it, rad or m) say what happened, and the
+summary lists every joint that reached a limit.
 
 Time is split on a grid made of the integrator's steps (every ``dt``) and the control
 instants (every ``1 / control_rate``): the controller runs at the control instants and its
@@ -15,9 +26,10 @@ Integrators:
 
 - ``"rk4"``: classical fourth-order Runge-Kutta, four forward-dynamics calls per step;
 - ``"euler"``: semi-implicit (symplectic) Euler, ``qd += h qdd(q, qd); q += h qd``, one call;
-- ``"rk45"``: Dormand-Prince 5(4) with error control (``rtol``, ``atol``) and the
-  first-same-as-last property; it integrates adaptively *between* consecutive grid points, so
-  the control instants are respected and the output is sampled on the same grid.
+- ``"rk45"``: Dormand-Prince 5(4) with error control (``rtol``, ``atol``), SciPy's
+  ``scipy.integrate.RK45``; it integrates adaptively *between* consecutive grid points (one
+  solver per interval, started with the last accepted step size), so the control instants are
+  respected and the output is sampled on the same grid.
 
 Engines: the fixed-step integrators ("rk4", "euler") also run as a loop in C++
 (``robodyn._core._simulate_fixed``, cpp/include/robodyn/simulate.hpp) when the plant is a
@@ -76,10 +88,11 @@ from ._lie import se3_dexpinv
 from .control import ComputedTorque, Controller, Feedforward, PDGravity
 
 __all__ = ["simulate", "SimulationResult", "SimulationError", "FixedStep", "INTEGRATORS",
-           "ENGINES"]
+           "ENGINES", "JOINT_LIMITS"]
 
 INTEGRATORS = ("rk4", "euler", "rk45")
 ENGINES = ("auto", "cpp", "python")
+JOINT_LIMITS = ("stop", "report", "ignore")
 
 # the control laws the C++ loop implements, by controller class (subclasses run in Python)
 _CPP_LAWS = {ComputedTorque: "computed_torque", PDGravity: "pd_gravity",
@@ -114,6 +127,16 @@ def _unit_quaternion(q, name):
                          f"length (within {QUATERNION_TOLERANCE:g}), got norm {norm:.9g}")
     q[3:7] /= norm
     return q
+
+
+def _dormand_prince():
+    """The Dormand-Prince 5(4) tableau of ``scipy.integrate.RK45`` as (c (7,), rows of a, the
+    last one the weights b, error weights e (7,)): the 7th stage is the new point (FSAL)."""
+    from scipy.integrate import RK45
+
+    c = np.append(RK45.C, 1.0)
+    a = [RK45.A[s, :s].copy() for s in range(RK45.n_stages)] + [RK45.B.copy()]
+    return c, a, RK45.E.copy()
 
 
 class SimulationError(RuntimeError):
@@ -193,9 +216,61 @@ def _with_out(fn, *args, **kwargs):
     return fn
 
 
+class _JointLimits:
+    """Hard stops (or only the record of violations) at the end of every step; the same
+    operations in the same order as ``Simulator::apply_limits`` in simulate.hpp."""
+
+    def __init__(self, lower, upper, stops, restitution):
+        self.lower, self.upper = lower, upper
+        self.stops = stops
+        self.restitution = restitution
+        n = lower.shape[0]
+        self.hits = np.zeros(n)
+        self.excess = np.zeros(n)
+        self._hi = np.empty(n, dtype=bool)
+        self._lo = np.empty(n, dtype=bool)
+
+    def __call__(self, q, qd):
+        hi = np.greater(q, self.upper, out=self._hi)
+        lo = np.less(q, self.lower, out=self._lo)
+        if not (hi.any() or lo.any()):
+            return
+        for i in np.flatnonzero(hi | lo):
+            high = bool(hi[i])
+            bound = self.upper[i] if high else self.lower[i]
+            over = q[i] - bound if high else bound - q[i]
+            self.hits[i] += 1.0
+            self.excess[i] = max(self.excess[i], over)
+            if self.stops:
+                q[i] = bound
+                if (qd[i] > 0.0) if high else (qd[i] < 0.0):
+                    qd[i] = -self.restitution * qd[i]
+
+
+def _joint_limits(robot, mode, restitution):
+    """The plant's limits as a :class:`_JointLimits`, or None (no finite limit, "ignore")."""
+    if mode not in JOINT_LIMITS:
+        raise ValueError(f"joint_limits: expected one of {', '.join(JOINT_LIMITS)}, "
+                         f"got {mode!r}")
+    try:
+        e = float(restitution)
+    except (TypeError, ValueError):
+        e = math.nan
+    if not 0.0 <= e <= 1.0:
+        raise ValueError(f"restitution: expected a number in [0, 1], got {restitution!r}")
+    limits = getattr(robot, "position_limits", None)
+    if mode == "ignore" or limits is None:
+        return None
+    lower, upper = (np.array(x, dtype=np.float64) for x in limits)
+    if not (np.isfinite(lower).any() or np.isfinite(upper).any()):
+        return None
+    return _JointLimits(lower, upper, mode == "stop", e)
+
+
 def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
              control_rate=1000.0, integrator="rk4", q0=None, qd0=None, *, rtol=1e-8,
-             atol=1e-10, method="aba", max_steps=2_000_000, progress=None, engine="auto"):
+             atol=1e-10, method="aba", max_steps=2_000_000, progress=None, engine="auto",
+             joint_limits="stop", restitution=0.0):
     """Simulate ``robot`` for ``duration`` seconds and return a :class:`SimulationResult`.
 
     Parameters
@@ -231,6 +306,12 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         Which loop integrates: ``"auto"`` takes the C++ loop whenever the run qualifies (see
         the module documentation), ``"cpp"`` insists on it, ``"python"`` never uses it. Both
         give the same result to rounding; ``result.stats["engine"]`` says which ran.
+    joint_limits : "stop" (default), "report" or "ignore"
+        The plant's position limits as hard stops, only recorded (with a RuntimeWarning), or
+        not looked at; see the module documentation.
+    restitution : float in [0, 1]
+        With hard stops, the fraction of the outward velocity a joint keeps (reversed) when it
+        is stopped; 0 (default) stops it dead.
     """
     nq, n = _sizes(robot)
     floating = nq != n
@@ -251,6 +332,9 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
             raise ValueError(f"control_rate: {control_rate!r} Hz is too small (its period "
                              "1 / control_rate overflows)")
         continuous = False
+    limits = _joint_limits(robot, joint_limits, restitution)
+    if floating:
+        limits = None  # free-flyer models: the joint limits are not enforced (yet)
     if int(max_steps) != max_steps or max_steps < 1:
         raise ValueError(f"max_steps: expected a positive integer, got {max_steps!r}")
     if integrator == "rk45":
@@ -298,12 +382,12 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     if isinstance(controller, Controller):
         controller.reset()  # fresh measurement history, noise seed and counters per run
     loop = None if core is not None else _Loop(robot, controller, reference, n, method,
-                                                continuous, nq)
+                                                continuous, nq, limits)
     # timed: the loop, and for the C++ engine also sampling the reference it needs
     start, cpu_start = time.perf_counter(), time.process_time()
     if core is not None:
         rec, stats = _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0,
-                              integrator, method, continuous, progress, duration)
+                              integrator, method, continuous, progress, duration, limits)
     elif integrator == "rk45":
         max_attempts = max(100 * (grid.shape[0] - 1), 100_000)
         run = loop.run_rk45_manifold if floating else loop.run_rk45
@@ -317,9 +401,18 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     wall = time.perf_counter() - start
     stats["cpu_time"] = time.process_time() - cpu_start
 
-    return SimulationResult._build(robot, controller, reference, grid, rec, stats, wall,
-                                   integrator=integrator, dt=dt, control_rate=rate,
-                                   duration=duration)
+    res = SimulationResult._build(robot, controller, reference, grid, rec, stats, wall,
+                                  integrator=integrator, dt=dt, control_rate=rate,
+                                  duration=duration, joint_limits=joint_limits,
+                                  restitution=float(restitution))
+    if limits is not None:
+        res.limit_hits, res.limit_excess = limits.hits.astype(np.int64), limits.excess
+        if not limits.stops and limits.hits.any():
+            import warnings
+
+            warnings.warn("robodyn.simulate: " + "; ".join(res.limit_report()) + " (not "
+                          "enforced: joint_limits='report')", RuntimeWarning, stacklevel=2)
+    return res
 
 
 class _HoldPose:
@@ -388,7 +481,7 @@ def _control_times(grid, flags, continuous, rk4):
 
 
 def _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrator, method,
-             continuous, progress, duration):
+             continuous, progress, duration, limits):
     """The fixed-step loop in C++: same grid, stages and control calls as ``_Loop.run_fixed``."""
     n = int(robot.n)
     m = grid.shape[0]
@@ -426,6 +519,12 @@ def _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrato
     if progress is not None:
         kw["progress"] = lambda t: progress(t, duration)
         kw["every"] = max(1, (m - 1) // 100)
+    if limits is not None:
+        big = np.finfo(np.float64).max  # the C++ boundary takes finite bounds only
+        kw.update(lower=np.maximum(limits.lower, -big), upper=np.minimum(limits.upper, big),
+                  stops=limits.stops,
+                  restitution=limits.restitution, hits_out=limits.hits,
+                  excess_out=limits.excess)
     out = core._simulate_fixed(robot, grid, flags, q0, qd0, Q, QD, TAU, integrator=integrator,
                                method=method, continuous=continuous, **kw)
     if controller is not None:
@@ -538,10 +637,12 @@ class FixedStep:
 class _Loop:
     """The integration loops, with every buffer allocated once."""
 
-    def __init__(self, robot, controller, reference, n, method, continuous, nq=None):
+    def __init__(self, robot, controller, reference, n, method, continuous, nq=None,
+                 limits=None):
         self.n = n
         self.nq = n if nq is None else nq
         self.robot = robot
+        self.limits = limits
         self.method = method
         self.continuous = continuous
         self.controller = controller
@@ -643,6 +744,7 @@ class _Loop:
         tau = self.tau
         control = self.control
         cont = self.continuous
+        limits = self.limits
         stepper = FixedStep(self.robot, integrator, self.method, tau=tau, fd=self.fd)
         step = stepper.step
         stage_control = control if cont else None
@@ -660,6 +762,8 @@ class _Loop:
                 copyto(Yr[k], y)
                 copyto(TAUr[k], tau)
                 step(grid[k + 1] - t, t, stage_control)
+                if limits is not None:
+                    limits(q, v)
                 if not (k & _FINITE_CHECK_MASK) and not np.isfinite(y).all():
                     self._diverged(grid[k + 1], y)
                 if progress is not None and k % every == 0:
@@ -682,22 +786,17 @@ class _Loop:
                  "control_calls": self.n_control}
         return rec, stats
 
-    # Dormand & Prince (1980) 5(4) tableau; the 7th stage is the new point (FSAL)
-    _C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
-    _A = [np.array(r) for r in (
-        [],
-        [1 / 5],
-        [3 / 40, 9 / 40],
-        [44 / 45, -56 / 15, 32 / 9],
-        [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
-        [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
-        [35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])]
-    _E = np.array([35 / 384 - 5179 / 57600, 0.0, 500 / 1113 - 7571 / 16695,
-                   125 / 192 - 393 / 640, -2187 / 6784 + 92097 / 339200,
-                   11 / 84 - 187 / 2100, -1 / 40])
-
     def run_rk45(self, grid, flags, q0, qd0, rtol, atol, max_attempts, progress, duration):
-        """Adaptive Dormand-Prince between consecutive grid points."""
+        """Adaptive Dormand-Prince 5(4) (``scipy.integrate.RK45``) between consecutive grid
+        points: a new solver per interval (a control instant may change the torque there),
+        started with the step size the previous interval ended with."""
+        # Measured against the hand-written Dormand-Prince loop this replaced (Intelledex 605,
+        # computed torque at 1 kHz, 1 s, same process, medians of 3): 0.100 s against 0.048 s
+        # of CPU (2.1x; 8 forward-dynamics calls per interval against 7: no first-same-as-last
+        # across solver restarts), the same trajectory. Kept for the library: the adaptive
+        # integrator is the accurate, not the fast, path (rk4 and the C++ loop are that).
+        from scipy.integrate import RK45
+
         n = self.n
         rec = self._alloc(grid)
         Yr, TAUr = rec["y"], rec["tau"]
@@ -706,91 +805,68 @@ class _Loop:
         method = self.method
         control = self.control
         cont = self.continuous
-        C, A, E = self._C, self._A, self._E
-        y = np.concatenate([q0, qd0])
-        ys = np.empty(2 * n)
-        F = np.zeros((7, 2 * n))  # stage derivatives (qd_s, qdd_s)
-        tmp = np.empty(2 * n)
-        err = np.empty(2 * n)
-        scale = np.empty(2 * n)
+        limits = self.limits
+        qdd = np.empty(n)
 
-        def deriv(t, state, out):
+        def deriv(t, state):
+            q, qd = state[:n], state[n:]
             if cont:
-                control(t, state[:n], state[n:])
-            out[:n] = state[n:]
-            fd(state[:n], state[n:], tau, method=method, out=out[n:])
+                control(t, q, qd)
+            fd(q, qd, tau, method=method, out=qdd)
+            return np.concatenate((qd, qdd))
 
+        y = np.concatenate([q0, qd0])
         N = grid.shape[0] - 1
         every = max(1, N // 100)
-        h_prop = min(grid[1] - grid[0], (grid[-1] - grid[0]))
-        attempts = rejected = fd_calls = 0
-        fsal = False
+        h_next = None
+        steps = fd_calls = 0
         t = 0.0
         try:
             for k in range(N):
                 t = grid[k]
-                t_end = grid[k + 1]
                 if flags[k] and not cont:
                     control(t, y[:n], y[n:])
-                    fsal = False
-                if not fsal:
-                    deriv(t, y, F[0])
-                    fd_calls += 1
                 Yr[k] = y
                 TAUr[k] = tau
-                # bounded: each interval ends after finitely many accepted steps; attempts
-                # are counted against max_attempts over the whole run
-                while True:
-                    remaining = t_end - t
-                    if remaining <= 1e-12 * max(1.0, abs(t_end)):
-                        break
-                    clipped = h_prop >= remaining
-                    h = remaining if clipped else h_prop
-                    if h <= 1e-14 * max(1.0, abs(t)):
-                        raise SimulationError(f"rk45: step size underflow at t = {t:.6g} s")
-                    attempts += 1
-                    if attempts > max_attempts:
+                solver = RK45(deriv, t, y, grid[k + 1], rtol=rtol, atol=atol,
+                              first_step=None if h_next is None else
+                              min(h_next, grid[k + 1] - t))
+                # bounded: the solver stops at the interval's end; its evaluations are counted
+                # against max_attempts (6 per attempted step) over the whole run
+                while solver.status == "running":
+                    if fd_calls + solver.nfev > 6 * max_attempts:
                         raise SimulationError(f"rk45: more than {max_attempts} attempted steps "
-                                              f"(at t = {t:.6g} s); loosen rtol/atol")
-                    for s in range(1, 7):
-                        np.dot(A[s], F[:s], out=tmp)
-                        tmp *= h
-                        np.add(y, tmp, out=ys)
-                        deriv(t + C[s] * h, ys, F[s])
-                    fd_calls += 6
-                    np.dot(E, F, out=err)
-                    err *= h
-                    np.maximum(np.abs(y), np.abs(ys), out=scale)
-                    scale *= rtol
-                    scale += atol
-                    err /= scale
-                    enorm = math.sqrt(float(np.dot(err, err)) / err.shape[0])
-                    if not math.isfinite(enorm):
-                        self._diverged(t, ys)
-                    if enorm <= 1.0:
-                        t = t_end if clipped else t + h
-                        y[:] = ys
-                        F[0] = F[6]
-                        fsal = True
-                        factor = 5.0 if enorm == 0.0 else min(5.0, 0.9 * enorm ** -0.2)
-                        h_prop = max(h_prop, h * factor) if clipped else h * factor
-                    else:
-                        rejected += 1
-                        h_prop = h * max(0.2, 0.9 * enorm ** -0.2)
+                                              f"(at t = {solver.t:.6g} s); loosen rtol/atol")
+                    message = solver.step()
+                    steps += 1
+                    if solver.status == "failed":
+                        if not np.isfinite(solver.y).all():
+                            self._diverged(solver.t, solver.y)
+                        raise SimulationError(f"rk45: {message} at t = {solver.t:.6g} s")
+                    if solver.status == "running" or solver.step_size < grid[k + 1] - t:
+                        h_next = solver.step_size
+                fd_calls += solver.nfev
+                t = solver.t
+                y = solver.y.copy()
+                if limits is not None:
+                    limits(y[:n], y[n:])
+                if not np.isfinite(y).all():
+                    self._diverged(t, y)
                 if progress is not None and k % every == 0:
                     progress(t, duration)
             t = grid[N]
             if cont or flags[N]:
                 control(t, y[:n], y[n:])
         except ValueError as exc:
-            if not (np.isfinite(y).all() and np.isfinite(ys).all() and np.isfinite(tau).all()):
+            if not (np.isfinite(y).all() and np.isfinite(tau).all()):
                 self._diverged(t, y, exc)
             raise
         Yr[N] = y
         TAUr[N] = tau
         if progress is not None:
             progress(duration, duration)
-        stats = {"steps": attempts - rejected, "rejected": rejected, "fd_calls": fd_calls,
+        attempts = (fd_calls - N) // 6  # one evaluation per solver start, six per attempt
+        stats = {"steps": steps, "rejected": max(attempts - steps, 0), "fd_calls": fd_calls,
                  "control_calls": self.n_control}
         return rec, stats
 
@@ -890,7 +966,8 @@ class _Loop:
         Yr, TAUr = rec["y"], rec["tau"]
         tau, fd, method, control = self.tau, self.fd, self.method, self.control
         cont = self.continuous
-        C, A, E = self._C, self._A, self._E
+        C, A, E = _dormand_prince()
+        self._Jinv = np.empty((6, 6))
         q, v = q0.copy(), qd0.copy()
         qs, vs, theta = np.empty(nq), np.empty(n), np.empty(n)
         Kq, Kv = np.zeros((7, n)), np.zeros((7, n))
@@ -1048,15 +1125,20 @@ class SimulationResult:
         total [angular about the world origin; linear] momentum in world axes.
     q_ref, qd_ref, qdd_ref : (N+1, n) the reference sampled at ``t``, or None without one.
     kinetic, potential, energy : (N+1,) kinetic, gravity potential and total energy (J).
-    joint_names, robot_name, controller_name, integrator, dt, control_rate (Hz or None),
-    duration, wall_time (s, of the integration loop), stats (steps, rejected, fd_calls,
-    control_calls, cpu_time: process CPU seconds of the loop, engine: "cpp" or "python").
+    joint_names, joint_types ("revolute" or "prismatic"), robot_name, controller_name,
+    integrator, dt, control_rate (Hz or None), duration, wall_time (s, of the integration loop),
+    stats (steps, rejected, fd_calls, control_calls, cpu_time: process CPU seconds of the loop,
+    engine: "cpp" or "python").
+    joint_limits ("stop", "report" or "ignore"), restitution, position_limits ((n,) lower,
+    (n,) upper or None), limit_hits ((n,) steps that ended beyond a limit), limit_excess ((n,)
+    largest distance beyond a limit, rad or m).
     """
 
     def __init__(self, t, q, qd, tau, q_ref=None, qd_ref=None, qdd_ref=None, kinetic=None,
                  potential=None, joint_names=None, robot_name="robot", controller_name="none",
                  integrator="rk4", dt=None, control_rate=None, duration=None, wall_time=None,
-                 stats=None, saturated_calls=0, q_names=None, momentum=None):
+                 stats=None, saturated_calls=0, q_names=None, momentum=None, joint_types=None,
+                 joint_limits="ignore", restitution=0.0, position_limits=None, robot=None):
         self.t = t
         self.q = q
         self.qd = qd
@@ -1080,6 +1162,14 @@ class SimulationResult:
         self.wall_time = wall_time
         self.stats = dict(stats or {})
         self.saturated_calls = saturated_calls
+        self.joint_types = list(joint_types) if joint_types is not None else [
+            "revolute"] * qd.shape[1]
+        self.joint_limits = joint_limits
+        self.restitution = restitution
+        self.position_limits = position_limits
+        self.limit_hits = np.zeros(qd.shape[1], dtype=np.int64)
+        self.limit_excess = np.zeros(qd.shape[1])
+        self.robot = robot  # the plant, for animate(); None for a result built by hand
 
     @classmethod
     def _build(cls, robot, controller, reference, grid, rec, stats, wall, **meta):
@@ -1104,10 +1194,36 @@ class SimulationResult:
         robot_name = getattr(getattr(robot, "spec", None), "name", None) or getattr(
             robot, "name", "robot")
         cname = "none" if controller is None else type(controller).__name__
+        spec = getattr(robot, "spec", None)
+        types = [b.joint_type for b in spec.bodies] if spec is not None else None
+        limits = getattr(robot, "position_limits", None)
+        if nq != n:  # the free-flyer's angular and linear velocity, then the joints
+            types = ["revolute"] * 3 + ["prismatic"] * 3 + (types or [])[-(n - 6):] \
+                if n > 6 else ["revolute"] * 3 + ["prismatic"] * 3
+            limits = None
         return cls(grid, Q, QD, rec["tau"], q_ref, qd_ref, qdd_ref, kin, pot, names,
                    robot_name=robot_name, controller_name=cname, wall_time=wall, stats=stats,
                    saturated_calls=getattr(controller, "saturated_calls", 0), q_names=q_names,
-                   momentum=momentum, **meta)
+                   momentum=momentum, joint_types=types, position_limits=limits, robot=robot,
+                   **meta)
+
+    def units(self, i):
+        """Units of joint ``i``: (position, velocity, effort), e.g. ("m", "m/s", "N")."""
+        if self.joint_types[i] == "prismatic":
+            return "m", "m/s", "N"
+        return "rad", "rad/s", "N m"
+
+    def limit_report(self):
+        """One line per joint that ended a step beyond a position limit (empty if none)."""
+        lines = []
+        for i in np.flatnonzero(self.limit_hits):
+            u = self.units(i)[0]
+            lo, hi = (float(x[i]) for x in self.position_limits)
+            verb = "stopped at" if self.joint_limits == "stop" else "went beyond"
+            lines.append(f"joint {self.joint_names[i]} {verb} its limits [{lo:g}, {hi:g}] {u} "
+                         f"in {int(self.limit_hits[i])} steps, up to {self.limit_excess[i]:.3g} "
+                         f"{u} beyond")
+        return lines
 
     @property
     def n(self):
@@ -1162,6 +1278,14 @@ class SimulationResult:
         scale = max(float(np.max(np.abs(self.kinetic))), 1e-300)
         return float(np.max(np.abs(E - E[0]))) / scale
 
+    def actuator_work(self):
+        """(N+1,) work done on the robot by the applied joint torques since ``t[0]`` (J):
+        ``sum_k tau[k] . (q[k+1] - q[k])``, exact for a torque held over each interval."""
+        w = np.zeros(self.t.shape[0])
+        if self.t.shape[0] > 1:
+            w[1:] = np.cumsum(np.einsum("ij,ij->i", self.tau[:-1], np.diff(self.q, axis=0)))
+        return w
+
     def summary(self):
         """A one-screen text summary."""
         rate = "continuous" if self.control_rate is None else f"{self.control_rate:g} Hz"
@@ -1181,18 +1305,21 @@ class SimulationResult:
         err = self.max_error
         if err is not None and err.shape[0] != self.n:
             err = None
-        head = f"  {'joint':<{width}}  {'max |tau|':>12}"
+        head = f"  {'joint':<{width}}  {'max |tau|':>16}"
         if err is not None:
-            head += f"  {'max |error|':>12}  {'final error':>12}"
+            head += f"  {'max |error|':>16}  {'final error':>16}"
         lines.append(head)
         final = None if err is None else np.abs(self.error[-1])
         for i, name in enumerate(self.joint_names):
-            row = f"  {name:<{width}}  {self.max_torque[i]:12.4g}"
+            pos, _, eff = self.units(i)
+            row = f"  {name:<{width}}  {self.max_torque[i]:12.4g} {eff:<3}"
             if err is not None:
-                row += f"  {err[i]:12.3e}  {final[i]:12.3e}"
+                row += f"  {err[i]:12.3e} {pos:<3}  {final[i]:12.3e} {pos:<3}"
             lines.append(row)
         if err is not None:
-            lines.append(f"max tracking error {float(np.max(err)):.3e} (rad or m)")
+            worst = int(np.argmax(err))
+            lines.append(f"max tracking error {float(err[worst]):.3e} {self.units(worst)[0]} "
+                         f"(joint {self.joint_names[worst]})")
         if self.momentum is not None:
             ang, lin = self.momentum_drift
             h0 = self.momentum[0]
@@ -1201,6 +1328,14 @@ class SimulationResult:
                          f"{float(np.linalg.norm(h0[3:])):.6g})")
         if self.saturated_calls:
             lines.append(f"torque saturated in {self.saturated_calls} controller calls")
+        report = self.limit_report()
+        if report and self.joint_limits == "stop":
+            lines.append(f"joint limits (hard stops, restitution {self.restitution:g}):")
+            lines += ["  " + r for r in report]
+        elif report:
+            lines.append("WARNING: joint limits exceeded and NOT enforced "
+                         "(joint_limits='report'):")
+            lines += ["  " + r for r in report]
         if self.energy is not None:
             lines.append(f"energy: start {self.energy[0]:.6g} J, end {self.energy[-1]:.6g} J")
         return "\n".join(lines)
@@ -1246,3 +1381,11 @@ class SimulationResult:
         """
         from .plotting import plot_result
         return plot_result(self, path=path, show=show)
+
+    def animate(self, path, fps=25.0, max_frames=250):
+        """Write the motion as an animated GIF at ``path``: the robot as a 3-D stick figure
+        with its joint frames (robodyn.plotting.animate_result; needs matplotlib and pillow,
+        the ``plot`` extra). ``fps`` frames per simulated second, at most ``max_frames``
+        (longer runs are sampled more sparsely and play faster). Returns the path."""
+        from .plotting import animate_result
+        return animate_result(self, path, fps=fps, max_frames=max_frames)

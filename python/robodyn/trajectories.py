@@ -29,7 +29,7 @@ Profiles:
   first and second derivatives give ``qd`` and ``qdd``;
 - :func:`constant` -- a set point.
 
-This module imports only NumPy and the standard library.
+This module imports NumPy and the standard library, and SciPy for the cubic splines.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ __all__ = [
     "thesis_motion",
     "stanford_demo",
     "check_limits",
+    "default_reference",
 ]
 
 # number of evenly spaced instants (plus all knots) at which limits are checked
@@ -385,85 +386,15 @@ class PiecewiseQuintic(Trajectory):
         return Q, np.where(inside, QD, 0.0), np.where(inside, QDD, 0.0)
 
 
-def _thomas(sub, diag, sup, rhs):
-    """Solve the tridiagonal system ``sub[i] x[i-1] + diag[i] x[i] + sup[i] x[i+1] = rhs[i]``
-    (``rhs`` of shape (m, n)) by the Thomas algorithm; the system must be diagonally dominant
-    or otherwise need no pivoting (true of the spline systems here)."""
-    m = diag.shape[0]
-    cp = np.zeros(m)
-    dp = np.zeros_like(rhs)
-    cp[0] = sup[0] / diag[0]
-    dp[0] = rhs[0] / diag[0]
-    for i in range(1, m):
-        den = diag[i] - sub[i] * cp[i - 1]
-        cp[i] = sup[i] / den
-        dp[i] = (rhs[i] - sub[i] * dp[i - 1]) / den
-    x = np.empty_like(rhs)
-    x[-1] = dp[-1]
-    for i in range(m - 2, -1, -1):
-        x[i] = dp[i] - cp[i] * x[i + 1]
-    return x
-
-
-def _spline_moments(x, Y, bc, v0=None, v1=None):
-    """Second derivatives ``M`` (m, n) at the knots of the cubic spline through ``(x, Y)``.
-
-    ``bc`` is ``"clamped"`` (first derivatives ``v0``, ``v1`` at the ends), ``"natural"``
-    (``M = 0`` at the ends) or ``"not-a-knot"`` (third derivative continuous at the second and
-    the second-to-last knot; falls back to natural below four knots). Continuity of the first
-    derivative at the interior knots gives (Burden & Faires, sec. 3.5)
-    ``h[i-1] M[i-1] + 2 (h[i-1] + h[i]) M[i] + h[i] M[i+1] = 6 (slope[i] - slope[i-1])``;
-    the tridiagonal system is solved in O(m n).
-    """
-    m = x.shape[0]
-    n = Y.shape[1]
-    if bc not in ("clamped", "natural", "not-a-knot"):
-        raise ValueError(f"bc: expected 'clamped', 'natural' or 'not-a-knot', got {bc!r}")
-    if m == 2 and bc != "clamped":
-        return np.zeros((2, n))
-    if bc == "not-a-knot" and m < 4:
-        bc = "natural"
-    h = np.diff(x)
-    slope = np.diff(Y, axis=0) / h[:, None]
-    sub = np.zeros(m)
-    diag = np.ones(m)
-    sup = np.zeros(m)
-    rhs = np.zeros((m, n))
-    sub[1:-1] = h[:-1]
-    diag[1:-1] = 2.0 * (h[:-1] + h[1:])
-    sup[1:-1] = h[1:]
-    rhs[1:-1] = 6.0 * (slope[1:] - slope[:-1])
-    if bc == "natural":
-        return _thomas(sub, diag, sup, rhs)
-    if bc == "clamped":
-        diag[0], sup[0] = 2.0 * h[0], h[0]
-        rhs[0] = 6.0 * (slope[0] - v0)
-        sub[-1], diag[-1] = h[-1], 2.0 * h[-1]
-        rhs[-1] = 6.0 * (v1 - slope[-1])
-        return _thomas(sub, diag, sup, rhs)
-    # not-a-knot: h1 M0 - (h0 + h1) M1 + h0 M2 = 0 gives M0 from M1, M2 (likewise at the
-    # end); substituting into the first and last interior rows leaves a tridiagonal system
-    # for M1 .. M[m-2]
-    h0, h1, ha, hb = h[0], h[1], h[-2], h[-1]
-    sub, diag, sup, rhs = sub[1:-1], diag[1:-1].copy(), sup[1:-1].copy(), rhs[1:-1]
-    sub = sub.copy()
-    diag[0] += h0 * (h0 + h1) / h1
-    sup[0] = h1 - h0 * h0 / h1
-    diag[-1] += hb * (ha + hb) / ha
-    sub[-1] = ha - hb * hb / ha
-    M = np.empty((m, n))
-    M[1:-1] = _thomas(sub, diag, sup, rhs)
-    M[0] = ((h0 + h1) * M[1] - h0 * M[2]) / h1
-    M[-1] = ((ha + hb) * M[-2] - hb * M[-3]) / ha
-    return M
-
-
 class CubicSpline(Trajectory):
     """A C2 cubic spline through ``points`` (m, n) at ``times`` (m,).
 
     ``bc="clamped"`` uses end velocities ``qd0``/``qd1`` (zero by default, so the motion starts
-    and ends at rest); ``"natural"`` and ``"not-a-knot"`` as in :func:`_spline_moments`.
-    Outside ``[times[0], times[-1]]`` the end points are held at rest.
+    and ends at rest); ``"natural"`` has zero acceleration at both ends; ``"not-a-knot"`` a
+    continuous third derivative at the second and second-to-last knots (through three points:
+    the parabola). The spline is SciPy's ``scipy.interpolate.CubicSpline``; ``sample`` gives its
+    value and first two derivatives. Outside ``[times[0], times[-1]]`` the end points are held
+    at rest.
     """
 
     def __init__(self, points, times, bc="clamped", qd0=0.0, qd1=0.0, *, limits=None,
@@ -475,25 +406,22 @@ class CubicSpline(Trajectory):
         self.duration = float(self.knots[-1])
         v0 = _as_vector(qd0, "qd0", self.n)
         v1 = _as_vector(qd1, "qd1", self.n)
+        if bc not in ("clamped", "natural", "not-a-knot"):
+            raise ValueError(f"bc: expected 'clamped', 'natural' or 'not-a-knot', got {bc!r}")
         self.bc = bc
-        self.M = _spline_moments(self.knots, P, bc, v0, v1)
+        from scipy.interpolate import CubicSpline as _Spline
+
+        bc_type = ((1, v0), (1, v1)) if bc == "clamped" else bc
+        self._spline = _Spline(self.knots, P, axis=0, bc_type=bc_type, extrapolate=False)
         self._finish(limits, robot, extra_times=self.knots)
 
     def _eval(self, ts):
-        x, Y, M = self.knots, self.points, self.M
+        x = self.knots
         tc = np.clip(ts, x[0], x[-1])
-        k = np.clip(np.searchsorted(x, tc, side="right") - 1, 0, len(x) - 2)
-        h = (x[k + 1] - x[k])[:, None]
-        a = (x[k + 1] - tc)[:, None]
-        b = (tc - x[k])[:, None]
-        Mi, Mj, Yi, Yj = M[k], M[k + 1], Y[k], Y[k + 1]
-        ci = Yi / h - Mi * h / 6.0
-        cj = Yj / h - Mj * h / 6.0
-        Q = (Mi * a**3 + Mj * b**3) / (6.0 * h) + ci * a + cj * b
-        QD = (-Mi * a**2 + Mj * b**2) / (2.0 * h) - ci + cj
-        QDD = (Mi * a + Mj * b) / h
+        spline = self._spline
         inside = ((ts >= x[0]) & (ts <= x[-1]))[:, None]
-        return Q, np.where(inside, QD, 0.0), np.where(inside, QDD, 0.0)
+        return (spline(tc), np.where(inside, spline(tc, 1), 0.0),
+                np.where(inside, spline(tc, 2), 0.0))
 
 
 def waypoints(points, times, kind="cubic", *, limits=None, robot=None):
@@ -603,3 +531,26 @@ class Constant(Trajectory):
 def constant(q, *, limits=None, robot=None):
     """Hold the set point ``q``."""
     return Constant(q, limits=limits, robot=robot)
+
+
+def default_reference(robot, duration=None, move_time=None):
+    """The reference ``robodyn simulate`` uses when none is given.
+
+    - ``intelledex_605``: Nie's thesis test motion (T = 2 s unless ``move_time``);
+    - ``stanford_arm``: the demo motion of robots.md with T = ``move_time``, else
+      ``duration``, else 10 s;
+    - any other robot: a smooth move from the zero pose (clipped into the limits) by 0.3 rad
+      per revolute joint and 0.05 m per prismatic joint, reversed where that would leave the
+      limits, T = ``move_time``, else ``duration``, else 2 s.
+    """
+    name = getattr(robot, "name", "")
+    if name == "intelledex_605" and robot.n == 6:
+        return thesis_motion(move_time or 2.0, robot=robot)
+    if name == "stanford_arm" and robot.n == 6:
+        return stanford_demo(move_time or duration or 10.0, robot=robot)
+    lower, upper = (np.asarray(x, dtype=np.float64) for x in robot.position_limits)
+    q0 = np.clip(np.zeros(robot.n), lower, upper)
+    step = np.array([0.05 if b.joint_type == "prismatic" else 0.3 for b in robot.spec.bodies])
+    q1 = np.where(q0 + step <= upper, q0 + step, q0 - step)
+    q1 = np.clip(q1, lower, upper)
+    return smooth(q0, q1, move_time or duration or 2.0, robot=robot)

@@ -855,12 +855,13 @@ SINGULAR = ("the mass matrix is singular: a joint moves no mass or inertia (inve
 
 
 def load(source, gravity=None, armature=None, *, check_inertia=True, strict=False,
-         mimic="couple", xacro_args=None, max_bytes=MAX_BYTES, floating_base=False):
-    """robodyn.load_urdf: parse_urdf, then the Robot; a singular mass matrix (a joint that
-    moves no mass, e.g. Romeo's massless hands) is one more warning, said with the file's
-    others; errors of the C++ model are URDFErrors naming the file."""
-    from .robot import Robot
-
+         mimic="couple", xacro_args=None, max_bytes=MAX_BYTES, floating_base=False,
+         robot_class=None):
+    """robodyn.load_urdf: parse_urdf, then the Robot (of ``robot_class``, robodyn.Robot: passed
+    in, as robot.py imports this module); a singular mass matrix (a joint that moves no mass,
+    e.g. Romeo's massless hands) is one more warning, said with the file's others; errors of
+    the C++ model are URDFErrors naming the file."""
+    Robot = robot_class
     spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args,
                                 max_bytes, floating_base)
     if strict:

@@ -88,6 +88,22 @@ struct SimReference {
   long rows = 0;
 };
 
+// Joint limits of the plant, applied at the end of every integration step (after the state
+// update, before the finiteness check). A joint beyond a finite bound `lower[i] <= q[i] <=
+// upper[i]` is, with `stops`, put back on the bound and, if it still moves outward, its
+// velocity reversed and scaled by `restitution` (0: a plastic stop, the velocity zeroed; 1:
+// an elastic bounce): a hard stop. Without `stops` nothing is changed (the violation is only
+// recorded). Either way hits[i] counts the steps that ended beyond a bound of joint i and
+// excess[i] is the largest distance beyond it (rad or m). Null bounds: no limits.
+struct SimLimits {
+  const double* lower = nullptr;  // (n,) -inf where none
+  const double* upper = nullptr;  // (n,) +inf where none
+  bool stops = true;
+  double restitution = 0.0;       // in [0, 1]
+  double* hits = nullptr;         // (n,) out: steps beyond a bound
+  double* excess = nullptr;       // (n,) out: largest distance beyond a bound
+};
+
 // The record: (N + 1, n) row-major arrays, row k the state at t_k and the torque applied from
 // t_k on (the held command, or the first-stage torque in continuous mode).
 struct SimOutput {
@@ -123,8 +139,9 @@ class Simulator {
  public:
   // plant and controller must outlive the Simulator; both models must have the same n.
   Simulator(const SimRobot& plant, SimForward method, SimIntegrator integrator,
-            const SimController& controller)
+            const SimController& controller, const SimLimits& limits = SimLimits())
       : plant_(plant), method_(method), integrator_(integrator), ctrl_(controller),
+        limits_(limits),
         n_(plant.model->n), pd_(*plant.model),
         cd_(controller.robot.model ? *controller.robot.model : *plant.model),
         Z_(4 * 3 * n_, 0.0), tmp_(2 * n_, 0.0), tau_(n_, 0.0), v_(n_, 0.0), g_(n_, 0.0) {
@@ -141,6 +158,7 @@ class Simulator {
   bool forward(const double* q, const double* qd, double* qdd);
   void inverse(const double* q, const double* qd, const double* qdd, double* tau);
   bool control(const double* q, const double* qd, const SimReference& ref, long row);
+  void apply_limits(double* q, double* qd);
   bool finite(const double* x, long size) const {
     for (long i = 0; i < size; ++i)
       if (!std::isfinite(x[i])) return false;
@@ -151,6 +169,7 @@ class Simulator {
   SimForward method_;
   SimIntegrator integrator_;
   SimController ctrl_;
+  SimLimits limits_;
   int n_;
   bool ideal_;
   Data pd_;                  // plant workspace (private: the loop runs without the GIL)
@@ -257,6 +276,22 @@ inline bool Simulator::control(const double* q, const double* qd, const SimRefer
   return finite(tau, n);
 }
 
+// hard stops (or only the record of violations) at the end of a step; see SimLimits
+inline void Simulator::apply_limits(double* q, double* qd) {
+  const SimLimits& L = limits_;
+  for (int i = 0; i < n_; ++i) {
+    const double over = q[i] > L.upper[i] ? q[i] - L.upper[i]
+                        : q[i] < L.lower[i] ? L.lower[i] - q[i] : 0.0;
+    if (!(over > 0.0)) continue;
+    L.hits[i] += 1.0;
+    L.excess[i] = std::max(L.excess[i], over);
+    if (!L.stops) continue;
+    const bool high = q[i] > L.upper[i];
+    q[i] = high ? L.upper[i] : L.lower[i];
+    if (high ? qd[i] > 0.0 : qd[i] < 0.0) qd[i] = -L.restitution * qd[i];
+  }
+}
+
 template <class Progress>
 SimResult Simulator::run(const SimGrid& grid, const SimReference& ref, const double* q0,
                          const double* qd0, const SimOutput& out, long every,
@@ -330,6 +365,7 @@ SimResult Simulator::run(const SimGrid& grid, const SimReference& ref, const dou
       for (int i = 0; i < n; ++i) y[n + i] += a[i] * h;
       for (int i = 0; i < n; ++i) y[i] += y[n + i] * h;
     }
+    if (limits_.lower) apply_limits(y, y + n);
     if (!finite(y, 2 * n)) return finish(SimStatus::Diverged, grid.t[k + 1]);
     if (every > 0 && k % every == 0 && !progress(t)) return finish(SimStatus::Stopped, t);
   }

@@ -95,7 +95,7 @@ _FEEDFORWARD, _COMPUTED_TORQUE, _PD_GRAVITY, _GRAVITY = range(4)
 # the interpreter to the control callback within this time
 MAX_POINTS = 100_000
 LOG_THROTTLE = 1.0
-SPIN_SLICE = 0.05
+SPIN_SLICE = 0.02
 SWITCH_INTERVAL = 2e-4
 # ring of per-tick compute times kept for the shutdown summary (a power of two)
 _STATS = 1 << 16
@@ -831,7 +831,8 @@ class ControllerNode(RobotNode):
         self.realtime_priority = priority_parameter(self)
         self.mode = choice_parameter(self, "mode", "gravity_compensation", MODES,
                                      "control law", read_only=False)
-        for name, default in (("kp", 100.0), ("kd", 20.0)):
+        for name, default in (("kp", robodyn.control.COMPUTED_TORQUE_KP),
+                              ("kd", robodyn.control.COMPUTED_TORQUE_KD)):
             self.declare_parameter(name, default, _descriptor(
                 f"gain {name}: a number or one per joint (computed_torque: 1/s^2 for kp, 1/s "
                 "for kd; pd_gravity: N m/rad and N m s/rad)", dynamic=True, read_only=False))
@@ -1216,12 +1217,19 @@ def _set_priority(node):
                                "threads (executor, middleware)")
 
 
+WORKER_NICE = 10
+
+
 def _normal_scheduling():
-    """This thread back to SCHED_OTHER (the reference worker: it must never delay the
-    control callbacks, whatever it inherited)."""
+    """This thread back to SCHED_OTHER, at nice WORKER_NICE (the reference worker: when it
+    competes for a CPU with the control callbacks, they get the larger share)."""
     try:
         if os.sched_getscheduler(0) != os.SCHED_OTHER:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        # Linux: the nice value of one thread, named by its id
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid),
+                                                 WORKER_NICE))
     except (OSError, AttributeError):
         pass
 

@@ -1,6 +1,6 @@
 """An instrumented float that counts the arithmetic an algorithm really executes.
 
-Counting rules (the ones docs and `robodyn opcount` state, see spec/opcounts.md):
+Counting rules (the ones docs and `robodyn opcount` state, see docs/opcounts.md):
 
 - ``mul``: multiplications and divisions;
 - ``add``: additions and subtractions; negation, ``abs`` and comparisons are free;

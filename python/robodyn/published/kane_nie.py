@@ -4,9 +4,9 @@ Source: T. Nie, *Dynamics of mechanical manipulators by Kane's method* (PhD thes
 State University, 1988), section III.2 (eqs. 3.1-3.62) and the FORTRAN subroutine AUTOSUB of
 programs AUTOTF (App. 4) and AUTOQ (App. 5); seed text nie-1988-kane-manipulators.txt
 (Ch. III near its lines 1200-1760, listings near 3100-3700), restated in spec/kane-nie.md.
-This is a test oracle and an operation-count baseline, not production code: it is the O(n^3)
-form as published, with scalar loops over components j = 1..3 in the order of the listing, so
-that running it with an instrumented scalar (tests/reference/opfloat.OpFloat) counts the
+This is the operation-count baseline of ``robodyn opcount`` and a test oracle, not a fast
+path: the O(n^3) form as published, with scalar loops over components j = 1..3 in the order of the listing, so
+that running it with an instrumented scalar (robodyn.published.opfloat.OpFloat) counts the
 arithmetic of the published algorithm. Comments give the equation or listing loop label of
 each block. Misprints corrected per kane-nie.md: Y^k (printed Y^{k-1}) in (3.53), u_k
 (printed u_k^k) in (3.7), s^k in frame k-1 (3.16), w^k x D^k (printed w^k x v^k) in (3.20).

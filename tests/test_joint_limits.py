@@ -1,0 +1,111 @@
+"""Joint limits in the simulator: hard stops by default (both engines, the same to rounding),
+or a loud report, or nothing; and what the user sees of them (summary, command line)."""
+
+import shutil
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+
+import robodyn
+
+
+@pytest.fixture(scope="module")
+def stanford():
+    return robodyn.robots.stanford_arm()
+
+
+def _passive(robot, engine, **kw):
+    q0 = np.clip(np.full(robot.n, 0.3), *robot.position_limits)
+    return robodyn.simulate(robot, None, None, duration=kw.pop("duration", 1.5), dt=1e-3,
+                            q0=q0, engine=engine, **kw)
+
+
+@pytest.mark.parametrize("engine", ["cpp", "python"])
+def test_prismatic_joint_stays_within_its_limits(stanford, engine):
+    """robodyn simulate stanford_arm --controller none: the sliding joint falls onto its stop
+    (1.27 m travel) and stays there instead of sliding hundreds of metres."""
+    lower, upper = stanford.position_limits
+    res = _passive(stanford, engine)
+    assert res.stats["engine"] == engine
+    assert np.all(res.q >= lower - 1e-12) and np.all(res.q <= upper + 1e-12)
+    k = 2  # the prismatic joint
+    assert stanford.spec.bodies[k].joint_type == "prismatic"
+    assert res.limit_hits[k] > 0
+    # it rests on a stop: at the bound, not moving outward
+    at = np.isclose(res.q[-1, k], [lower[k], upper[k]], rtol=0, atol=1e-12)
+    assert at.any()
+    assert abs(res.qd[-1, k]) < 1e-6 or (res.qd[-1, k] > 0) == bool(at[0])
+    text = res.summary()
+    assert "hard stops" in text and "stopped at its limits" in text
+    assert "[" + f"{lower[k]:g}, {upper[k]:g}" + "] m" in text
+
+
+def test_engines_agree_with_stops(stanford):
+    a, b = _passive(stanford, "cpp"), _passive(stanford, "python")
+    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(a.limit_hits, b.limit_hits)
+    np.testing.assert_allclose(a.limit_excess, b.limit_excess, rtol=1e-6, atol=1e-12)
+
+
+def test_report_mode_warns_and_does_not_stop(stanford):
+    lower, upper = stanford.position_limits
+    with pytest.warns(RuntimeWarning, match="went beyond its limits"):
+        res = _passive(stanford, "cpp", joint_limits="report")
+    k = 2
+    assert res.q[:, k].max() > upper[k] + 0.1 or res.q[:, k].min() < lower[k] - 0.1
+    assert res.limit_excess[k] > 0.1
+    assert "WARNING: joint limits exceeded and NOT enforced" in res.summary()
+
+
+def test_ignore_mode_is_silent(stanford):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = _passive(stanford, "cpp", joint_limits="ignore")
+    assert not res.limit_hits.any() and "limit" not in res.summary()
+
+
+def _slider(lower, upper):
+    """One prismatic joint along z under gravity -z: a mass dropping onto its lower stop."""
+    rows = [dict(theta=0.0, d=0.0, a=0.0, alpha=0.0, joint="prismatic", mass=2.0,
+                 com=[0.0, 0.0, 0.0], inertia=np.diag([0.01, 0.01, 0.01]), limits=(lower, upper))]
+    return robodyn.from_dh(rows, gravity=(0.0, 0.0, -9.81), name="slider")
+
+
+@pytest.mark.parametrize("engine", ["cpp", "python"])
+def test_restitution(engine):
+    robot = _slider(-1.0, 1.0)
+    lower, upper = robot.position_limits
+    assert (lower[0], upper[0]) == (-1.0, 1.0)
+    drop = dict(q0=[0.0], duration=1.2, dt=1e-4, engine=engine)
+    # plastic stop (the default): lands after sqrt(2 / 9.81) = 0.45 s and stays on the stop
+    dead = robodyn.simulate(robot, None, None, **drop)
+    assert dead.q[-1, 0] == -1.0 and dead.qd[-1, 0] == 0.0
+    t_land = dead.t[np.argmax(dead.q[:, 0] <= -1.0)]
+    assert abs(t_land - np.sqrt(2.0 / 9.81)) < 2e-4
+    # elastic: bounces back up to (nearly) where it started, at t = 2 x 0.45 s
+    bounce = robodyn.simulate(robot, None, None, restitution=1.0, **drop)
+    assert bounce.q[:, 0].min() >= -1.0
+    top = bounce.q[bounce.t > t_land + 0.1, 0].max()
+    assert abs(top - 0.0) < 0.01  # the projection loses at most |v| dt of height
+    assert bounce.limit_hits[0] >= 1
+
+
+def test_bad_options():
+    robot = _slider(-1.0, 1.0)
+    with pytest.raises(ValueError, match="joint_limits"):
+        robodyn.simulate(robot, joint_limits="clamp")
+    with pytest.raises(ValueError, match="restitution"):
+        robodyn.simulate(robot, restitution=1.5)
+
+
+def test_command_line_reports_the_stop():
+    exe = shutil.which("robodyn")
+    if exe is None:
+        pytest.skip("the robodyn console script is not on PATH")
+    proc = subprocess.run([exe, "simulate", "stanford_arm", "--controller", "none",
+                           "--duration", "3"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "joint limits (hard stops, restitution 0)" in proc.stdout
+    assert "stopped at its limits" in proc.stdout

@@ -161,3 +161,26 @@ def test_example_robot_data(name, with_armature, rng):
         assert len(matched) >= n
         for k in matched:
             close(T[k], data.oMf[model.getFrameId(robot.link_names[k])].homogeneous)
+
+
+@pytest.mark.parametrize("n", [3, 6, 9])
+def test_jacobian_is_pinocchios_local_world_aligned_with_rows_swapped(n, rng):
+    """robot.jacobian's docstring: [angular; linear] rows of the link frame's origin velocity
+    in base axes, i.e. Pinocchio's LOCAL_WORLD_ALIGNED joint Jacobian with its [linear;
+    angular] rows swapped."""
+    spec = R.random_tree(n, rng)
+    robot = robodyn.Robot(spec)
+    order = depth_first_order(spec)
+    model = pinocchio_model(spec, order)
+    data = model.createData()
+    q = rng.uniform(-1.0, 1.0, n)
+    qp = q[order]
+    pin.computeJointJacobians(model, data, qp)
+    pin.updateFramePlacements(model, data)
+    for i in range(n):
+        J = robot.jacobian(q, i)
+        Jp = pin.getJointJacobian(model, data, int(np.flatnonzero(order == i)[0]) + 1,
+                                  pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        expected = np.zeros((6, n))
+        expected[:, order] = np.vstack([Jp[3:], Jp[:3]])
+        close(J, expected)

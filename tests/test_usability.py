@@ -390,3 +390,19 @@ def test_opcounts_doc_has_the_figures_the_code_quotes():
         assert opcount.formula(cm).replace("n^2", "n²") in text
         assert opcount.formula(ca).replace("n^2", "n²") in text
     assert "Table 10.1" in text and "Featherstone (2008)" in text
+
+
+def test_animation_gif_is_written(tmp_path):
+    from PIL import Image
+
+    robot = robodyn.robots.stanford_arm()
+    ref = robodyn.trajectories.stanford_demo(0.4, robot=robot)
+    res = robodyn.simulate(robot, robodyn.control.ComputedTorque(robot), ref, duration=0.4)
+    path = res.animate(tmp_path / "run.gif", fps=10)
+    with Image.open(path) as im:
+        assert im.format == "GIF" and im.n_frames == 5  # 0.4 s at 10 frames per second
+    proc = run_cli("simulate", "intelledex_605", "--duration", "0.2", "--quiet", "--animate",
+                   str(tmp_path / "cli.gif"), "--fps", "20")
+    assert proc.returncode == 0, proc.stderr
+    with Image.open(tmp_path / "cli.gif") as im:
+        assert im.format == "GIF" and im.n_frames == 5

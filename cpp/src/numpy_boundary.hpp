@@ -24,6 +24,9 @@ namespace py = pybind11;
 [[noreturn]] inline void bad(const std::string& name, const std::string& why) {
   throw py::value_error(name + ": " + why);
 }
+[[noreturn]] inline void bad(const char* name, const std::string& why) {
+  throw py::value_error(std::string(name) + ": " + why);
+}
 
 inline bool is_array(PyObject* o) { return py::detail::npy_api::get().PyArray_Check_(o); }
 
@@ -61,11 +64,24 @@ inline void keep_fatal_error() {
   PyErr_Clear();
 }
 
-// h as a C-contiguous native float64 array (h itself when it already is one). `expect` says
-// what the argument should be, for the error message.
-inline py::object as_f64(py::handle h, const std::string& name, const std::string& expect) {
-  if (is_native_f64_c(h.ptr())) return py::reinterpret_borrow<py::object>(h);
-  if (h.is_none()) bad(name, "expected " + expect + ", got None");
+// What an argument should be, for error messages: "an array of shape (rows,)" (cols < 0),
+// "(rows, cols)", or with `either` "(rows,) or (N, rows)". Built into a string only when an
+// error is raised: the hot path (a native float64 array of the right shape) formats nothing
+// and allocates nothing.
+struct Expect {
+  py::ssize_t rows;
+  py::ssize_t cols = -1;
+  bool either = false;
+  std::string shapes() const {
+    return either ? shape_str(rows, -1) + " or " + shape_str(-1, rows) : shape_str(rows, cols);
+  }
+  std::string str() const { return "an array of shape " + shapes(); }
+};
+
+// The conversion path of as_f64 (h is not a C-contiguous native float64 array): out of line,
+// so the fast path stays small.
+inline py::object convert_f64(py::handle h, const char* name, const Expect& expect) {
+  if (h.is_none()) bad(name, "expected " + expect.str() + ", got None");
   auto& api = py::detail::npy_api::get();
   // the natural dtype first (a list of complex numbers is complex, not silently real)
   py::object arr;
@@ -76,14 +92,14 @@ inline py::object as_f64(py::handle h, const std::string& name, const std::strin
                                        py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_, nullptr);
     if (!a) {
       keep_fatal_error();
-      bad(name, "expected " + expect + " (not convertible to an array)");
+      bad(name, "expected " + expect.str() + " (not convertible to an array)");
     }
     arr = py::reinterpret_steal<py::object>(a);
   }
   const char kind =
       py::detail::array_descriptor_proxy(py::detail::array_proxy(arr.ptr())->descr)->kind;
   if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
-    bad(name, "expected " + expect + " of real numbers, got dtype kind '" + kind + "'");
+    bad(name, "expected " + expect.str() + " of real numbers, got dtype kind '" + kind + "'");
   PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_DOUBLE_);
   PyObject* c = api.PyArray_FromAny_(
       arr.ptr(), descr, 0, 0,
@@ -92,20 +108,28 @@ inline py::object as_f64(py::handle h, const std::string& name, const std::strin
       nullptr);
   if (!c) {
     keep_fatal_error();
-    bad(name, "expected " + expect + " of real numbers");
+    bad(name, "expected " + expect.str() + " of real numbers");
   }
   return py::reinterpret_steal<py::object>(c);
+}
+
+// h as a C-contiguous native float64 array (h itself when it already is one: no conversion,
+// no reference-count traffic beyond the borrow). `expect` says what the argument should be,
+// for the error message.
+inline py::object as_f64(py::handle h, const char* name, const Expect& expect) {
+  if (is_native_f64_c(h.ptr())) return py::reinterpret_borrow<py::object>(h);
+  return convert_f64(h, name, expect);
 }
 
 inline const double* data_of(const py::object& a) {
   return reinterpret_cast<const double*>(py::detail::array_proxy(a.ptr())->data);
 }
 
-inline void check_finite(const double* p, py::ssize_t count, const std::string& name,
-                         const std::string& expect) {
+inline void check_finite(const double* p, py::ssize_t count, const char* name,
+                         const Expect& expect) {
   for (py::ssize_t k = 0; k < count; ++k)
     if (!std::isfinite(p[k]))
-      bad(name, "contains NaN or inf (expected finite values, " + expect + ")");
+      bad(name, "contains NaN or inf (expected finite values, shape " + expect.shapes() + ")");
 }
 
 // A float64 view of one state argument: (n,) (rows = 1, batch = false) or (N, n) (a batch).
@@ -118,8 +142,7 @@ struct Input {
 
 // q-like argument: shape (n,) or (N, n), finite float values
 inline Input get_input(py::handle h, const char* name, int n) {
-  const std::string expect =
-      "an array of shape " + shape_str(n, -1) + " or " + shape_str(-1, n);
+  const Expect expect{n, -1, true};
   Input in;
   in.keep = as_f64(h, name, expect);
   PyObject* o = in.keep.ptr();
@@ -131,11 +154,10 @@ inline Input get_input(py::handle h, const char* name, int n) {
     in.rows = dims[0];
     in.batch = true;
   } else {
-    bad(name, "expected shape " + shape_str(n, -1) + " or " + shape_str(-1, n) + ", got " +
-                  shape_str(o));
+    bad(name, "expected shape " + expect.shapes() + ", got " + shape_str(o));
   }
   in.p = data_of(in.keep);
-  check_finite(in.p, in.rows * n, name, "shape " + shape_str(n, -1) + " or " + shape_str(-1, n));
+  check_finite(in.p, in.rows * n, name, expect);
   return in;
 }
 
@@ -144,14 +166,14 @@ inline Input get_input(py::handle h, const char* name, int n) {
 inline const double* get_fixed(py::handle h, const char* name, py::ssize_t rows,
                                py::ssize_t cols, py::object& keep, bool allow_none = false) {
   if (h.is_none() && allow_none) return nullptr;
-  const std::string expect = "an array of shape " + shape_str(rows, cols);
+  const Expect expect{rows, cols, false};
   keep = as_f64(h, name, expect);
   auto* a = py::detail::array_proxy(keep.ptr());
   const bool ok = cols < 0 ? (a->nd == 1 && a->dimensions[0] == rows)
                            : (a->nd == 2 && a->dimensions[0] == rows && a->dimensions[1] == cols);
-  if (!ok) bad(name, "expected shape " + shape_str(rows, cols) + ", got " + shape_str(keep.ptr()));
+  if (!ok) bad(name, "expected shape " + expect.shapes() + ", got " + shape_str(keep.ptr()));
   const double* p = data_of(keep);
-  check_finite(p, cols < 0 ? rows : rows * cols, name, "shape " + shape_str(rows, cols));
+  check_finite(p, cols < 0 ? rows : rows * cols, name, expect);
   return p;
 }
 

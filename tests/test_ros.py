@@ -507,12 +507,13 @@ def test_parameters_change_the_law_on_the_next_tick_and_bad_values_are_refused(r
         def ct(kp, kd):
             return _clip(robot, robot.inverse_dynamics(q, qd, kp * e + kd * ed))
 
+        kp0, kd0 = robodyn.control.COMPUTED_TORQUE_KP, robodyn.control.COMPUTED_TORQUE_KD
         node._tick()
-        np.testing.assert_allclose(sent[-1], ct(100.0, 20.0), rtol=1e-12)
+        np.testing.assert_allclose(sent[-1], ct(kp0, kd0), rtol=1e-12)
         kp = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
         assert node.set_parameters([Parameter("kp", value=kp.tolist())])[0].successful
         node._tick()
-        np.testing.assert_allclose(sent[-1], ct(kp, 20.0), rtol=1e-12)
+        np.testing.assert_allclose(sent[-1], ct(kp, kd0), rtol=1e-12)
         # refused, with a reason; the old value stays in force
         for name, value, why in (("kp", -1.0, "non-negative"), ("kd", [1.0, 2.0], "6 of them"),
                                  ("mode", "torque_please", "expected one of"),
@@ -522,7 +523,7 @@ def test_parameters_change_the_law_on_the_next_tick_and_bad_values_are_refused(r
         assert list(node.get_parameter("kp").value) == kp.tolist()
         assert node.get_parameter("mode").value == "computed_torque"
         node._tick()
-        np.testing.assert_allclose(sent[-1], ct(kp, 20.0), rtol=1e-12)
+        np.testing.assert_allclose(sent[-1], ct(kp, kd0), rtol=1e-12)
         # the mode: PD + gravity (gains in torque units), then gravity compensation
         assert node.set_parameters([Parameter("mode", value="pd_gravity"),
                                     Parameter("kd", value=2.0)])[0].successful

@@ -351,25 +351,27 @@ def test_mass_matrix_out_over_q(arm):
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS semantics (Linux)")
-def test_batch_without_threads_raises_not_aborts():
+@pytest.mark.parametrize("method", ["inverse_dynamics", "inverse_dynamics_derivatives"])
+def test_batch_without_threads_raises_not_aborts(method):
     """512 workers under a 1 GiB address-space limit: thread creation fails; the call raises
     (RuntimeError or MemoryError), every started thread is joined, the process lives on and
-    can compute the batch with fewer threads."""
-    res = run_python("""
+    can compute the batch with fewer threads. Single- and multi-output batches alike."""
+    res = run_python(f"""
         import resource, numpy as np, robodyn
         from robodyn import robots
         r = robots.stanford_arm()
+        call = getattr(r, "{method}")
         Q = np.random.default_rng(0).uniform(-1, 1, (64 * 512, 6))
-        ref = r.inverse_dynamics(Q, Q, Q)
+        ref = np.asarray(call(Q, Q, Q))
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
         robodyn.set_num_threads(512)
         try:
-            r.inverse_dynamics(Q, Q, Q)
+            call(Q, Q, Q)
             print("no failure")
         except (RuntimeError, MemoryError) as e:
             print("raised", type(e).__name__, e)
         robodyn.set_num_threads(2)
-        assert np.array_equal(r.inverse_dynamics(Q, Q, Q), ref)
+        assert np.array_equal(np.asarray(call(Q, Q, Q)), ref)
         print("alive")
         """, timeout=120)
     assert res.returncode == 0, (res.returncode, res.stderr[-2000:])

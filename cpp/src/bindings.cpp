@@ -149,6 +149,68 @@ class RobotCore {
                       std::to_string(model_->nq) + ", nv = " + std::to_string(model_->nv) + ")");
   }
 
+  // Runs work(data, r0, r1, ok) over the rows [0, rows) of a batch with the GIL released,
+  // split over up to set_num_threads() threads of at least min_rows rows, each with its own
+  // Data (other Python threads may use data_ meanwhile). Every thread that started is joined;
+  // a thread that cannot start raises RuntimeError, a workspace that cannot be allocated
+  // MemoryError. Returns false when a kernel reported a numerical failure.
+  template <class Work>
+  static bool for_rows(const Model& model, py::ssize_t rows, py::ssize_t min_rows, Work work) {
+    bool ok = true;
+    std::string failure;
+    bool out_of_memory = false;
+    {
+      py::gil_scoped_release release;
+      const int threads = static_cast<int>(std::max<py::ssize_t>(
+          1, std::min<py::ssize_t>(g_threads.load(), rows / min_rows)));
+      try {
+        if (threads == 1) {
+          // a private workspace: other Python threads may use data_ while the GIL is released
+          Data d(model);
+          work(d, 0, rows, ok);
+        } else {
+          std::vector<std::unique_ptr<Data>> datas;
+          std::vector<std::thread> pool;
+          std::vector<char> flags(threads, 1);
+          // every thread that started is joined, whatever happens after (a thread that cannot
+          // be started, or a workspace that cannot be allocated, ends the call with an error)
+          struct Joiner {
+            std::vector<std::thread>& pool;
+            ~Joiner() {
+              for (auto& th : pool)
+                if (th.joinable()) th.join();
+            }
+          } joiner{pool};
+          datas.reserve(threads);
+          pool.reserve(threads);
+          for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model));
+          for (int t = 0; t < threads; ++t) {
+            const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
+            try {
+              pool.emplace_back([&, t, r0, r1] {
+                bool f = true;
+                work(*datas[t], r0, r1, f);
+                flags[t] = f;
+              });
+            } catch (const std::system_error& e) {
+              failure = "batch: could not start worker thread " + std::to_string(t + 1) +
+                        " of " + std::to_string(threads) + " (" + e.what() +
+                        "); use robodyn.set_num_threads() with fewer threads";
+              break;
+            }
+          }
+          for (auto& th : pool) th.join();
+          for (char f : flags) ok = ok && f;
+        }
+      } catch (const std::bad_alloc&) {
+        out_of_memory = true;
+      }
+    }
+    if (out_of_memory) throw std::bad_alloc();
+    if (!failure.empty()) throw std::runtime_error(failure);
+    return ok;
+  }
+
   // Runs kernel(data, inputs..., out) on a single state or on every row of a batch.
   // row_out: the per-state output shape; kernel returns false on a numerical failure.
   template <size_t K, class Kernel>
@@ -203,66 +265,14 @@ class RobotCore {
     // model held for the whole batch
     const std::shared_ptr<const Model> held = model_;
     const Model& model = *held;
-    bool ok = true;
-    std::string failure;  // a worker that could not be started or failed to allocate
-    bool out_of_memory = false;
-    {
-      py::gil_scoped_release release;
-      const int threads = static_cast<int>(std::max<py::ssize_t>(
-          1, std::min<py::ssize_t>(g_threads.load(), rows / 64)));
-      auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
-        std::array<const double*, K> pk;
-        for (py::ssize_t r = r0; r < r1; ++r) {
-          for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
-          if (!kernel(model, d, pk, po + r * row_size)) flag = false;
-        }
-      };
-      try {
-        if (threads == 1) {
-          // a private workspace: other Python threads may use data_ while the GIL is released
-          Data d(model);
-          work(d, 0, rows, ok);
-        } else {
-          std::vector<std::unique_ptr<Data>> datas;
-          std::vector<std::thread> pool;
-          std::vector<char> flags(threads, 1);
-          // every thread that started is joined, whatever happens after (a thread that cannot
-          // be started, or a workspace that cannot be allocated, ends the call with an error)
-          struct Joiner {
-            std::vector<std::thread>& pool;
-            ~Joiner() {
-              for (auto& th : pool)
-                if (th.joinable()) th.join();
-            }
-          } joiner{pool};
-          datas.reserve(threads);
-          pool.reserve(threads);
-          for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model));
-          for (int t = 0; t < threads; ++t) {
-            const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
-            try {
-              pool.emplace_back([&, t, r0, r1] {
-                bool f = true;
-                work(*datas[t], r0, r1, f);
-                flags[t] = f;
-              });
-            } catch (const std::system_error& e) {
-              failure = "batch: could not start worker thread " + std::to_string(t + 1) +
-                        " of " + std::to_string(threads) + " (" + e.what() +
-                        "); use robodyn.set_num_threads() with fewer threads";
-              break;
-            }
-          }
-          for (auto& th : pool) th.join();
-          for (char f : flags) ok = ok && f;
-        }
-      } catch (const std::bad_alloc&) {
-        out_of_memory = true;
+    auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
+      std::array<const double*, K> pk;
+      for (py::ssize_t r = r0; r < r1; ++r) {
+        for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
+        if (!kernel(model, d, pk, po + r * row_size)) flag = false;
       }
-    }
-    if (out_of_memory) throw std::bad_alloc();
-    if (!failure.empty()) throw std::runtime_error(failure);
-    if (!ok) throw py::value_error(what);
+    };
+    if (!for_rows(model, rows, 64, work)) throw py::value_error(what);
     return finish();
   }
 
@@ -330,41 +340,16 @@ class RobotCore {
     // the model held for the whole batch (a gravity change makes a new one)
     const std::shared_ptr<const Model> held = model_;
     const Model& model = *held;
-    bool ok = true;
-    {
-      py::gil_scoped_release release;
-      const int threads = static_cast<int>(std::max<py::ssize_t>(
-          1, std::min<py::ssize_t>(g_threads.load(), rows / 16)));
-      auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
-        std::array<const double*, K> pk;
-        std::array<double*, O> pr;
-        for (py::ssize_t r = r0; r < r1; ++r) {
-          for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * n;
-          for (size_t o = 0; o < O; ++o) pr[o] = po[o] + r * row_size;
-          if (!kernel(model, d, pk, pr)) flag = false;
-        }
-      };
-      if (threads == 1) {
-        Data d(model);
-        work(d, 0, rows, ok);
-      } else {
-        std::vector<std::unique_ptr<Data>> datas;
-        std::vector<std::thread> pool;
-        std::vector<char> flags(threads, 1);
-        for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model));
-        for (int t = 0; t < threads; ++t) {
-          const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
-          pool.emplace_back([&, t, r0, r1] {
-            bool f = true;
-            work(*datas[t], r0, r1, f);
-            flags[t] = f;
-          });
-        }
-        for (auto& th : pool) th.join();
-        for (char f : flags) ok = ok && f;
+    auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
+      std::array<const double*, K> pk;
+      std::array<double*, O> pr;
+      for (py::ssize_t r = r0; r < r1; ++r) {
+        for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * n;
+        for (size_t o = 0; o < O; ++o) pr[o] = po[o] + r * row_size;
+        if (!kernel(model, d, pk, pr)) flag = false;
       }
-    }
-    if (!ok) throw py::value_error(what);
+    };
+    if (!for_rows(model, rows, 16, work)) throw py::value_error(what);
     return finish();
   }
 

@@ -173,12 +173,26 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
     robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w1",
                     scheduler=client)
     res = {}
+    parts = {}
 
     def add(name, wall, cpu):
         res.setdefault(name, []).append(rows / wall / workers)
-        res.setdefault(name + "_cpu", []).append(rows / cpu)
+        res.setdefault(name + "_cpu", []).append(rows / sum(cpu))
+        # CPU seconds per chunk: this process (client and scheduler), the workers, and the
+        # workers net of their idle background (heartbeats, monitors: a rate per second of
+        # wall time, measured each round while they wait; it grows with the other jobs' load)
+        per = rows / {"cluster_write_small": small}.get(name, chunk)  # chunks
+        parts.setdefault(name, []).append({"client_scheduler": cpu[0] / per,
+                                           "workers": cpu[1] / per,
+                                           "workers_idle": idle[-1] * wall / per})
 
+    idle = []
     for r in range(rounds):
+        before = cpu_seconds(client)
+        t0 = time.perf_counter()
+        time.sleep(2.0)
+        cpu = cpu_since(client, before)
+        idle.append(cpu[1] / (time.perf_counter() - t0))
         t0, c0 = time.perf_counter(), time.process_time()
         robot.inverse_dynamics(q, qd, qdd)
         robot.mass_matrix(q)
@@ -189,13 +203,13 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
             t0 = time.perf_counter()
             robodyn.dataset(robot, rows, quantities, chunk=c, path=Path(tmp) / f"d{r}",
                             scheduler=client, seed=r)
-            add(name, time.perf_counter() - t0, sum(cpu_since(client, before)))
+            add(name, time.perf_counter() - t0, cpu_since(client, before))
             shutil.rmtree(Path(tmp) / f"d{r}")
         arrays = robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r + 1)
         before = cpu_seconds(client)
         t0 = time.perf_counter()
         dask.compute(*[a.sum() for a in arrays.values()], scheduler=client)
-        add("cluster_compute", time.perf_counter() - t0, sum(cpu_since(client, before)))
+        add("cluster_compute", time.perf_counter() - t0, cpu_since(client, before))
         print(f"  round {r}: batch call {res['batch'][-1]:,.0f} rows/s "
               f"({res['batch_cpu'][-1]:,.0f} per CPU-s); cluster, per core / per CPU-s: "
               f"written {res['cluster_write'][-1]:,.0f} / {res['cluster_write_cpu'][-1]:,.0f}, "
@@ -206,8 +220,17 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
     med = {k: statistics.median(v) for k, v in res.items()}
     ratios = {k: med[k] / med["batch_cpu" if k.endswith("_cpu") else "batch"]
               for k in med if k.startswith("cluster")}
+    per_chunk = {name: {k: statistics.median(x[k] for x in v) for k in v[0]}
+                 for name, v in parts.items()}
+    # the batch call's CPU for a chunk's rows against the cluster's, net of the idle background
+    sizes = {"cluster_write": chunk, "cluster_write_small": small, "cluster_compute": chunk}
+    net = {name: sizes[name] / med["batch_cpu"] / (v["client_scheduler"] + v["workers"]
+                                                   - v["workers_idle"])
+           for name, v in per_chunk.items()}
     return {"rows": rows, "chunk": chunk, "small_chunk": small, "quantities": quantities,
             "rounds": res, "median_rows_per_s": med, "vs_batch_call": ratios,
+            "idle_worker_cpu_per_s": idle, "cpu_s_per_chunk": per_chunk,
+            "vs_batch_call_per_cpu_s_net_of_idle": net,
             "bytes_per_row": 8 * (4 * 6 + 36)}
 
 

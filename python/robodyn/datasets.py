@@ -222,7 +222,9 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     directory as a ``pathlib.Path``. ``scheduler``: None (the active Dask client, else threads),
     a Dask scheduler name ("threads", "processes", "synchronous"), a scheduler address or a
     ``distributed.Client``. ``compression``: the Parquet codec (default none: random floats do
-    not compress, and the codec would cost more than the dynamics).
+    not compress, and the codec would cost more than the dynamics). The same call into a
+    directory holding an interrupted run of the same dataset computes only the missing chunks;
+    ``overwrite=True`` replaces a different dataset or other files there.
     """
     import robodyn
 
@@ -372,9 +374,10 @@ def _write_columns(names, cols, path, compression):
     table = pa.table({name: pa.array(c) for name, c in zip(names, cols)})
     tmp = path + ".tmp"
     # flat float64 columns (nested lists cost 1.7x more to encode), no dictionary (random
-    # doubles: it would be abandoned), no page statistics (unused for training data)
+    # doubles: it would be abandoned), no page statistics (unused for training data), values
+    # handed to the encoder 65,536 at a time (default 1,024: 13 % more CPU, measured)
     pq.write_table(table, tmp, compression=compression or "none", use_dictionary=False,
-                   write_statistics=False)
+                   write_statistics=False, write_batch_size=65_536)
     os.replace(tmp, path)
     return cols.shape[1]
 

@@ -19,7 +19,7 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "f09775f448f2aa83ad56ced71a0e41e565581c7e09a90fffc16ec48782d83c58",
+       "21f5272fa67c013e5415e7fabe508da3190c3613dc81b918bfeb6d72fe27a5a5",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,

@@ -64,8 +64,9 @@ frame, joints]) are integrated on their configuration manifold, always by the Py
 - joint limits apply to the joints (q[7:], v[6:]) as on a fixed base, but a stop's velocity
   change is an internal impulse ``M dv = E lam`` (E the stopped joints' columns of the
   identity): the stopped joint gets exactly the fixed-base rule's velocity and the base and
-  the other joints take the reaction, so the momentum is kept (to the effect of the position
-  put back on the limit, about ``|qd| dt``) and an elastic stop keeps the kinetic energy.
+  the other joints take the reaction; then the base's velocity takes up the momentum that
+  putting the joint back on its limit changed. So the momentum is kept to rounding, and an
+  elastic stop keeps the kinetic energy (to the effect of the overshoot, about ``|qd| dt``).
   ``result.limit_hits`` etc. are in the layout of qd, the base's six entries never hit.
 
 External wrenches on bodies: a controller may return ``(tau, wrenches)`` instead of ``tau``,
@@ -264,24 +265,40 @@ class _FloatingLimits(_JointLimits):
     stops as :class:`_JointLimits` on q[7:], v[6:] (the position put back on the limit, the
     joint's outward velocity reversed and scaled by the restitution), but the velocity change
     is made by an internal impulse between the link and its parent, ``M dv = E lam``, so
-    that the base and the other joints take the reaction and the total momentum is kept
-    (a fixed base absorbs it; a free one cannot)."""
+    that the base and the other joints take the reaction (a fixed base absorbs it; a free one
+    cannot), and the base's velocity then restores the momentum ``robot.momentum`` had before
+    the stop (moving a joint back onto its limit moves the bodies)."""
 
     def __init__(self, robot, lower, upper, stops, restitution):
         super().__init__(lower, upper, stops, restitution)
         self.robot = robot
 
     def __call__(self, q, v):
+        hi = np.greater(q[7:], self.upper, out=self._hi)
+        lo = np.less(q[7:], self.lower, out=self._lo)
+        if not (hi.any() or lo.any()):
+            return False
+        h0 = np.asarray(self.robot.momentum(q, v)) if self.stops else None
         changed = super().__call__(q[7:], v[6:])
-        if changed and self.stopped:
+        if not changed:
+            return False
+        robot = self.robot
+        if self.stopped:
             idx = np.array([6 + i for i, _ in self.stopped])
             before = np.array([x for _, x in self.stopped])
             wanted = v[idx] - before  # the joints' velocity change the stops ask for
             v[idx] = before
             # dv = M^-1 E lam with (E' M^-1 E) lam = wanted: exactly `wanted` on the joints
-            MinvE = np.linalg.solve(self.robot.mass_matrix(q), np.eye(v.shape[0])[:, idx])
+            MinvE = np.linalg.solve(robot.mass_matrix(q), np.eye(v.shape[0])[:, idx])
             v += MinvE @ np.linalg.solve(MinvE[idx], wanted)
-        return changed
+        # the joints put back on their limits moved the bodies (by about |qd| dt): the base's
+        # velocity takes up the momentum that changed, h(q, v) = h0, through the base columns
+        # of the momentum's matrix about the world origin (A_G with the moment moved there)
+        A = np.array(robot.centroidal_momentum_matrix(q)[:, :6])
+        c = np.asarray(robot.center_of_mass(q))
+        A[:3] += np.cross(c, A[3:].T).T
+        v[:6] += np.linalg.solve(A, h0 - np.asarray(robot.momentum(q, v)))
+        return True
 
 
 def _joint_limits(robot, mode, restitution, floating=False):

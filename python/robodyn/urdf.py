@@ -43,7 +43,14 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _MOVING = ("revolute", "continuous", "prismatic")
 _UNSUPPORTED = ("planar",)
 ROOT_JOINT = "root_joint"  # name of the free-flyer joint that floating_base=True adds
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER = re.compile(_NUM)
+# the fast paths of _Reader.number / vector: an attribute that is exactly one / three such
+# numbers (surrounded and separated by whitespace as str.strip / str.split see it: \s is
+# the same set) and finite reads in one match; anything else takes the per-token path,
+# which accepts nothing more and gives the messages
+_ONE_NUMBER = re.compile(rf"\s*({_NUM})\s*")
+_THREE_NUMBERS = re.compile(rf"\s*({_NUM})\s+({_NUM})\s+({_NUM})\s*")
 _INFINITY = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
 _DTD = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _DECLARED_ENCODING = re.compile(rb"\s*<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._-]+)[\"']")
@@ -263,6 +270,7 @@ class _Reader:
     def __init__(self, label):
         self.label = label
         self.notes = []  # (element, reason): warnings, or refusals when strict
+        self.rotations = {}  # rpy attribute text -> its rotation matrix (read once per text)
 
     def error(self, where, reason):
         return URDFError(f"{self.label}: {where}: {reason}")
@@ -287,17 +295,31 @@ class _Reader:
             if default is None:
                 raise self.error(where, f"missing required attribute {name!r}")
             return float(default)
+        match = _ONE_NUMBER.fullmatch(text)
+        if match is not None:
+            value = float(match[1])
+            if value - value == 0.0:  # finite (inf - inf is nan)
+                return value
         return self._to_float(text.strip(), name, where, allow_inf)
 
     def vector(self, el, name, where, default):
-        """Three finite floats separated by whitespace."""
+        """Three finite floats separated by whitespace, as a (3,) array."""
         text = el.get(name)
         if text is None:
             return np.array(default, dtype=float)
+        return np.array(self.triple(text, name, where))
+
+    def triple(self, text, name, where):
+        """The three finite floats of an attribute's text, as a tuple."""
+        match = _THREE_NUMBERS.fullmatch(text)
+        if match is not None:
+            x, y, z = float(match[1]), float(match[2]), float(match[3])
+            if (x - x) + (y - y) + (z - z) == 0.0:  # all finite
+                return x, y, z
         tokens = text.split()
         if len(tokens) != 3:
             raise self.error(where, f"attribute {name!r} must hold 3 numbers, got {text!r}")
-        return np.array([self._to_float(t, name, where, False) for t in tokens])
+        return tuple(self._to_float(t, name, where, False) for t in tokens)
 
     def _to_float(self, token, name, where, allow_inf):
         if allow_inf and token.lower() in _INFINITY:
@@ -333,27 +355,49 @@ def _matrix_to_rpy(R):
     return roll, pitch, yaw
 
 
+_EYE4 = np.eye(4)
+_ROT0 = _rpy_to_matrix(0.0, 0.0, 0.0)  # what an absent rpy gives (with -0.0 at [2, 0])
+
+
 def _pose(reader, el, where):
     """4x4 pose of an <origin> element (identity when absent)."""
-    T = np.eye(4)
+    T = _EYE4.copy()
     if el is None:
         return T
     where = f"{where} <origin>"
-    T[:3, 3] = reader.vector(el, "xyz", where, (0.0, 0.0, 0.0))
-    T[:3, :3] = _rpy_to_matrix(*reader.vector(el, "rpy", where, (0.0, 0.0, 0.0)))
+    if el.get("xyz") is not None:
+        T[:3, 3] = reader.vector(el, "xyz", where, None)
+    T[:3, :3] = _rotation(reader, el, where)
     return T
+
+
+def _rotation(reader, el, where):
+    """The rotation of an <origin>'s rpy (of (0, 0, 0) when absent), computed once per text
+    (the caller copies it)."""
+    rpy = el.get("rpy")
+    R = reader.rotations.get(rpy)
+    if R is None:
+        R = _rpy_to_matrix(*reader.vector(el, "rpy", where, (0.0, 0.0, 0.0)))
+        reader.rotations[rpy] = R
+    return R
 
 
 # ---------------------------------------------------------------- links and joints
 
 def _inertial(reader, link_el, name):
     """(mass, com, inertia about the COM in the link frame, inertia as written) or None
-    without <inertial>."""
+    without <inertial>. (Called under np.errstate(all="ignore"): an overflowing product is
+    caught by the finiteness check of the combined bodies.)"""
     el = link_el.find("inertial")
     if el is None:
         return None
     where = f"link {name!r} <inertial>"
-    T = _pose(reader, el.find("origin"), where)
+    origin = el.find("origin")
+    if origin is None or origin.get("xyz") is None:
+        com = np.zeros(3)
+    else:
+        com = reader.vector(origin, "xyz", f"{where} <origin>", None)
+    R = _rotation(reader, origin, f"{where} <origin>") if origin is not None else _ROT0
     mass_el = el.find("mass")
     if mass_el is None:
         raise reader.error(where, "missing <mass>")
@@ -364,13 +408,13 @@ def _inertial(reader, link_el, name):
     if inertia_el is None:
         raise reader.error(where, "missing <inertia>")
     w = f"{where} <inertia>"
-    ixx, ixy, ixz, iyy, iyz, izz = (
-        reader.number(inertia_el, k, w) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+    number = reader.number
+    ixx, ixy, ixz, iyy, iyz, izz = [number(inertia_el, k, w) for k in _INERTIA_KEYS]
     written = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    R = T[:3, :3]
-    with np.errstate(all="ignore"):
-        inertia = R @ written @ R.T
-    return mass, T[:3, 3].copy(), inertia, written
+    return mass, com, R @ written @ R.T, written
+
+
+_INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
 def inertia_violation(inertia):
@@ -435,15 +479,16 @@ def _joint(reader, el, index):
         return j
 
     axis_el = el.find("axis")
-    axis = np.array([1.0, 0.0, 0.0])  # the URDF default
+    x, y, z = 1.0, 0.0, 0.0  # the URDF default
     if axis_el is not None:
-        if axis_el.get("xyz") is None:
+        text = axis_el.get("xyz")
+        if text is None:
             raise reader.error(f"{where} <axis>", "missing required attribute 'xyz'")
-        axis = reader.vector(axis_el, "xyz", f"{where} <axis>", None)
-    scale = float(np.max(np.abs(axis)))
+        x, y, z = reader.triple(text, "xyz", f"{where} <axis>")
+    scale = max(abs(x), abs(y), abs(z))
     if scale == 0.0:
         raise reader.error(f"{where} <axis>", "the axis is zero")
-    axis = axis / scale
+    axis = np.array((x, y, z)) / scale
     j.axis = axis / math.sqrt(float(axis @ axis))
 
     limit_el = el.find("limit")
@@ -563,11 +608,12 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
     robot_name = reader.name(root_el, "robot")
 
     links = {}  # name -> inertial tuple or None, in document order
-    for i, el in enumerate(root_el.findall("link")):
-        name = reader.name(el, f"link #{i + 1}")
-        if name in links:
-            raise reader.error(f"link {name!r}", "duplicate link name")
-        links[name] = _inertial(reader, el, name)
+    with np.errstate(all="ignore"):
+        for i, el in enumerate(root_el.findall("link")):
+            name = reader.name(el, f"link #{i + 1}")
+            if name in links:
+                raise reader.error(f"link {name!r}", "duplicate link name")
+            links[name] = _inertial(reader, el, name)
     if not links:
         raise reader.error("robot", "no <link> elements")
 

@@ -51,6 +51,9 @@ _NUMBER = re.compile(_NUM)
 # which accepts nothing more and gives the messages
 _ONE_NUMBER = re.compile(rf"\s*({_NUM})\s*")
 _THREE_NUMBERS = re.compile(rf"\s*({_NUM})\s+({_NUM})\s+({_NUM})\s*")
+# several one-number attributes of an element joined by "," (which no number or whitespace
+# contains, so the k - 1 commas of a match are the joins): one match reads them all
+_JOINED = {k: re.compile(",".join([rf"\s*({_NUM})\s*"] * k)) for k in (2, 6)}
 _INFINITY = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
 _DTD = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _DECLARED_ENCODING = re.compile(rb"\s*<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._-]+)[\"']")
@@ -302,6 +305,18 @@ class _Reader:
                 return value
         return self._to_float(text.strip(), name, where, allow_inf)
 
+    def numbers(self, el, names, where, default=None, allow_inf=False):
+        """[number(el, name, ...) for name in names] (2 or 6 names), in one regex match when
+        every attribute is present and a plain finite number; otherwise name by name."""
+        texts = [el.get(name) for name in names]
+        if None not in texts:
+            match = _JOINED[len(names)].fullmatch(",".join(texts))
+            if match is not None:
+                values = [float(x) for x in match.groups()]
+                if 0.0 * sum(values) == 0.0:  # all finite (an inf or overflow gives nan)
+                    return values
+        return [self.number(el, name, where, default, allow_inf) for name in names]
+
     def vector(self, el, name, where, default):
         """Three finite floats separated by whitespace, as a (3,) array."""
         text = el.get(name)
@@ -408,8 +423,7 @@ def _inertial(reader, link_el, name):
     if inertia_el is None:
         raise reader.error(where, "missing <inertia>")
     w = f"{where} <inertia>"
-    number = reader.number
-    ixx, ixy, ixz, iyy, iyz, izz = [number(inertia_el, k, w) for k in _INERTIA_KEYS]
+    ixx, ixy, ixz, iyy, iyz, izz = reader.numbers(inertia_el, _INERTIA_KEYS, w)
     written = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     return mass, com, R @ written @ R.T, written
 
@@ -462,12 +476,15 @@ def _joint(reader, el, index):
     if j.type not in _MOVING and j.type not in ("fixed", "floating"):
         raise reader.error(where, f"unknown joint type {j.type!r} "
                            "(expected revolute, continuous, prismatic, fixed or floating)")
-    for role in ("parent", "child"):
-        role_el = el.find(role)
-        if role_el is None:
-            raise reader.error(where, f"missing <{role}>")
-        link = reader.attr(role_el, "link", f"{where} <{role}>")
-        setattr(j, role, link)
+    parent_el, child_el = el.find("parent"), el.find("child")
+    j.parent = parent_el.get("link") if parent_el is not None else None
+    j.child = child_el.get("link") if child_el is not None else None
+    if j.parent is None or j.child is None:  # say which, as the attribute reader does
+        for role in ("parent", "child"):
+            role_el = el.find(role)
+            if role_el is None:
+                raise reader.error(where, f"missing <{role}>")
+            reader.attr(role_el, "link", f"{where} <{role}>")
     j.origin = _pose(reader, el.find("origin"), where)
     if j.type == "fixed":
         return j
@@ -488,8 +505,11 @@ def _joint(reader, el, index):
     scale = max(abs(x), abs(y), abs(z))
     if scale == 0.0:
         raise reader.error(f"{where} <axis>", "the axis is zero")
-    axis = np.array((x, y, z)) / scale
-    j.axis = axis / math.sqrt(float(axis @ axis))
+    axis = np.array((x / scale, y / scale, z / scale))
+    if (x == 0.0) + (y == 0.0) + (z == 0.0) == 2:  # along a frame axis: already unit
+        j.axis = axis
+    else:
+        j.axis = axis / math.sqrt(float(axis @ axis))
 
     limit_el = el.find("limit")
     j.lower, j.upper, j.velocity, j.effort = -math.inf, math.inf, math.inf, math.inf
@@ -497,16 +517,16 @@ def _joint(reader, el, index):
         raise reader.error(where, f"missing <limit> (required for {j.type} joints)")
     if limit_el is not None:
         w = f"{where} <limit>"
-        j.effort = reader.number(limit_el, "effort", w, allow_inf=True)
-        j.velocity = reader.number(limit_el, "velocity", w, allow_inf=True)
+        j.effort, j.velocity = reader.numbers(limit_el, ("effort", "velocity"), w,
+                                              allow_inf=True)
         for key in ("effort", "velocity"):
             if getattr(j, key) < 0.0:
                 raise reader.error(w, f"attribute {key!r} is negative")
             if getattr(j, key) == 0.0:  # 0: not given (exporters write it for "unknown")
                 setattr(j, key, math.inf)
         if j.type != "continuous":
-            j.lower = reader.number(limit_el, "lower", w, default=0.0, allow_inf=True)
-            j.upper = reader.number(limit_el, "upper", w, default=0.0, allow_inf=True)
+            j.lower, j.upper = reader.numbers(limit_el, ("lower", "upper"), w, default=0.0,
+                                              allow_inf=True)
             # the largest finite double is "no limit" (what spec_to_urdf writes for +-inf)
             if j.lower == -sys.float_info.max:
                 j.lower = -math.inf
@@ -547,16 +567,17 @@ def _tree(reader, links, joints):
     """Root link and, per link, its child joints in document order; checks the topology."""
     by_child, children = {}, {name: [] for name in links}
     for j in joints:
-        where = f"joint {j.name!r}"
-        for role in ("parent", "child"):
-            link = getattr(j, role)
-            if link not in links:
-                raise reader.error(where, f"{role} link {link!r} is not defined (unknown link)")
+        if j.parent not in links or j.child not in links:
+            for role in ("parent", "child"):
+                link = getattr(j, role)
+                if link not in links:
+                    raise reader.error(f"joint {j.name!r}",
+                                       f"{role} link {link!r} is not defined (unknown link)")
         if j.parent == j.child:
-            raise reader.error(where, f"parent and child are the same link {j.child!r} "
-                               "(closed loop / cycle)")
+            raise reader.error(f"joint {j.name!r}", f"parent and child are the same link "
+                               f"{j.child!r} (closed loop / cycle)")
         if j.child in by_child:
-            raise reader.error(where, f"link {j.child!r} has two parents: joints "
+            raise reader.error(f"joint {j.name!r}", f"link {j.child!r} has two parents: joints "
                                f"{by_child[j.child].name!r} and {j.name!r}")
         by_child[j.child] = j
         children[j.parent].append(j)
@@ -638,7 +659,9 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
     # depth-first from the root, children in document order (a floating joint first):
     # parent index < child index
     bodies, frames, parts = [], {}, []
-    place = {root: (-1, np.eye(4))}  # link -> (body index or -1, pose in that body)
+    # link -> (body index or -1, pose in that body; None for the identity: the link is the
+    # body's own frame)
+    place = {root: (-1, None)}
     if floating_base and not floating:
         # the root link on a free-flyer joint: body 0, its pose in the world is q[:7]
         name = ROOT_JOINT
@@ -650,13 +673,14 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
         bodies.append(Body(name=root, joint_name=name, parent=-1, joint_type="floating",
                            axis=np.array([0.0, 0.0, 1.0]), origin=np.eye(4)))
         parts.append([] if links[root] is None else [links[root][:3]])
-        place[root] = (0, np.eye(4))
+        place[root] = (0, None)
     stack = sorted(reversed(children[root]), key=lambda j: j.type == "floating")
     with np.errstate(all="ignore"):
         while stack:
             j = stack.pop()
             parent_body, T_parent = place[j.parent]
-            T = T_parent @ j.origin
+            # I @ origin, which for a pose is origin with its -0.0 entries made +0.0
+            T = j.origin + 0.0 if T_parent is None else T_parent @ j.origin
             if j.type == "fixed":
                 place[j.child] = (parent_body, T)
                 frames[j.index] = Frame(name=j.child, parent=parent_body, pose=T)
@@ -667,7 +691,7 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
                     parts[parent_body].append((m, R @ c + T[:3, 3], R @ Ic @ R.T))
             else:
                 index = len(bodies)
-                place[j.child] = (index, np.eye(4))
+                place[j.child] = (index, None)
                 kind = j.type if j.type in ("prismatic", "floating") else "revolute"
                 bodies.append(Body(
                     name=j.child, joint_name=j.name, parent=parent_body, joint_type=kind,
@@ -687,9 +711,10 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
 
     # finiteness of everything combined, checked in one vectorised pass (O(n))
     if bodies:
-        packed = np.array([np.concatenate((b.origin.ravel(), np.ravel(b.com),
-                                           np.ravel(b.inertia), [b.mass])) for b in bodies])
-        bad = ~np.isfinite(packed).all(axis=1)
+        bad = ~(np.isfinite(np.array([b.origin for b in bodies])).all(axis=(1, 2))
+                & np.isfinite(np.array([b.com for b in bodies])).all(axis=1)
+                & np.isfinite(np.array([b.inertia for b in bodies])).all(axis=(1, 2))
+                & np.isfinite(np.array([b.mass for b in bodies])))
         if bad.any():
             body = bodies[int(np.argmax(bad))]
             raise reader.error(f"link {body.name!r}", "non-finite pose or inertia after "

@@ -204,40 +204,21 @@ def _time_grid(duration, dt, period, max_steps):
 
 
 class _JointLimits:
-    """Hard stops (or only the record of violations) at the end of every step; the same
-    operations in the same order as ``Simulator::apply_limits`` in simulate.hpp."""
+    """Hard stops (or only the record of violations) at the end of every step: the C++ loop's
+    ``joint_stops`` (simulate.hpp), called through ``robodyn._core``."""
 
     def __init__(self, lower, upper, stops, restitution):
-        self.lower, self.upper = lower, upper
+        self.lower = np.ascontiguousarray(lower, dtype=np.float64)
+        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
         self.stops = stops
         self.restitution = restitution
         n = lower.shape[0]
         self.hits = np.zeros(n)
         self.excess = np.zeros(n)
-        self._hi = np.empty(n, dtype=bool)
-        self._lo = np.empty(n, dtype=bool)
-        self.stopped = []  # (joint, velocity before the stop) of the last call's stops
 
     def __call__(self, q, qd):
-        """Record (and with stops, enforce) the limits on q, qd (the joints' entries) in
-        place; True if the state was changed."""
-        hi = np.greater(q, self.upper, out=self._hi)
-        lo = np.less(q, self.lower, out=self._lo)
-        if not (hi.any() or lo.any()):
-            return False
-        self.stopped.clear()
-        for i in np.flatnonzero(hi | lo):
-            high = bool(hi[i])
-            bound = self.upper[i] if high else self.lower[i]
-            over = q[i] - bound if high else bound - q[i]
-            self.hits[i] += 1.0
-            self.excess[i] = max(self.excess[i], over)
-            if self.stops:
-                q[i] = bound
-                if (qd[i] > 0.0) if high else (qd[i] < 0.0):
-                    self.stopped.append((i, qd[i]))
-                    qd[i] = -self.restitution * qd[i]
-        return self.stops
+        _core._joint_stops(q, qd, self.lower, self.upper, self.stops, self.restitution,
+                           self.hits, self.excess)
 
 
 class _FloatingLimits(_JointLimits):
@@ -254,20 +235,22 @@ class _FloatingLimits(_JointLimits):
         self.robot = robot
 
     def __call__(self, q, v):
-        hi = np.greater(q[7:], self.upper, out=self._hi)
-        lo = np.less(q[7:], self.lower, out=self._lo)
-        if not (hi.any() or lo.any()):
+        """The stops on q (nq,), v (nv,) in place; True if the state was changed."""
+        qj, vj = q[7:], v[6:]
+        if not ((qj > self.upper).any() or (qj < self.lower).any()):
             return False
-        h0 = np.asarray(self.robot.momentum(q, v)) if self.stops else None
-        changed = super().__call__(q[7:], v[6:])
-        if not changed:
+        if not self.stops:
+            super().__call__(qj, vj)  # only the record
             return False
+        h0 = np.asarray(self.robot.momentum(q, v))
+        before = vj.copy()
+        super().__call__(qj, vj)
         robot = self.robot
-        if self.stopped:
-            idx = np.array([6 + i for i, _ in self.stopped])
-            before = np.array([x for _, x in self.stopped])
-            wanted = v[idx] - before  # the joints' velocity change the stops ask for
-            v[idx] = before
+        idx = np.flatnonzero(vj != before)  # the joints whose outward velocity was stopped
+        if idx.size:
+            wanted = vj[idx] - before[idx]  # the joints' velocity change the stops ask for
+            vj[idx] = before[idx]
+            idx = idx + 6
             # dv = M^-1 E lam with (E' M^-1 E) lam = wanted: exactly `wanted` on the joints
             MinvE = np.linalg.solve(robot.mass_matrix(q), np.eye(v.shape[0])[:, idx])
             v += MinvE @ np.linalg.solve(MinvE[idx], wanted)
@@ -660,7 +643,7 @@ class _Loop:
     def _fast_control(self, t, q, qd):
         """robodyn controller and trajectory: no argument checks, no allocation."""
         q_r, qd_r, qdd_r = self.reference(t, out=self.ref_buf)
-        self.controller._step(t, q, qd, q_r, qd_r, qdd_r, self.tau)
+        self.controller.step(t, q, qd, q_r, qd_r, qdd_r, self.tau)
         self.n_control += 1
 
     def _generic_control(self, t, q, qd):

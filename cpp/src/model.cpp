@@ -233,6 +233,18 @@ void check_derived(const Model& m, const std::vector<BodySpec>& bodies,
 
 }  // namespace
 
+// the link kind of a body (model.hpp's LinkKind): how Xup applies its transform
+static LinkKind link_kind(JointType t, ConstRotation::Kind rc, const std::array<bool, 3>& pc_nz) {
+  if (t == JointType::FreeFlyer) return LinkKind::FreeFlyer;
+  if (t == JointType::Prismatic)
+    return rc == ConstRotation::Permutation ? LinkKind::PrisPerm
+           : rc == ConstRotation::RotX      ? LinkKind::PrisRotX
+                                            : LinkKind::PrisGeneral;
+  if (rc == ConstRotation::Permutation) return LinkKind::RevPerm;
+  if (rc == ConstRotation::General) return LinkKind::RevGeneral;
+  return pc_nz[0] && !pc_nz[1] && pc_nz[2] ? LinkKind::RevDH : LinkKind::RevRotX;
+}
+
 Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
                   const Vec3& gravity, bool check_inertia_flag, bool check_singular) {
   const int n = static_cast<int>(bodies.size());
@@ -434,7 +446,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.link_names.push_back(fr.name);
   }
   m.root_rev.assign(n + 1, 0);
-  m.dh_link.assign(n + 1, 0);
+  m.link.assign(n + 1, LinkKind::RevPerm);
   m.kz.assign(n + 1, Vec3::Zero());
   m.kz_nz.assign(n + 1, {{false, false, false}});
   m.kzr.assign(n + 1, Vec3::Zero());
@@ -446,8 +458,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.pcsq.assign(n + 1, {{0, 0, 0, 0}});
   for (int i = 1; i <= n; ++i) {
     m.root_rev[i] = m.parent[i] == 0 && m.type[i] == JointType::Revolute;
-    m.dh_link[i] = m.type[i] == JointType::Revolute && m.Rc[i].kind == ConstRotation::RotX &&
-                   m.pc_nz[i][0] && !m.pc_nz[i][1] && m.pc_nz[i][2];
+    m.link[i] = link_kind(m.type[i], m.Rc[i].kind, m.pc_nz[i]);
     Vec3 k = m.Rc[i].R.row(2).transpose();
     for (int c = 0; c < 3; ++c) {
       if (std::abs(k[c]) < 1e-15) k[c] = 0;

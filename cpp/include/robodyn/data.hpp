@@ -38,7 +38,8 @@ struct DataTpl {
   long cache_hits = 0;   // calls that found q_key == q
   long cache_misses = 0;  // calls that recomputed
   AVec<S> s, c;          // sin, cos of q_i + qoff_i (revolute; prismatic: 0, 1)
-  AVec<V3> r;            // parent-to-body translation, parent internal frame
+  AVec<V3> r;            // parent-to-body translation, parent internal frame (level >= 1; a
+                         // revolute joint's constant pc is written when the Data is made)
   AVec<M3> E;            // parent-to-body rotation Rc * Rz(q)               (level 2)
   AVec<M3> oR;           // base-to-body rotation                            (level 3)
   AVec<V3> op;           // base-to-body translation                         (level 3)
@@ -123,6 +124,10 @@ DataTpl<S>::DataTpl(const Model& m)
       kc(m.n + 1, Vec3::Zero()), kc_nz(m.n + 1, {{false, false, false}}),
       kI(m.n + 1, Mat3::Zero()), kI_principal(m.n + 1, 1),
       ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {
+  // the parent-to-body translation of a revolute joint is the constant pc: valid at every
+  // cache level (prismatic joints and a free-flyer write theirs at level 1)
+  for (int i = 1; i <= m.n; ++i)
+    if (m.type[i] == JointType::Revolute) r[i] = m.pc[i].template cast<S>();
   // Kane constants from the model's (mass, h = mass c, Ibar about the origin):
   // c = h / mass, I = Ibar - mass (c.c 1 - c c^T); components of c below 1e-15 m and products
   // of inertia below 1e-14 of the largest moment count as zero (as the model does for pc)

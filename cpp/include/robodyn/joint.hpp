@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "robodyn/data.hpp"
+#include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/spatial.hpp"
 
@@ -31,47 +32,6 @@ inline M3T<S> quaternion_matrix(const S* xyzw) {
        S(2) * (xy + wz), S(1) - S(2) * (xx + zz), S(2) * (yz - wx),
        S(2) * (xz - wy), S(2) * (yz + wx), S(1) - S(2) * (xx + yy);
   return R;
-}
-
-// body i's parent-to-body rotation applied to a body vector, E x (any kind)
-template <class S>
-ROBODYN_INLINE V3T<S> linkE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  if (m.type[i] == JointType::FreeFlyer) return d.E[i] * x;
-  return applyE(m, d, i, x);
-}
-
-// E^T x for a parent vector x
-template <class S>
-ROBODYN_INLINE V3T<S> linkET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  if (m.type[i] == JointType::FreeFlyer) return d.E[i].transpose() * x;
-  return applyET(m, d, i, x);
-}
-
-// x cross r_i, r_i the parent-to-body translation in parent axes
-template <class S>
-ROBODYN_INLINE V3T<S> link_cross_r(const Model& m, const DataTpl<S>& d, int i,
-                                   const V3T<S>& x) {
-  if (m.type[i] == JointType::FreeFlyer) return cross<S>(x, d.r[i]);
-  return cross_r(m, d, i, x);
-}
-
-// a parent motion (w, v) seen from body i: X_i (w, v) = (E^T w, E^T (v + w x r))
-template <class S>
-ROBODYN_INLINE void motion_to_body(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& w,
-                                   const V3T<S>& v, V3T<S>& wi, V3T<S>& vi) {
-  wi = linkET(m, d, i, w);
-  vi = linkET(m, d, i, V3T<S>(v + link_cross_r(m, d, i, w)));
-}
-
-// a body force (n, f) moved to the parent: X_i^T (n, f) = (E n + r x E f, E f), added to
-// (np, fp)
-template <class S>
-ROBODYN_INLINE void add_force_to_parent(const Model& m, const DataTpl<S>& d, int i,
-                                        const V3T<S>& n, const V3T<S>& f, V3T<S>& np,
-                                        V3T<S>& fp) {
-  const V3T<S> Ef = linkE(m, d, i, f);
-  np += linkE(m, d, i, n) - link_cross_r(m, d, i, Ef);
-  fp += Ef;
 }
 
 // (w, v) += S x for body i's joint velocity (or acceleration) x = qd + iv[i]

@@ -133,8 +133,7 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
   for (int k = m.n; k >= 1; --k) {
     const int p = m.parent[k];
     if (p == 0) continue;
-    const V3T<S> r = m.type[k] == JointType::Revolute ? V3T<S>(m.pc[k].template cast<S>())
-                                                       : d.r[k];
+    const V3T<S>& r = d.r[k];
     const S& M = d.Im[k];
     const V3T<S> y = applyE(m, d, k, d.Ih[k]);
     // E II E^T, column by column (II symmetric)

@@ -78,8 +78,8 @@ void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S
   if (m.floating) {
     // a free-floating base: the algorithms of floating.hpp (no Kane's method)
     switch (a) {
-      case Algo::Rnea: floating::rnea(m, d, q, qd, x, out); break;
-      case Algo::Gravity: floating::gravity_torques(m, d, q, out); break;
+      case Algo::Rnea: rnea(m, d, q, qd, x, out); break;
+      case Algo::Gravity: gravity_torques(m, d, q, out); break;
       case Algo::Aba: ok = floating::aba(m, d, q, qd, x, out); break;
       case Algo::ForwardDynamics: ok = floating::forward_dynamics_crba(m, d, q, qd, x, out); break;
       case Algo::Crba:

@@ -139,7 +139,7 @@ void add_articulated_to_parent(const Model& m, const DataTpl<S>& d, int i,
   }
   const ConstRotation& Rc = m.Rc[i];
   const V3T<S> r = t == JointType::Revolute ? V3T<S>(m.pc[i].template cast<S>()) : d.r[i];
-  if (m.dh_link[i]) {
+  if (m.link[i] == LinkKind::RevDH) {
     shift_x<kZ2>(m.pc[i][0], A, B, C);
     const PlaneRot<S> P = plane_of<S>(Rc);
     rotate_sym_plane<1, 2, 0>(P, A);

@@ -81,9 +81,9 @@ void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S
       case Algo::Rnea: floating::rnea(m, d, q, qd, x, out); break;
       case Algo::Gravity: floating::gravity_torques(m, d, q, out); break;
       case Algo::Aba: ok = floating::aba(m, d, q, qd, x, out); break;
-      case Algo::ForwardDynamics: ok = floating::forward_dynamics_crba(m, d, q, qd, x, out); break;
+      case Algo::ForwardDynamics: ok = forward_dynamics_crba(m, d, q, qd, x, out); break;
       case Algo::Crba:
-        floating::crba(m, d, q);
+        crba(m, d, q);
         for (int i = 0; i < m.nv; ++i)
           for (int j = 0; j < m.nv; ++j) out[i * m.nv + j] = d.M(i, j);
         break;

@@ -604,12 +604,12 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
     switch (k) {
       case 0: floating::rnea(m, d, q, v, a, tau.data()); break;
       case 1:
-        floating::crba(m, d, q);
+        crba(m, d, q);
         for (int i = 0; i < nv; ++i)
           for (int j = 0; j < nv; ++j) M[i * nv + j] = d.M(i, j);
         break;
       case 2: floating::aba(m, d, q, v, tau.data(), a1.data()); break;
-      case 3: floating::forward_dynamics_crba(m, d, q, v, tau.data(), a2.data()); break;
+      case 3: forward_dynamics_crba(m, d, q, v, tau.data(), a2.data()); break;
       case 4: floating::bias_torques(m, d, q, v, bias.data()); break;
       case 5: floating::gravity_torques(m, d, q, grav.data()); break;
       case 6: forward_kinematics(m, d, q, fk.data()); break;
@@ -680,7 +680,7 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   for (int s = 0; s < states; ++s) {
     floating::rnea(m, d, Q[s].data(), V[s].data(), A[s].data(), tau.data());
     floating::aba(m, d, Q[s].data(), V[s].data(), tau.data(), a1.data());
-    floating::forward_dynamics_crba(m, d, Q[s].data(), V[s].data(), tau.data(), a2.data());
+    forward_dynamics_crba(m, d, Q[s].data(), V[s].data(), tau.data(), a2.data());
     integrate(m, Q[s].data(), V[s].data(), 0.3, q1.data());
     difference(m, Q[s].data(), q1.data(), dv.data());
     for (int i = 0; i < nv; ++i) {

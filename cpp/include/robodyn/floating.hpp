@@ -1,6 +1,7 @@
 // Dynamics of trees whose joints may be of any kind (joint.hpp), used for free-floating
 // systems: body 1 on a free-flyer joint, the others revolute or prismatic. Featherstone's
-// spatial algorithms as written in the book (RNEA Table 5.1, CRBA Table 6.2, ABA Table 7.1),
+// spatial algorithms as written in the book (RNEA Table 5.1, ABA Table 7.1; the mass matrix is
+// crba.hpp's, one loop for every joint kind),
 // in body coordinates, each spatial vector [angular; linear] held as two 3-vectors, with the
 // joint kind deciding only S (add_joint_motion, joint_force) and the link transform (linkE,
 // linkET, link_cross_r). Body 0 is the world: v_0 = 0, a_0 = -gravity (in world axes).
@@ -13,7 +14,6 @@
 #include <cmath>
 
 #include "robodyn/aba.hpp"
-#include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
 #include "robodyn/joint.hpp"
 #include "robodyn/kinematics.hpp"
@@ -158,72 +158,6 @@ void bias_torques(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* tau
 template <class S>
 void gravity_torques(const Model& m, DataTpl<S>& d, const S* q, S* tau) {
   floating::detail::rnea_sweep<false, false, false, S>(m, d, q, nullptr, nullptr, tau);
-}
-
-// Mass matrix M(q) + diag(armature) (Table 6.2) into d.M, (nv, nv), both triangles.
-template <class S>
-void crba(const Model& m, DataTpl<S>& d, const S* q) {
-  update_kinematics(m, d, q, 1);
-  // composite inertias, tip to base: Ic_p += X^T Ic_i X (a free-flyer is the root)
-  for (int i = 1; i <= m.n; ++i) {
-    d.Im[i] = S(m.mass[i]);
-    d.Ih[i] = m.h[i].template cast<S>();
-    d.II[i] = m.Ibar[i].template cast<S>();
-  }
-  for (int i = m.n; i >= 1; --i)
-    if (m.parent[i] > 0) robodyn::detail::add_composite_to_parent(m, d, i);
-  // column of each joint axis s: F = Ic_i s carried down the path to the base,
-  // M(j, col) = S_j' F on the way
-  d.size_mass_matrix();
-  d.M.setZero();
-  S row[6];
-  for (int i = 1; i <= m.n; ++i) {
-    const JointType t = m.type[i];
-    for (int k = 0; k < joint_nv(t); ++k) {
-      const int s = t == JointType::FreeFlyer ? k : detail::axis_index(t);
-      const int col = m.iv[i] + k;
-      // Ic e_s = (II e_s, e_s x h) for an angular axis, (h x e, mass e) for a linear one
-      V3T<S> e(S(0), S(0), S(0)), Fn, Ff;
-      e[s % 3] = S(1);
-      if (s < 3) {
-        Fn = d.II[i].col(s);
-        Ff = cross<S>(e, d.Ih[i]);
-      } else {
-        Fn = cross<S>(d.Ih[i], e);
-        Ff = d.Im[i] * e;
-      }
-      joint_force(t, Fn, Ff, row);
-      for (int r = 0; r < joint_nv(t); ++r) d.M(m.iv[i] + r, col) = row[r];
-      if (m.armature[i] != 0) d.M(col, col) += S(m.armature[i]);
-      for (int j = i; m.parent[j] > 0; j = m.parent[j]) {
-        const int p = m.parent[j];
-        V3T<S> n(S(0), S(0), S(0)), f(S(0), S(0), S(0));
-        add_force_to_parent(m, d, j, Fn, Ff, n, f);
-        Fn = n;
-        Ff = f;
-        joint_force(m.type[p], Fn, Ff, row);
-        for (int r = 0; r < joint_nv(m.type[p]); ++r) {
-          d.M(m.iv[p] + r, col) = row[r];
-          d.M(col, m.iv[p] + r) = row[r];
-        }
-      }
-    }
-  }
-}
-
-// Forward dynamics by M(q) qdd = tau - C qd - g - damping qd - friction sign(qd), Cholesky.
-// Returns false when M is not positive definite. qdd may alias the inputs.
-template <class S>
-bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* qd,
-                           const S* tau, S* qdd) {
-  floating::bias_torques(m, d, q, qd, d.tmp.data());
-  floating::crba(m, d, q);
-  for (int k = 0; k < m.nv; ++k) d.tmp[k] = tau[k] - d.tmp[k];
-  for (int i = 1; i <= m.n; ++i)
-    if (m.type[i] != JointType::FreeFlyer)
-      d.tmp[m.iv[i]] -= detail::joint_terms<false, S>(m, i, qd, nullptr);
-  for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
-  return cholesky_solve(d, qdd);
 }
 
 // Articulated-body forward dynamics (Table 7.1), the free-flyer as the articulated root:

@@ -152,70 +152,146 @@ def _noop(i):
     return i
 
 
-def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3):
+def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
+                  small=50_000):
     """Rows per second: one batch call per quantity on ``chunk`` states in this process
-    (compute only; the reference), the whole pipeline in this process (draw, compute, write
-    Parquet), and on the cluster per core, written and not written (the chunks reduced on the
-    workers, so only the Dask overhead is added to the compute)."""
+    (compute only; the reference), against ``robodyn.dataset`` on the cluster, written to
+    Parquet (chunks of ``chunk`` and of ``small`` rows) and computed without writing (the
+    chunks reduced on the workers, so only the Dask overhead is added to the compute). Per
+    CPU-second (this process, which holds the client and the scheduler, plus the workers) and
+    per core of wall time; the variants interleaved round by round."""
     import dask
 
     robot = robodyn.robots.intelledex_605()
     if QUICK:
-        rows, chunk = rows // 10, chunk // 10
+        rows, chunk, small = rows // 10, chunk // 10, small // 10
     quantities = ["q", "qd", "qdd", "tau", "M"]
     robodyn.set_num_threads(1)
     rng = np.random.default_rng(0)
     q, qd, qdd = uniform_sampler(robot)(rng, chunk)
     # warm-up: imports (dask.array here and on the workers)
-    robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w0",
-                    scheduler="synchronous")
     robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w1",
                     scheduler=client)
-    res = {k: [] for k in ("batch", "batch_cpu", "local", "cluster_write", "cluster_compute",
-                           "cluster_write_cpu", "cluster_compute_cpu")}
+    res = {}
+    parts = {}
+
+    def add(name, wall, cpu):
+        res.setdefault(name, []).append(rows / wall / workers)
+        res.setdefault(name + "_cpu", []).append(rows / sum(cpu))
+        # CPU seconds per chunk: this process (client and scheduler), the workers, and the
+        # workers net of their idle background (heartbeats, monitors: a rate per second of
+        # wall time, measured each round while they wait; it grows with the other jobs' load)
+        per = rows / {"cluster_write_small": small}.get(name, chunk)  # chunks
+        parts.setdefault(name, []).append({"client_scheduler": cpu[0] / per,
+                                           "workers": cpu[1] / per,
+                                           "workers_idle": idle[-1] * wall / per})
+
+    idle = []
     for r in range(rounds):
+        before = cpu_seconds(client)
+        t0 = time.perf_counter()
+        time.sleep(2.0)
+        cpu = cpu_since(client, before)
+        idle.append(cpu[1] / (time.perf_counter() - t0))
         t0, c0 = time.perf_counter(), time.process_time()
         robot.inverse_dynamics(q, qd, qdd)
         robot.mass_matrix(q)
-        res["batch"].append(chunk / (time.perf_counter() - t0))
-        res["batch_cpu"].append(chunk / (time.process_time() - c0))
-        t0 = time.perf_counter()
-        robodyn.dataset(robot, chunk, quantities, chunk=chunk, path=Path(tmp) / f"l{r}",
-                        scheduler="synchronous")
-        res["local"].append(chunk / (time.perf_counter() - t0))
-        before = cpu_seconds(client)
-        t0 = time.perf_counter()
-        robodyn.dataset(robot, rows, quantities, chunk=chunk, path=Path(tmp) / f"d{r}",
-                        scheduler=client)
-        res["cluster_write"].append(rows / (time.perf_counter() - t0) / workers)
-        res["cluster_write_cpu"].append(rows / sum(cpu_since(client, before)))
+        res.setdefault("batch", []).append(chunk / (time.perf_counter() - t0))
+        res.setdefault("batch_cpu", []).append(chunk / (time.process_time() - c0))
+        for name, c in (("cluster_write", chunk), ("cluster_write_small", small)):
+            before = cpu_seconds(client)
+            t0 = time.perf_counter()
+            robodyn.dataset(robot, rows, quantities, chunk=c, path=Path(tmp) / f"d{r}",
+                            scheduler=client, seed=r)
+            add(name, time.perf_counter() - t0, cpu_since(client, before))
+            shutil.rmtree(Path(tmp) / f"d{r}")
         arrays = robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r + 1)
         before = cpu_seconds(client)
         t0 = time.perf_counter()
         dask.compute(*[a.sum() for a in arrays.values()], scheduler=client)
-        res["cluster_compute"].append(rows / (time.perf_counter() - t0) / workers)
-        res["cluster_compute_cpu"].append(rows / sum(cpu_since(client, before)))
-        print(f"  round {r}: batch call {res['batch'][-1]:,.0f} rows/s, in-process dataset "
-              f"{res['local'][-1]:,.0f} rows/s; cluster per core: written "
-              f"{res['cluster_write'][-1]:,.0f}, computed {res['cluster_compute'][-1]:,.0f} "
-              f"rows/s  load {load()[0]:.2f}", flush=True)
-        for d in (f"l{r}", f"d{r}"):
-            shutil.rmtree(Path(tmp) / d)
+        add("cluster_compute", time.perf_counter() - t0, cpu_since(client, before))
+        print(f"  round {r}: batch call {res['batch'][-1]:,.0f} rows/s "
+              f"({res['batch_cpu'][-1]:,.0f} per CPU-s); cluster, per core / per CPU-s: "
+              f"written {res['cluster_write'][-1]:,.0f} / {res['cluster_write_cpu'][-1]:,.0f}, "
+              f"in chunks of {small}: {res['cluster_write_small'][-1]:,.0f} / "
+              f"{res['cluster_write_small_cpu'][-1]:,.0f}, computed "
+              f"{res['cluster_compute'][-1]:,.0f} / {res['cluster_compute_cpu'][-1]:,.0f}  "
+              f"load {load()[0]:.2f}", flush=True)
     med = {k: statistics.median(v) for k, v in res.items()}
-    return {"rows": rows, "chunk": chunk, "quantities": quantities, "rounds": res,
-            "batch_call_rows_per_s": med["batch"],
-            "in_process_dataset_rows_per_s": med["local"],
-            "cluster_written_rows_per_s_per_core": med["cluster_write"],
-            "cluster_computed_rows_per_s_per_core": med["cluster_compute"],
-            "cpu": {"batch_call_rows_per_cpu_s": med["batch_cpu"],
-                    "cluster_computed_rows_per_cpu_s": med["cluster_compute_cpu"],
-                    "cluster_written_rows_per_cpu_s": med["cluster_write_cpu"],
-                    "computed_vs_batch_call": med["cluster_compute_cpu"] / med["batch_cpu"],
-                    "written_vs_batch_call": med["cluster_write_cpu"] / med["batch_cpu"]},
-            "computed_per_core_vs_batch_call": med["cluster_compute"] / med["batch"],
-            "written_per_core_vs_batch_call": med["cluster_write"] / med["batch"],
-            "written_per_core_vs_in_process_dataset": med["cluster_write"] / med["local"],
+    ratios = {k: med[k] / med["batch_cpu" if k.endswith("_cpu") else "batch"]
+              for k in med if k.startswith("cluster")}
+    per_chunk = {name: {k: statistics.median(x[k] for x in v) for k in v[0]}
+                 for name, v in parts.items()}
+    # the batch call's CPU for a chunk's rows against the cluster's, net of the idle background
+    sizes = {"cluster_write": chunk, "cluster_write_small": small, "cluster_compute": chunk}
+    net = {name: sizes[name] / med["batch_cpu"] / (v["client_scheduler"] + v["workers"]
+                                                   - v["workers_idle"])
+           for name, v in per_chunk.items()}
+    return {"rows": rows, "chunk": chunk, "small_chunk": small, "quantities": quantities,
+            "rounds": res, "median_rows_per_s": med, "vs_batch_call": ratios,
+            "idle_worker_cpu_per_s": idle, "cpu_s_per_chunk": per_chunk,
+            "vs_batch_call_per_cpu_s_net_of_idle": net,
             "bytes_per_row": 8 * (4 * 6 + 36)}
+
+
+def bench_breakdown(tmp, chunk=200_000, rounds=7):
+    """Where a written chunk's CPU time goes, in this process (one thread), each step timed
+    by process CPU time, the steps interleaved round by round, medians: the reference batch
+    call (ID + M on ready states into new arrays), the state draw, the batched calls on
+    blocks into reused outputs with the transpose into columns (several block sizes), the
+    whole-chunk calls then the transpose (the previous pipeline), the Parquet encoding and
+    write, the Dask task around it (synchronous scheduler)."""
+    from robodyn import datasets as ds
+
+    robot = robodyn.robots.intelledex_605()
+    if QUICK:
+        chunk, rounds = chunk // 10, 3
+    quantities = ["q", "qd", "qdd", "tau", "M"]
+    robodyn.set_num_threads(1)
+    sampler = uniform_sampler(robot)
+    names = [c for q in quantities
+             for c in ds._column_names(q, ds._shape(ds.QUANTITIES[q][2], robot.n))]
+    q, qd, qdd = sampler(np.random.default_rng(0), chunk)
+    blocks = (512, 2048, 8192, chunk)
+    steps = {}
+
+    def cpu(name, f):
+        c0 = time.process_time()
+        r = f()
+        steps.setdefault(name, []).append(time.process_time() - c0)
+        return r
+
+    def transpose(parts):  # the previous pipeline: whole-chunk arrays to columns
+        return [np.ascontiguousarray(v.reshape(chunk, -1).T) for v in parts.values()]
+
+    f = str(Path(tmp) / "b.parquet")
+    for r in range(rounds):
+        cpu("batch call ID + M", lambda: (robot.inverse_dynamics(q, qd, qdd),
+                                          robot.mass_matrix(q)))
+        cpu("draw states", lambda: ds._states(robot, sampler, 0, r, chunk))
+        parts = cpu("draw + whole-chunk calls", lambda: ds._chunk(robot, quantities, sampler,
+                                                                 0, r, chunk))
+        cpu("transpose whole-chunk results", lambda: transpose(parts))
+        del parts
+        for b in blocks:
+            cols = cpu(f"draw + calls in blocks of {b} + columns",
+                       lambda: ds._chunk_columns(robot, quantities, sampler, 0, r, chunk, b))
+        cols = cpu("the same, blocks of 2048, buffers reused", lambda: ds._chunk_columns(
+            robot, quantities, sampler, 0, r, chunk, 2048, reuse=True))
+        cpu("Parquet encode + write", lambda: ds._write_columns(names, cols, f, None))
+        cpu("whole chunk task (draw, calls, columns, Parquet)",
+            lambda: ds._write_chunk(robot, quantities, sampler, 0, r, chunk, f, None))
+        out = Path(tmp) / f"s{r}"
+        cpu("robodyn.dataset, one chunk, synchronous", lambda: robodyn.dataset(
+            robot, chunk, quantities, chunk=chunk, path=out, scheduler="synchronous"))
+        shutil.rmtree(out)
+    med = {k: statistics.median(v) for k, v in steps.items()}
+    ref = med["batch call ID + M"]
+    for k, v in med.items():
+        print(f"  {k:52s} {1e3 * v:7.1f} ms CPU  ({ref / v:.2f} of the batch call's rate)",
+              flush=True)
+    return {"chunk": chunk, "rounds": rounds, "cpu_s": steps, "median_cpu_s": med,
+            "rate_vs_batch_call": {k: ref / v for k, v in med.items()}}
 
 
 def model_cluster(per_run_s, over, start_s, nodes=4, cores=32, n=10**6, batch=100):
@@ -243,6 +319,8 @@ def main(argv=None):
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--json", default=None)
     p.add_argument("--skip-campaign", action="store_true")
+    p.add_argument("--breakdown-only", action="store_true",
+                   help="only the in-process breakdown of a written chunk (no cluster)")
     p.add_argument("--quick", action="store_true", help="a smoke test, not a measurement")
     args = p.parse_args(argv)
     global QUICK
@@ -251,13 +329,20 @@ def main(argv=None):
 
     out = {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
            "load_start": load()}
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None  # files in memory: not the disk
+    print("breakdown of a written chunk (CPU time, this process):", flush=True)
+    with tempfile.TemporaryDirectory(dir=shm) as tmp:
+        out["breakdown"] = bench_breakdown(tmp, rounds=2 * args.rounds + 1)
+    if args.breakdown_only:
+        out["load_end"] = load()
+        print(json.dumps(out, indent=1))
+        return
     t0 = time.perf_counter()
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                            host="127.0.0.1", dashboard_address="127.0.0.1:0")
     client = Client(cluster)
     out["cluster_start_s"] = time.perf_counter() - t0
     try:
-        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None  # files in memory: not the disk
         with tempfile.TemporaryDirectory(dir=shm) as tmp:
             if not args.skip_campaign:
                 print("campaign of 400 simulations:", flush=True)

@@ -377,7 +377,7 @@ def test_dataset_files_parquet_and_zarr(cluster, tmp_path):
     got = read_dataset(z)
     for k in QUANTITIES:
         np.testing.assert_array_equal(got[k], ref[k])
-    with pytest.raises(ValueError, match="not empty"):
+    with pytest.raises(ValueError, match="another dataset"):
         robodyn.dataset(robot, 10, ["q"], path=tmp_path / "z")
 
 
@@ -408,3 +408,52 @@ def test_dataset_custom_sampler():
 def _zero_velocity_sampler(rng, m):
     q = rng.uniform(-1.0, 1.0, (m, 6))
     return q, np.zeros((m, 6)), np.zeros((m, 6))
+
+
+_DATASET_SCRIPT = """
+import sys
+import robodyn
+robot = robodyn.robots.intelledex_605()
+robodyn.dataset(robot, 60_000, ["q", "qd", "qdd", "tau", "M"], chunk=500, seed=9,
+                path=sys.argv[1])
+"""
+
+
+def test_dataset_resumes_after_sigkill(tmp_path):
+    """robodyn.dataset writing Parquet in a child process, SIGKILLed once a few chunks are
+    written; the same call again writes only the missing chunks (the files already there are
+    untouched), and the finished dataset equals one written without interruption."""
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-c", _DATASET_SCRIPT, str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if len(list(out.glob("part-*.parquet"))) >= 3:
+                break
+            time.sleep(0.005)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        proc.kill()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+        proc.stderr.close()
+    before = {p.name: p.stat().st_mtime_ns for p in out.glob("part-*.parquet")}
+    assert 3 <= len(before) < 120
+    with pytest.raises(ValueError, match="incomplete"):
+        read_dataset(out)
+    robot = robodyn.robots.intelledex_605()
+    quantities = ["q", "qd", "qdd", "tau", "M"]
+    # another dataset in that directory is refused; the same one resumes
+    with pytest.raises(ValueError, match="another dataset"):
+        robodyn.dataset(robot, 60_000, quantities, chunk=500, seed=10, path=out)
+    robodyn.dataset(robot, 60_000, quantities, chunk=500, seed=9, path=out)
+    assert {p.name: p.stat().st_mtime_ns for p in out.glob("part-*.parquet")
+            if p.name in before} == before
+    assert len(list(out.glob("part-*.parquet"))) == 120 and not list(out.glob("*.tmp"))
+    got = read_dataset(out)
+    ref = read_dataset(robodyn.dataset(robot, 60_000, quantities, chunk=500, seed=9,
+                                       path=tmp_path / "whole", scheduler="synchronous"))
+    for k in quantities:
+        np.testing.assert_array_equal(got[k], ref[k])

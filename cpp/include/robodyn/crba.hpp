@@ -26,7 +26,6 @@
 #include <cmath>
 
 #include "robodyn/data.hpp"
-#include "robodyn/floating.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
@@ -166,12 +165,8 @@ bool cholesky_solve(DataTpl<S>& d, S* b) {
 template <class S>
 bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau,
                            S* qdd) {
-  // the bias first: inputs are read before qdd is written (rnea.hpp's fixed-base sweep does
-  // not take a free-flyer yet: floating.hpp's until it does)
-  if (m.floating)
-    floating::bias_torques(m, d, q, qd, d.tmp.data());
-  else
-    bias_torques(m, d, q, qd, d.tmp.data());
+  // the bias first: inputs are read before qdd is written
+  bias_torques(m, d, q, qd, d.tmp.data());
   detail::crba_lower(m, d, q);
   for (int i = 1; i <= m.n; ++i)
     for (int k = m.iv[i]; k < m.iv[i] + joint_nv(m.type[i]); ++k) {

@@ -34,6 +34,69 @@ inline M3T<S> quaternion_matrix(const S* xyzw) {
   return R;
 }
 
+namespace detail {
+// sign(x) as -1, 0, +1 (Coulomb friction is zero at rest)
+template <class S>
+inline S signum(const S& x) {
+  return x > S(0) ? S(1) : (x < S(0) ? S(-1) : S(0));
+}
+}  // namespace detail
+
+// t += the joint terms of body i's 1-DOF joint: armature qdd (kAcc) + damping qd + friction
+// sign(qd) (nothing for a free-flyer: its armature, damping and friction are 0); qd, qdd (nv,)
+template <bool kAcc, class S>
+ROBODYN_INLINE void add_joint_terms(const Model& m, int i, const S* qd, const S* qdd, S& t) {
+  const int k = m.iv[i];
+  if (kAcc && m.armature[i] != 0) t += S(m.armature[i]) * qdd[k];
+  if (m.damping[i] != 0) t += S(m.damping[i]) * qd[k];
+  if (m.friction[i] != 0) t += S(m.friction[i]) * detail::signum(qd[k]);
+}
+
+// The joint's part of Newton-Euler's classical accelerations (rnea.hpp): with (w, wd, a) the
+// parent's angular velocity, angular acceleration and classical origin acceleration seen from
+// body i (E^T w_p, E^T wd_p, E^T (a'_p + W_p r)), the joint velocity (wJ, vJ) = S qd and
+// acceleration (wJd, vJd) = S qdd (kAcc; else 0):
+//   wd += w x wJ + wJd,  a += 2 w x vJ + wJ x vJ + vJd,  w += wJ
+// moving_parent = false: the parent is the world (w = 0), its terms skipped.
+template <bool kAcc, class S>
+ROBODYN_INLINE void add_joint_classical(JointType t, bool moving_parent, const S* qd,
+                                        const S* qdd, V3T<S>& w, V3T<S>& wd, V3T<S>& a) {
+  switch (t) {
+    case JointType::Revolute:
+      if (moving_parent) {
+        // w x z u: 2 mul, 2 add
+        wd[0] += w[1] * qd[0];
+        wd[1] -= w[0] * qd[0];
+      }
+      w[2] += qd[0];
+      if (kAcc) wd[2] += qdd[0];
+      break;
+    case JointType::Prismatic:
+      if (moving_parent) {
+        // Coriolis term 2 w x z u of a sliding joint
+        const S u2 = qd[0] + qd[0];
+        a[0] += w[1] * u2;
+        a[1] -= w[0] * u2;
+      }
+      if (kAcc) a[2] += qdd[0];
+      break;
+    case JointType::FreeFlyer: {
+      const V3T<S> wJ(qd[0], qd[1], qd[2]), vJ(qd[3], qd[4], qd[5]);
+      if (moving_parent) {
+        wd += cross<S>(w, wJ);
+        a += S(2) * cross<S>(w, vJ);
+      }
+      a += cross<S>(wJ, vJ);
+      if (kAcc) {
+        wd += V3T<S>(qdd[0], qdd[1], qdd[2]);
+        a += V3T<S>(qdd[3], qdd[4], qdd[5]);
+      }
+      w += wJ;
+      break;
+    }
+  }
+}
+
 // (w, v) += S x for body i's joint velocity (or acceleration) x = qd + iv[i]
 template <class S>
 ROBODYN_INLINE void add_joint_motion(JointType t, const S* x, V3T<S>& w, V3T<S>& v) {

@@ -83,6 +83,16 @@ struct ConstRotation {
   std::array<bool, 3> ineg{{false, false, false}};
 };
 
+// Kane's method's constants (kane.hpp), built once with the model: each body's mass centre and
+// central inertia, in its internal frame. Entry 0 unused.
+struct KaneConstants {
+  std::vector<Vec3> c;                     // mass centre c_k = h / mass (m); components below
+                                           // 1e-15 m are zero
+  std::vector<std::array<bool, 3>> c_nz;   // which components of c are non-zero
+  std::vector<Mat3> I;                     // central inertia I_k = Ibar - mass (c.c 1 - c c^T)
+  std::vector<char> principal;             // 1: I is diagonal (principal body axes)
+};
+
 struct Model {
   int n = 0;                          // number of moving bodies (= joints)
   int nq = 0, nv = 0;                 // configuration and velocity sizes (n, n without a
@@ -122,6 +132,8 @@ struct Model {
   std::vector<std::array<double, 4>> pcsq;  // 2 pc_0, pc_0^2, 2 pc_2, pc_2^2 (aba's DH shifts)
   std::vector<Vec3> gb;               // Rc^T (-gravity) for a body on the base (set_gravity)
   std::vector<std::array<bool, 3>> gb_nz;
+
+  KaneConstants kane;                 // Kane's method's per-body constants
 
   // user-visible frames: first the n bodies' own frames, then the extra fixed frames
   std::vector<int> frame_body;        // body the frame is fixed to (0 = base)

@@ -19,13 +19,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "33911c993ca4f6d0338eaf937b89b91b9c9ca3092e060ecab541f13c60bfbb3f",
+       "0f3662988d9cd2220a9ed323dc43b214922223be8f96d4f88dc756ccb04f8369",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "91b3f19e7c7594e4f88cac3dc083f2068835343e28bd43482e2cf90a1cdd9718",
+       "e426565695c44168a4a7813f27b018ac682646dc9852709daa5028add48b6c2c",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

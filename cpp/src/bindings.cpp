@@ -26,7 +26,7 @@
 #include "robodyn/codegen.hpp"
 #include "robodyn/coriolis.hpp"
 #include "robodyn/crba.hpp"
-#include "robodyn/floating.hpp"
+#include "robodyn/momentum.hpp"
 #include "robodyn/joint.hpp"
 #include "robodyn/kane.hpp"
 #include "robodyn/kinematics.hpp"
@@ -545,10 +545,6 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                                       : aba(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
-  if (r.model_->floating && str_is(method, "crba"))
-    return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
-                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
-                      return floating::forward_dynamics_crba(m, d, x[0], x[1], x[2], o);
                     });
   if (str_is(method, "kane")) r.fixed_only("Kane's method");
   if (method.is_none() || str_is(method, "aba"))
@@ -577,18 +573,11 @@ py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
                       k(x[0], o);
                       return true;
                     });
-  if (r.model_->floating)
-    return r.run<1>({q}, {"q"}, out, {n, n}, "",
-                    [](const Model& m, Data& d, const Ptrs1& x, double* o) {
-                      floating::crba(m, d, x[0]);
-                      Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(o, m.nv, m.nv) =
-                          d.M;
-                      return true;
-                    });
   return r.run<1>({q}, {"q"}, out, {n, n}, "",
                   [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                     crba(m, d, x[0]);
-                    Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(o, m.n, m.n) = d.M;
+                    Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(o, m.nv, m.nv) =
+                        d.M;
                     return true;
                   });
 }

@@ -9,7 +9,7 @@
 
 #include "robodyn/aba.hpp"
 #include "robodyn/data.hpp"
-#include "robodyn/floating.hpp"
+#include "robodyn/momentum.hpp"
 
 namespace robodyn {
 
@@ -214,8 +214,7 @@ void check_derived(const Model& m, const std::vector<BodySpec>& bodies,
   for (int i = 1; i <= m.n; ++i) {
     const bool ok = m.Rc[i].R.allFinite() && m.pc[i].allFinite() && m.h[i].allFinite() &&
                     m.Ibar[i].allFinite() && m.J[i].allFinite() && m.kz[i].allFinite() &&
-                    m.kzr[i].allFinite() && m.kzk[i].allFinite() && std::isfinite(m.kzr2[i]) &&
-                    std::isfinite(m.kz22[i]) && std::isfinite(m.qoff[i]) &&
+                    m.kzr[i].allFinite() && std::isfinite(m.qoff[i]) &&
                     std::isfinite(m.pc[i].squaredNorm());
     if (!ok)
       fail(body_label(bodies[i - 1], i - 1),
@@ -473,16 +472,30 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.frame_p.push_back(Ra[b].transpose() * (fr.p - (b > 0 ? Vec3(slide[b] * ax[b]) : Vec3::Zero())));
     m.link_names.push_back(fr.name);
   }
+  // the columns of v moved by each subtree, as runs of consecutive indices
+  m.subtree_begin.assign(n + 2, 0);
+  m.subtree_runs.clear();
+  std::vector<char> below(n + 1, 0);
+  for (int i = 1; i <= n; ++i) {
+    m.subtree_begin[i] = static_cast<int>(m.subtree_runs.size());
+    for (int k = i; k <= n; ++k) {
+      below[k] = k == i || (m.parent[k] >= i && below[m.parent[k]]);
+      if (!below[k]) continue;
+      const int lo = m.iv[k], hi = lo + joint_nv(m.type[k]);
+      if (m.subtree_begin[i] < static_cast<int>(m.subtree_runs.size()) &&
+          m.subtree_runs.back()[1] == lo)
+        m.subtree_runs.back()[1] = hi;
+      else
+        m.subtree_runs.push_back({{lo, hi}});
+    }
+  }
+  m.subtree_begin[n + 1] = static_cast<int>(m.subtree_runs.size());
   m.root_rev.assign(n + 1, 0);
   m.link.assign(n + 1, LinkKind::RevPerm);
   m.kz.assign(n + 1, Vec3::Zero());
   m.kz_nz.assign(n + 1, {{false, false, false}});
   m.kzr.assign(n + 1, Vec3::Zero());
   m.kzr_nz.assign(n + 1, {{false, false, false}});
-  m.kzk.assign(n + 1, Vec3::Zero());
-  m.kzk_nz.assign(n + 1, {{false, false, false}});
-  m.kzr2.assign(n + 1, 0);
-  m.kz22.assign(n + 1, 0);
   for (int i = 1; i <= n; ++i) {
     m.root_rev[i] = m.parent[i] == 0 && m.type[i] == JointType::Revolute;
     m.link[i] = link_kind(m.type[i], m.Rc[i].kind, m.pc_nz[i]);
@@ -498,14 +511,6 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
       m.kzr_nz[i][c] = kr[c] != 0;
     }
     m.kzr[i] = kr;
-    Vec3 kk = kr.cross(k);
-    for (int c = 0; c < 3; ++c) {
-      if (std::abs(kk[c]) < 1e-15) kk[c] = 0;
-      m.kzk_nz[i][c] = kk[c] != 0;
-    }
-    m.kzk[i] = kk;
-    m.kzr2[i] = kr.squaredNorm();
-    m.kz22[i] = k[2] * k[2];
   }
   check_derived(m, bodies, frames);
   set_gravity(m, m.gravity);

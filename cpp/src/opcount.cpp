@@ -13,7 +13,7 @@
 #include "robodyn/algorithms.hpp"
 #include "robodyn/counting.hpp"
 #include "robodyn/data.hpp"
-#include "robodyn/floating.hpp"
+#include "robodyn/momentum.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/regressor.hpp"
 #include "robodyn/rnea_derivatives.hpp"
@@ -45,16 +45,14 @@ template <class S>
 void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
   bool ok = true;
   if (m.floating) {
-    // a free-floating base: the algorithms of floating.hpp (no Kane's method)
+    // a free-floating base: the same algorithms (no Kane's method yet)
     switch (a) {
       case Algorithm::Rnea: rnea(m, d, q, qd, x, out); break;
       case Algorithm::Gravity: gravity_torques(m, d, q, out); break;
       case Algorithm::Aba: ok = aba(m, d, q, qd, x, out); break;
-      case Algorithm::ForwardDynamics:
-        ok = floating::forward_dynamics_crba(m, d, q, qd, x, out);
-        break;
+      case Algorithm::ForwardDynamics: ok = forward_dynamics_crba(m, d, q, qd, x, out); break;
       case Algorithm::Crba:
-        floating::crba(m, d, q);
+        crba(m, d, q);
         for (int i = 0; i < m.nv; ++i)
           for (int j = 0; j < m.nv; ++j) out[i * m.nv + j] = d.M(i, j);
         break;

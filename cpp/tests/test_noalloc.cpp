@@ -8,7 +8,7 @@
 // handler (so it works with or without NDEBUG and names the failed check).
 //
 // Three models are built from BodySpec: a free-floating random tree (a free-flyer base, nq = 14,
-// nv = 13, the algorithms of floating.hpp and joint.hpp), and two 7-DOF models: a random tree (random axes, origins, inertias,
+// nv = 13, every joint kind of joint.hpp), and two 7-DOF models: a random tree (random axes, origins, inertias,
 // revolute and prismatic joints, armature, damping, Coulomb friction, extra frames) and a
 // structured chain (coordinate axes, signed-permutation origins, principal inertias: the
 // special-cased paths). For each, Data is created and warmed up, then every algorithm runs at
@@ -51,7 +51,7 @@ void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
 #include "robodyn/coriolis.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
-#include "robodyn/floating.hpp"
+#include "robodyn/momentum.hpp"
 #include "robodyn/joint.hpp"
 #include "robodyn/kane.hpp"
 #include "robodyn/kinematics.hpp"
@@ -606,12 +606,12 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
     switch (k) {
       case 0: rnea(m, d, q, v, a, tau.data()); break;
       case 1:
-        floating::crba(m, d, q);
+        crba(m, d, q);
         for (int i = 0; i < nv; ++i)
           for (int j = 0; j < nv; ++j) M[i * nv + j] = d.M(i, j);
         break;
       case 2: aba(m, d, q, v, tau.data(), a1.data()); break;
-      case 3: floating::forward_dynamics_crba(m, d, q, v, tau.data(), a2.data()); break;
+      case 3: forward_dynamics_crba(m, d, q, v, tau.data(), a2.data()); break;
       case 4: bias_torques(m, d, q, v, bias.data()); break;
       case 5: gravity_torques(m, d, q, grav.data()); break;
       case 6: forward_kinematics(m, d, q, fk.data()); break;
@@ -683,7 +683,7 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   for (int s = 0; s < states; ++s) {
     rnea(m, d, Q[s].data(), V[s].data(), A[s].data(), tau.data());
     aba(m, d, Q[s].data(), V[s].data(), tau.data(), a1.data());
-    floating::forward_dynamics_crba(m, d, Q[s].data(), V[s].data(), tau.data(), a2.data());
+    forward_dynamics_crba(m, d, Q[s].data(), V[s].data(), tau.data(), a2.data());
     integrate(m, Q[s].data(), V[s].data(), 0.3, q1.data());
     difference(m, Q[s].data(), q1.data(), dv.data());
     for (int i = 0; i < nv; ++i) {

@@ -1,176 +1,133 @@
-// Composite-rigid-body mass matrix (Featherstone 2008, Table 6.2) and forward dynamics by
-// mass matrix + Cholesky.
+// Composite-rigid-body algorithm (Featherstone 2008, RBDA Table 6.2): the joint-space inertia
+// matrix H(q) = M(q) + diag(armature), and forward dynamics by H qdd = tau - C qd - g with a
+// Cholesky factorisation.
+//
+// Table 6.2 in body coordinates, its two passes merged into one sweep from the tips to the base
+// and its inner loop turned inside out. The book carries each column's force F = IC_i S_i down
+// the path to the base, one column after the other; here every column's force moves one body
+// at a time, all the forces of body i's subtree together:
+//
+//   IC_i = I_i                                  (i = 1..N)
+//   for i = N to 1:
+//     F_c = IC_i S_i                            (the columns c of joint i; IC_i is complete)
+//     H_ci = S_i^T F_c,  H_ic = H_ci^T          (every column c of i's subtree, its F_c in
+//                                                body i's coordinates)
+//     if λ(i) != 0:
+//       IC_λ(i) += λX_i^* IC_i iX_λ(i)
+//       F_c = λX_i^* F_c                        (every column c of i's subtree)
+//
+// The products are the book's, one for one (the same operation count); the columns' moves are
+// independent of each other, so they pipeline (and vectorise: Xup::forces_to_parent) instead
+// of forming one dependent chain per column. A subtree's columns are runs of consecutive
+// indices (Model::subtree_runs; one run in depth-first order). S_i's columns are unit axes in body coordinates for every joint kind (revolute e_z,
+// prismatic the linear e_z, a free-flyer all six), so S_i^T F picks components of F.
 #pragma once
 
 #include <cmath>
 
 #include "robodyn/data.hpp"
 #include "robodyn/kinematics.hpp"
+#include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
-#include "robodyn/spatial.hpp"
 
 namespace robodyn {
 
-// Joint-space inertia matrix M(q) + diag(armature), written into d.M (both triangles).
 namespace detail {
 
-// the symmetric parallel-axis shift of a composite moved by r with first moment y:
-//   -[r][y] - [y][r] - m [r][r] = 2 (r.z) 1 - (r z' + z r'),  z = y + (m/2) r,
-// added to A; zero components of a constant r are skipped
-template <class S>
-ROBODYN_INLINE void add_parallel_axis(const V3T<S>& r, const std::array<bool, 3>& nz,
-                                      const V3T<S>& z, M3T<S>& A) {
-  S p[3];
-  for (int k = 0; k < 3; ++k) p[k] = nz[k] ? S(r[k] * z[k]) : S(0);
-  auto sum2 = [&](int i, int j) -> S {  // 2 (p_i + p_j), skipping zeros
-    const S t = nz[i] && nz[j] ? S(p[i] + p[j]) : (nz[i] ? p[i] : (nz[j] ? p[j] : S(0)));
-    return nz[i] || nz[j] ? S(t + t) : S(0);
-  };
-  if (nz[1] || nz[2]) A(0, 0) += sum2(1, 2);
-  if (nz[0] || nz[2]) A(1, 1) += sum2(0, 2);
-  if (nz[0] || nz[1]) A(2, 2) += sum2(0, 1);
-  const int ij[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-  for (const auto& e : ij) {
-    const int i = e[0], j = e[1];
-    if (!nz[i] && !nz[j]) continue;
-    S t = nz[i] && nz[j] ? S(r[i] * z[j] + z[i] * r[j]) : (nz[i] ? S(r[i] * z[j]) : S(z[i] * r[j]));
-    A(i, j) -= t;
-    A(j, i) = A(i, j);
+// index in [angular; linear] of the unit axis that is column k of body i's S
+inline int joint_axis(JointType t, int k) {
+  switch (t) {
+    case JointType::Revolute: return 2;
+    case JointType::Prismatic: return 5;
+    default: return k;
   }
 }
 
-// a' A a for symmetric A and a = X_i S_p's angular part (for a revolute i: a = Rz^T kz with
-// a_2 = kz_2 constant, the zeros of kz known)
+// IC e_s for the composite inertia (mass, h, Ibar) and the unit axis e_s of a 6-vector:
+// (Ibar e, e x h) for an angular axis, (h x e, mass e) for a linear one (no arithmetic)
 template <class S>
-ROBODYN_INLINE S axis_quadratic(const Model& m, int i, const M3T<S>& A, const V3T<S>& a) {
-  const bool rev = m.type[i] == JointType::Revolute;
-  const auto& kn = m.kz_nz[i];
-  const bool n01 = !rev || kn[0] || kn[1], n2 = !rev || kn[2];
-  const bool nz[3] = {n01, n01, n2};
-  S acc(0);
-  bool any = false;
-  auto add = [&](const S& x) {
-    acc = any ? S(acc + x) : x;
-    any = true;
-  };
-  for (int k = 0; k < 3; ++k) {
-    if (!nz[k]) continue;
-    const S kk = rev && k == 2 ? S(m.kz22[i]) : S(a[k] * a[k]);
-    add(kk * A(k, k));
-    for (int l = k + 1; l < 3; ++l) {
-      if (!nz[l]) continue;
-      const S t = (a[k] * a[l]) * A(k, l);
-      add(t + t);
-    }
+ROBODYN_INLINE void inertia_times_axis(const S& mass, const V3T<S>& h, const M3T<S>& Ibar, int s,
+                                       V3T<S>& n, V3T<S>& f) {
+  const S z(0);
+  switch (s) {
+    case 0: n = Ibar.col(0); f = V3T<S>(z, S(-h[2]), h[1]); break;
+    case 1: n = Ibar.col(1); f = V3T<S>(h[2], z, S(-h[0])); break;
+    case 2: n = Ibar.col(2); f = V3T<S>(S(-h[1]), h[0], z); break;
+    case 3: n = V3T<S>(z, h[2], S(-h[1])); f = V3T<S>(mass, z, z); break;
+    case 4: n = V3T<S>(S(-h[2]), z, h[0]); f = V3T<S>(z, mass, z); break;
+    default: n = V3T<S>(h[1], S(-h[0]), z); f = V3T<S>(z, z, mass); break;
   }
-  return acc;
-}
-
-// the composite inertia of body i (d.Im, d.Ih, d.II: mass, first moment, rotational inertia
-// about the origin) moved to its parent and added to the parent's: X^T Ic X in (m, h, Ibar)
-// form, for a revolute or prismatic joint
-template <class S>
-ROBODYN_INLINE void add_composite_to_parent(const Model& m, DataTpl<S>& d, int i) {
-  static const std::array<bool, 3> kFull{{true, true, true}};
-  const int p = m.parent[i];
-  const bool rev = m.type[i] == JointType::Revolute;
-  const V3T<S> r = rev ? V3T<S>(m.pc[i].template cast<S>()) : d.r[i];
-  const std::array<bool, 3>& nz = rev ? m.pc_nz[i] : kFull;
-  // y = E h, z = y + (m/2) r
-  const V3T<S> y = applyE(m, d, i, d.Ih[i]);
-  const S half = S(0.5) * d.Im[i];
-  V3T<S> z = y, mr;
-  for (int k = 0; k < 3; ++k) {
-    mr[k] = nz[k] ? S(d.Im[i] * r[k]) : S(0);
-    if (nz[k]) z[k] += half * r[k];
-  }
-  M3T<S> Ip = rotate_to_parent<true, S>(m, d, i, d.II[i]);
-  add_parallel_axis<S>(r, nz, z, Ip);
-  d.II[p] += Ip;
-  for (int k = 0; k < 3; ++k) d.Ih[p][k] += nz[k] ? S(y[k] + mr[k]) : y[k];
-  d.Im[p] += d.Im[i];
 }
 
 }  // namespace detail
 
-// Joint-space inertia matrix M(q) + diag(armature), written into d.M (both triangles).
+namespace detail {
+
+// Table 6.2 into the lower triangle of d.M (the strict upper triangle is left as it was)
 template <class S>
-void crba(const Model& m, DataTpl<S>& d, const S* q) {
+void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
   update_kinematics(m, d, q, 1);
-  // composite inertias, tip to base: I_p += X^T I_i X in (mass, h, Ibar) form
+  d.size_mass_matrix();
+  auto& H = d.M;
+  // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
+  S* F[6];
+  for (int k = 0; k < 6; ++k) F[k] = d.F.col(k).data();
+  // IC_i = I_i
   for (int i = 1; i <= m.n; ++i) {
     d.Im[i] = S(m.mass[i]);
     d.Ih[i] = m.h[i].template cast<S>();
     d.II[i] = m.Ibar[i].template cast<S>();
   }
   for (int i = m.n; i >= 1; --i) {
+    const JointType t = m.type[i];
+    const int ci = m.iv[i];
+    const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
+    const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
+    // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
+    for (int k = 0; k < joint_nv(t); ++k) {
+      V3T<S> n, f;
+      inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n, f);
+      for (int j = 0; j < 3; ++j) {
+        F[j][ci + k] = n[j];
+        F[3 + j][ci + k] = f[j];
+      }
+    }
+    for (int k = 0; k < joint_nv(t); ++k) {
+      // H_c,ci+k = S^T F_c = F_c[s] for the columns c of i's subtree (in body i's
+      // coordinates now); the other rows of the lower triangle are zero
+      const int s = joint_axis(t, k);
+      S* Hk = &H(0, ci + k);
+      int c = ci;
+      for (const auto* e = run0; e != run1; ++e) {
+        for (; c < (*e)[0]; ++c) Hk[c] = S(0);
+        for (; c < (*e)[1]; ++c) Hk[c] = F[s][c];
+      }
+      for (; c < m.nv; ++c) Hk[c] = S(0);
+      if (m.armature[i] != 0) Hk[ci + k] += S(m.armature[i]);
+    }
     const int p = m.parent[i];
     if (p == 0) continue;
-    const bool rev = m.type[i] == JointType::Revolute;
-    if (m.root_rev[p]) {
-      // p turns on the base: only M_pp = S_p' Ic_p S_p is needed. With (a, l) = X_i S_p,
-      // body i adds a' II a + 2 h.(l x a) + mass |l|^2 (revolute i: l x a and |l|^2 are
-      // constants turned about z)
-      V3T<S> a, l;
-      parent_axis_motion(m, d, i, a, l);
-      d.ax[i] << a, l;
-      S lxa_h, mll;
-      if (rev) {
-        const V3T<S> lxa = rotzT_const<S>(d.c[i], d.s[i], m.kzk[i], m.kzk_nz[i]);
-        const auto& kn = m.kzk_nz[i];
-        const bool n01 = kn[0] || kn[1];
-        lxa_h = n01 ? S(d.Ih[i][0] * lxa[0] + d.Ih[i][1] * lxa[1]) : S(0);
-        if (kn[2]) lxa_h = n01 ? S(lxa_h + d.Ih[i][2] * lxa[2]) : S(d.Ih[i][2] * lxa[2]);
-        mll = d.Im[i] * S(m.kzr2[i]);
-      } else {
-        lxa_h = d.Ih[i].dot(cross<S>(l, a));
-        mll = d.Im[i] * l.dot(l);
-      }
-      d.II[p](2, 2) += detail::axis_quadratic<S>(m, i, d.II[i], a) + (lxa_h + lxa_h) + mll;
-      continue;
-    }
-    detail::add_composite_to_parent(m, d, i);
-  }
-  // columns: F = Ic_i S_i carried down the path to the base; other branches stay zero
-  d.size_mass_matrix();
-  d.M.setZero();
-  for (int i = 1; i <= m.n; ++i) {
-    V3T<S> Fn, Ff;
-    if (m.type[i] == JointType::Revolute) {
-      Fn = d.II[i].col(2);
-      Ff = V3T<S>(-d.Ih[i][1], d.Ih[i][0], S(0));
-      d.M(i - 1, i - 1) = Fn[2];
-    } else {
-      Fn = V3T<S>(d.Ih[i][1], -d.Ih[i][0], S(0));
-      Ff = V3T<S>(S(0), S(0), d.Im[i]);
-      d.M(i - 1, i - 1) = Ff[2];
-    }
-    if (m.armature[i] != 0) d.M(i - 1, i - 1) += S(m.armature[i]);
-    for (int j = i; m.parent[j] > 0; j = m.parent[j]) {
-      if (m.root_rev[m.parent[j]]) {
-        // the last step, to a parent on the base: M_ip = (X_j S_p)' F
-        const int p = m.parent[j];
-        const auto& v = d.ax[j];
-        const S Mij = v[0] * Fn[0] + v[1] * Fn[1] + v[2] * Fn[2] + v[3] * Ff[0] +
-                      v[4] * Ff[1] + v[5] * Ff[2];
-        d.M(i - 1, p - 1) = Mij;
-        d.M(p - 1, i - 1) = Mij;
-        break;
-      }
-      const V3T<S> Ef = applyE(m, d, j, Ff);
-      Fn = applyE(m, d, j, Fn) - cross_r(m, d, j, Ef);
-      Ff = Ef;
-      const int p = m.parent[j];
-      const S Mij = m.type[p] == JointType::Revolute ? Fn[2] : Ff[2];
-      d.M(i - 1, p - 1) = Mij;
-      d.M(p - 1, i - 1) = Mij;
-    }
+    // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree
+    const Xup<S> X(m, d, i);
+    X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
+    for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1]);
   }
 }
 
-// In-place Cholesky M = L L^T on the lower triangle of d.M, then solves L L^T x = b (in b).
-// Returns false when M is not positive definite.
+}  // namespace detail
+
+// Joint-space inertia matrix H(q) = M(q) + diag(armature) into d.M, (nv, nv), both triangles.
+// q (nq,). Also leaves the composite inertias IC_i = (d.Im, d.Ih, d.II) of every subtree (body
+// axes, about body i's origin).
+template <class S>
+void crba(const Model& m, DataTpl<S>& d, const S* q) {
+  detail::crba_lower(m, d, q);
+  d.M.template triangularView<Eigen::StrictlyUpper>() = d.M.transpose();
+}
+
+// In-place Cholesky H = L L^T on the lower triangle of d.M, then solves L L^T x = b (in b),
+// b (nv,). Returns false when H is not positive definite.
 template <class S>
 bool cholesky_solve(DataTpl<S>& d, S* b) {
   using std::sqrt;
@@ -202,21 +159,23 @@ bool cholesky_solve(DataTpl<S>& d, S* b) {
   return true;
 }
 
-// Forward dynamics by M(q) qdd = tau - C qd - g - damping qd - friction sign(qd).
-// Returns false when M is not positive definite.
+// Forward dynamics by H(q) qdd = tau - C(q, qd) qd - g(q) - damping qd - friction sign(qd).
+// q (nq,), qd, tau, qdd (nv,); qdd may alias the inputs. Returns false when H is not positive
+// definite.
 template <class S>
 bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau,
                            S* qdd) {
-  // inputs are read before qdd is written: qdd may alias q, qd or tau
+  // the bias first: inputs are read before qdd is written
   bias_torques(m, d, q, qd, d.tmp.data());
-  crba(m, d, q);
-  for (int i = 0; i < m.n; ++i) {
-    S rhs = tau[i] - d.tmp[i];
-    if (m.damping[i + 1] != 0) rhs -= S(m.damping[i + 1]) * qd[i];
-    if (m.friction[i + 1] != 0) rhs -= S(m.friction[i + 1]) * detail::signum(qd[i]);
-    d.tmp[i] = rhs;
-  }
-  for (int i = 0; i < m.n; ++i) qdd[i] = d.tmp[i];
+  detail::crba_lower(m, d, q);
+  for (int i = 1; i <= m.n; ++i)
+    for (int k = m.iv[i]; k < m.iv[i] + joint_nv(m.type[i]); ++k) {
+      S rhs = tau[k] - d.tmp[k];
+      if (m.damping[i] != 0) rhs -= S(m.damping[i]) * qd[k];
+      if (m.friction[i] != 0) rhs -= S(m.friction[i]) * detail::signum(qd[k]);
+      d.tmp[k] = rhs;
+    }
+  for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
   return cholesky_solve(d, qdd);
 }
 

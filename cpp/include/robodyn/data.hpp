@@ -52,11 +52,9 @@ struct DataTpl {
   AVec<M3> W;            // rnea: [wd] + [w][w], maps a body offset to its relative acceleration
 
   // composite and articulated inertias
-  AVec<S> Im;            // composite mass
-  AVec<V3> Ih;           // composite first moment
-  AVec<M3> II;           // composite rotational inertia about the origin (for a revolute body
-                         // on the base only II(2, 2) is complete: the rest is never used)
-  AVec<V6> ax;           // crba: X_i S_p, the joint axis of a parent on the base, seen from i
+  AVec<S> Im;            // composite inertia IC_i of body i's subtree (crba, kane): mass,
+  AVec<V3> Ih;           // first moment and rotational inertia about body i's origin, body
+  AVec<M3> II;           // axes (complete for every body after crba)
   AVec<M6> IA;           // aba: articulated inertia, 6x6 [angular; linear] about the body
                          // origin, body axes; upper triangle only (for a revolute body on
                          // the base only its column 2 is complete: the rest is never used)
@@ -90,6 +88,9 @@ struct DataTpl {
   void size_mass_matrix() {
     if (M.rows() != nv) M.setZero(nv, nv);
   }
+  Eigen::Matrix<S, Eigen::Dynamic, 6> F;  // crba: (nv, 6), row c the force F = IC_k S_k of
+                         // column c of M (joint k), [moment; force], in the coordinates of the
+                         // body the sweep has reached (one column per component: they vectorise)
   VecX tmp;              // (nv,) scratch
   M6 Uf;                 // aba, free-flyer: D = IA factorised as L diag L' (L unit lower:
                          // below the diagonal; diag on it; diag L' above it)
@@ -110,7 +111,7 @@ DataTpl<S>::DataTpl(const Model& m)
       w(m.n + 1, V3::Zero()), vl(m.n + 1, V3::Zero()),
       wd(m.n + 1, V3::Zero()), al(m.n + 1, V3::Zero()),
       fn(m.n + 1, V3::Zero()), ff(m.n + 1, V3::Zero()), W(m.n + 1, M3::Zero()),
-      Im(m.n + 1, S(0)), Ih(m.n + 1, V3::Zero()), II(m.n + 1, M3::Zero()), ax(m.n + 1, V6::Zero()),
+      Im(m.n + 1, S(0)), Ih(m.n + 1, V3::Zero()), II(m.n + 1, M3::Zero()),
       IA(m.n + 1, M6::Zero()), pA(m.n + 1, V6::Zero()), U(m.n + 1, V6::Zero()),
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
       sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
@@ -118,7 +119,8 @@ DataTpl<S>::DataTpl(const Model& m)
       aw(m.n + 1, V6::Zero()), psi(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),
       cm(m.n + 1, S(0)), cc(m.n + 1, V3::Zero()), cI(m.n + 1, M3::Zero()),
       cT(m.n + 1, M3::Zero()), cP(m.n + 1, V3::Zero()),
-      M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()), tmp(VecX::Zero(m.nv)),
+      M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()),
+      F(Eigen::Matrix<S, Eigen::Dynamic, 6>::Zero(m.nv, 6)), tmp(VecX::Zero(m.nv)),
       Uf(M6::Zero()), uf(V6::Zero()),
       ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {
   // the parent-to-body translation of a revolute joint is the constant pc: valid at every

@@ -161,6 +161,12 @@ struct Xup {
     fp += Ef;
   }
 
+  // X^T f in place for the forces f = (n, f) of the columns c in [lo, hi), held component by
+  // component: F[k][c], k = 0..2 the moment n, 3..5 the force f; each becomes (E n + r x E f,
+  // E f) in parent coordinates. The kind (and the zeros of r) are dispatched once for the
+  // range, so the columns pipeline (and vectorise) instead of each branching on the kind.
+  void forces_to_parent(S* const* F, int lo, int hi) const;
+
   // E B E^T (B symmetric if kSym): a body-axes 3x3 tensor in parent axes
   template <bool kSym>
   ROBODYN_INLINE M3 rotate(M3 B) const {
@@ -183,16 +189,17 @@ struct Xup {
     const V3& rr = d.r[i];
     const std::array<bool, 3> nz = r_nz();
     const V3 y = E(h);
+    // t = (mass/2) r, z = y + t; the first moment moves to y + mass r = y + (t + t)
     const S half = S(0.5) * mass;
-    V3 z = y, mr;
+    V3 z = y, t;
     for (int k = 0; k < 3; ++k) {
-      mr[k] = nz[k] ? S(mass * rr[k]) : S(0);
-      if (nz[k]) z[k] += half * rr[k];
+      t[k] = nz[k] ? S(half * rr[k]) : S(0);
+      if (nz[k]) z[k] += t[k];
     }
     M3 Ip = rotate<true>(Ibar);
     detail::add_shift<S>(rr, nz, z, Ip);
     Ibar_p += Ip;
-    for (int k = 0; k < 3; ++k) h_p[k] += nz[k] ? S(y[k] + mr[k]) : y[k];
+    for (int k = 0; k < 3; ++k) h_p[k] += nz[k] ? S(y[k] + (t[k] + t[k])) : y[k];
     mass_p += mass;
   }
 
@@ -216,6 +223,175 @@ struct Xup {
     return out;
   }
 };
+
+namespace detail {
+
+// The rotations of a link applied to three scalars in place: the arithmetic of rotz, rotx and
+// a general Rc (spatial.hpp), on scalars, so that a loop over many vectors vectorises.
+template <class S, bool kNeg2 = false>
+struct TurnZ {  // rows (c0, -s0, 0), (s1, c1, 0), (0, 0, +-1): Rz(q) with the rows' signs of a
+  S c0, s0, s1, c1;  // signed permutation folded in (4 mul, 2 add)
+  ROBODYN_INLINE void operator()(S& x0, S& x1, S& x2) const {
+    const S y0 = c0 * x0 - s0 * x1;
+    x1 = s1 * x0 + c1 * x1;
+    x0 = y0;
+    if (kNeg2) x2 = -x2;
+  }
+};
+template <class S>
+struct TurnX {  // a constant Rx, (c + s, c - s) precomputed: 3 mul, 3 add
+  S cx, cps, cms;
+  ROBODYN_INLINE void operator()(S&, S& x1, S& x2) const {
+    const S t = cx * (x1 + x2);
+    const S y1 = t - cps * x2;
+    x2 = t - cms * x1;
+    x1 = y1;
+  }
+};
+template <class S>
+struct TurnA {  // a general rotation, row-major: 9 mul, 6 add
+  S a[9];
+  ROBODYN_INLINE void operator()(S& x0, S& x1, S& x2) const {
+    const S y0 = a[0] * x0 + a[1] * x1 + a[2] * x2;
+    const S y1 = a[3] * x0 + a[4] * x1 + a[5] * x2;
+    x2 = a[6] * x0 + a[7] * x1 + a[8] * x2;
+    x0 = y0;
+    x1 = y1;
+  }
+};
+template <class S>
+struct TurnSigns {  // x_k -> -x_k where neg[k] (free)
+  bool neg[3];
+  ROBODYN_INLINE void operator()(S& x0, S& x1, S& x2) const {
+    if (neg[0]) x0 = -x0;
+    if (neg[1]) x1 = -x1;
+    if (neg[2]) x2 = -x2;
+  }
+};
+template <class S, class A, class B>
+struct TurnBoth {  // B after A
+  A first;
+  B second;
+  ROBODYN_INLINE void operator()(S& x0, S& x1, S& x2) const {
+    first(x0, x1, x2);
+    second(x0, x1, x2);
+  }
+};
+
+// w -= u x r for r with the zero pattern P (bit k: r_k != 0), its zero terms skipped
+template <int P, class S>
+ROBODYN_INLINE void sub_cross(S& w0, S& w1, S& w2, const S& u0, const S& u1, const S& u2,
+                              const S& r0, const S& r1, const S& r2) {
+  constexpr bool n0 = P & 1, n1 = P & 2, n2 = P & 4;
+  if (n2) w0 -= u1 * r2;
+  if (n1) w0 += u2 * r1;
+  if (n0) w1 -= u2 * r0;
+  if (n2) w1 += u0 * r2;
+  if (n1) w2 -= u0 * r1;
+  if (n0) w2 += u1 * r0;
+}
+
+// calls fn(std::integral_constant<int, P>()) for the zero pattern P of nz (bit k: nz[k])
+template <class Fn>
+ROBODYN_INLINE void with_pattern(const std::array<bool, 3>& nz, Fn&& fn) {
+  switch (int(nz[0]) | int(nz[1]) << 1 | int(nz[2]) << 2) {
+    case 0: return fn(std::integral_constant<int, 0>());
+    case 1: return fn(std::integral_constant<int, 1>());
+    case 2: return fn(std::integral_constant<int, 2>());
+    case 3: return fn(std::integral_constant<int, 3>());
+    case 4: return fn(std::integral_constant<int, 4>());
+    case 5: return fn(std::integral_constant<int, 5>());
+    case 6: return fn(std::integral_constant<int, 6>());
+    default: return fn(std::integral_constant<int, 7>());
+  }
+}
+
+// the loop of Xup::forces_to_parent: u = A f, w = A n (turn), w -= u x r (r with the zero
+// pattern P), (w, u) written to out[0..2], out[3..5]; every column independent (ivdep: the
+// arrays are distinct columns of one matrix)
+template <int P, class S, class Turn>
+ROBODYN_INLINE void move_forces(const Turn turn, const S* r, S* const* F, S* const* out,
+                                int lo, int hi) {
+  const S* const n0 = F[0]; const S* const n1 = F[1]; const S* const n2 = F[2];
+  const S* const f0 = F[3]; const S* const f1 = F[4]; const S* const f2 = F[5];
+  S* const o0 = out[0]; S* const o1 = out[1]; S* const o2 = out[2];
+  S* const o3 = out[3]; S* const o4 = out[4]; S* const o5 = out[5];
+  const S r0 = r[0], r1 = r[1], r2 = r[2];
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC ivdep
+#endif
+  for (int c = lo; c < hi; ++c) {
+    S u0 = f0[c], u1 = f1[c], u2 = f2[c], w0 = n0[c], w1 = n1[c], w2 = n2[c];
+    turn(u0, u1, u2);
+    turn(w0, w1, w2);
+    sub_cross<P, S>(w0, w1, w2, u0, u1, u2, r0, r1, r2);
+    o0[c] = w0;
+    o1[c] = w1;
+    o2[c] = w2;
+    o3[c] = u0;
+    o4[c] = u1;
+    o5[c] = u2;
+  }
+}
+
+}  // namespace detail
+
+template <class S>
+void Xup<S>::forces_to_parent(S* const* F, int lo, int hi) const {
+  using namespace detail;
+  const ConstRotation& R = m.Rc[i];
+  const bool rev = revolute();
+  // r (revolute: the constant pc)
+  const S r[3] = {rev ? S(m.pc[i][0]) : d.r[i][0], rev ? S(m.pc[i][1]) : d.r[i][1],
+                  rev ? S(m.pc[i][2]) : d.r[i][2]};
+  if (R.kind == ConstRotation::Permutation && kind != LinkKind::FreeFlyer) {
+    // Rc = P, a signed permutation, (P^T x)_j = +-x_perm[j]: with D = diag(+-1) the signs
+    // neg and Pi the relabelling j -> perm[j], P = Pi D and D (a x b) = det(D) (D a x D b),
+    // so P (w - u x P^T r) = Pi (D w - D u x det(D) Pi^T r): D folded into the rotation,
+    // Pi applied by writing component j to array perm[j]
+    const bool* neg = R.neg.data();
+    const bool odd = neg[0] != neg[1] != neg[2];  // det(D) = -1
+    S* out[6];
+    S rp[3];  // det(D) Pi^T r
+    std::array<bool, 3> rp_nz;
+    for (int j = 0; j < 3; ++j) {
+      const int k = R.perm[j];
+      out[j] = F[k];
+      out[3 + j] = F[3 + k];
+      rp[j] = odd ? S(-r[k]) : r[k];
+      rp_nz[j] = !rev || m.pc_nz[i][k];
+    }
+    if (!rev) return move_forces<7, S>(TurnSigns<S>{{neg[0], neg[1], neg[2]}}, rp, F, out, lo, hi);
+    const S c = d.c[i], s = d.s[i];
+    const S c0 = neg[0] ? S(-c) : c, s0 = neg[0] ? S(-s) : s;
+    const S c1 = neg[1] ? S(-c) : c, s1 = neg[1] ? S(-s) : s;
+    return with_pattern(rp_nz, [&](auto P) {
+      if (neg[2])
+        move_forces<decltype(P)::value, S>(TurnZ<S, true>{c0, s0, s1, c1}, rp, F, out, lo, hi);
+      else
+        move_forces<decltype(P)::value, S>(TurnZ<S>{c0, s0, s1, c1}, rp, F, out, lo, hi);
+    });
+  }
+  const TurnZ<S> z{d.c[i], d.s[i], d.s[i], d.c[i]};
+  if (R.kind == ConstRotation::RotX && kind != LinkKind::FreeFlyer) {
+    const TurnX<S> x{S(R.cx), S(R.cpsx), S(R.cmsx)};
+    if (!rev) return move_forces<7, S>(x, r, F, F, lo, hi);
+    const TurnBoth<S, TurnZ<S>, TurnX<S>> zx{z, x};
+    if (kind == LinkKind::RevDH) return move_forces<5, S>(zx, r, F, F, lo, hi);
+    return with_pattern(m.pc_nz[i], [&](auto P) {
+      move_forces<decltype(P)::value, S>(zx, r, F, F, lo, hi);
+    });
+  }
+  // a general rotation (or a free-flyer's)
+  TurnA<S> a;
+  for (int k = 0; k < 9; ++k)
+    a.a[k] = kind == LinkKind::FreeFlyer ? d.E[i](k / 3, k % 3) : S(R.R(k / 3, k % 3));
+  if (!rev) return move_forces<7, S>(a, r, F, F, lo, hi);
+  const TurnBoth<S, TurnZ<S>, TurnA<S>> za{z, a};
+  return with_pattern(m.pc_nz[i], [&](auto P) {
+    move_forces<decltype(P)::value, S>(za, r, F, F, lo, hi);
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Transitional names of the algorithms not yet written on Xup (each forwards to it); delete a

@@ -108,6 +108,10 @@ struct Model {
                                       // out of Rc at build; 0 for most joints)
   std::vector<Vec3> pc;               // parent-to-body translation, parent internal frame
   std::vector<std::array<bool, 3>> pc_nz;  // which components of pc are non-zero
+  std::vector<int> subtree_begin;     // size n+2: the columns of v moved by body i's subtree
+  std::vector<std::array<int, 2>> subtree_runs;  // (i and its descendants) are the runs
+                                      // [lo, hi) subtree_runs[subtree_begin[i] ..
+                                      // subtree_begin[i+1]) (one run in depth-first order)
   std::vector<double> mass;           // kg
   std::vector<Vec3> h;                // mass * com, internal frame (kg m)
   std::vector<std::array<bool, 3>> h_nz;   // which components of h are non-zero
@@ -125,10 +129,6 @@ struct Model {
   std::vector<std::array<bool, 3>> kz_nz;
   std::vector<Vec3> kzr;              // Rc^T (e_z x pc): with kz, the parent's joint axis as a
   std::vector<std::array<bool, 3>> kzr_nz;  // motion of body i (revolute bodies)
-  std::vector<Vec3> kzk;              // kzr x kz, and |kzr|^2 (crba's quadratic form)
-  std::vector<std::array<bool, 3>> kzk_nz;
-  std::vector<double> kzr2;
-  std::vector<double> kz22;           // kz_2^2
   std::vector<Vec3> gb;               // Rc^T (-gravity) for a body on the base (set_gravity)
   std::vector<std::array<bool, 3>> gb_nz;
 

@@ -19,7 +19,7 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "0f3662988d9cd2220a9ed323dc43b214922223be8f96d4f88dc756ccb04f8369",
+       "0b15faa9e8a9ef270e99fd46a35ad38fb89702e875670c33b6f1aceadc5b52b8",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,

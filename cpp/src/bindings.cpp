@@ -545,7 +545,6 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                                       : aba(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
-                    });
   if (str_is(method, "kane")) r.fixed_only("Kane's method");
   if (method.is_none() || str_is(method, "aba"))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,

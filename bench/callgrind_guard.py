@@ -194,8 +194,12 @@ def main(argv=None):
     measured = measure(labels, a.reps)
     took = time.perf_counter() - start
     if a.update:
+        instructions = dict(measured)
+        if a.only and a.baseline.is_file():
+            # --only remeasures some methods: the others keep their baseline
+            instructions = {**json.loads(a.baseline.read_text())["instructions"], **measured}
         data = {"robot": ROBOT, "reps": a.reps, "environment": environment(),
-                "instructions": measured}
+                "instructions": instructions}
         a.baseline.parent.mkdir(parents=True, exist_ok=True)
         a.baseline.write_text(json.dumps(data, indent=1) + "\n")
         for label, value in measured.items():

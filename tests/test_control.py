@@ -214,3 +214,18 @@ def test_spec_copy_helper_does_not_touch_the_original(robot):
     spec = robot.spec
     spec.bodies[0].mass = 123.0
     assert robot.spec.bodies[0].mass == before.bodies[0].mass
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: np.zeros(n, dtype=np.int64),   # would be truncated silently
+    lambda n: np.zeros(n, dtype=np.float32),  # would be rounded silently
+    lambda n: np.zeros(1),                    # would be broadcast
+    lambda n: [0.0] * n,                      # not an array
+])
+def test_out_of_another_dtype_or_shape_is_a_value_error(robot, rng, make):
+    ctrl = ct.ComputedTorque(robot, 10.0, 2.0)
+    q, qd, _ = random_state(rng, robot.n)
+    ref = random_state(rng, robot.n)
+    out = make(robot.n)
+    with pytest.raises(ValueError, match="out"):
+        ctrl(0.0, q, qd, ref, out=out)

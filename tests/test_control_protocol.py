@@ -217,3 +217,15 @@ def test_joint_stops_put_joints_back_and_count_them():
     with pytest.raises(ValueError, match="hits"):
         _core._joint_stops(q.copy(), qd.copy(), lower, upper, True, 0.0, np.zeros(3),
                            np.zeros(4))
+
+
+def test_measure_refuses_a_ring_of_another_size_even_for_the_largest_delay():
+    # (delay + 1) * 2 counted in int wrapped to 0 for delay = 2**31 - 1: an empty ring passed
+    # the size check and the sample was written past its end
+    q = np.zeros(6)
+    for delay in (2**31 - 1, 2**30, 3):
+        with pytest.raises(ValueError, match="ring"):
+            _core._measure(np.zeros(0), 5, delay, q, q, None, None)
+    ring = np.zeros((4, 2, 6))
+    assert _core._measure(ring, 5, 3, q + 1.0, q, None, None) == 2
+    np.testing.assert_array_equal(ring[1, 0], 1.0)

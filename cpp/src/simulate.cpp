@@ -130,7 +130,8 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
         if (delay < 0) bad("delay", "must be >= 0");
         if (call < 0) bad("call", "must be >= 0");
         const py::ssize_t n = py::len(q);
-        double* r = buffer(ring, "ring", (delay + 1) * 2 * n, true);
+        // (counted in py::ssize_t: (delay + 1) * 2 in int wraps to 0 for delay = INT_MAX)
+        double* r = buffer(ring, "ring", (static_cast<py::ssize_t>(delay) + 1) * 2 * n, true);
         const double* nq = noise_q.is_none() ? nullptr : buffer(noise_q, "noise_q", n, false);
         const double* nqd = noise_qd.is_none() ? nullptr : buffer(noise_qd, "noise_qd", n, false);
         return measure(static_cast<int>(n), r, delay, call, buffer(q, "q", n, false),
@@ -324,7 +325,7 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
             if (!py::array::check_(ring)) bad("ring", "expected a numpy array");
             auto r = py::reinterpret_borrow<py::array>(ring);
             if (!(r.flags() & py::array::c_style) || !r.dtype().is(py::dtype::of<double>()) ||
-                !r.writeable() || r.size() != (delay + 1) * 2 * n)
+                !r.writeable() || r.size() != (static_cast<py::ssize_t>(delay) + 1) * 2 * n)
               bad("ring", "expected a writeable C-contiguous float64 array of shape "
                           "(delay + 1, 2, n)");
             c.ring = static_cast<double*>(r.mutable_data());

@@ -242,6 +242,13 @@ class Controller:
         q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
         q_r, qd_r, qdd_r = (_vector(r, n, f"ref[{i}]") for i, r in
                             enumerate(self._resolve_reference(t, ref)))
+        if out is not None and not (isinstance(out, np.ndarray) and out.dtype == np.float64
+                                    and out.shape == self._shape):
+            # (a float64 (n,) view is written through a copy; another dtype or shape would be
+            # cast or broadcast silently)
+            raise ValueError(f"out: expected a float64 array of shape ({n},), got "
+                             f"{type(out).__name__} {getattr(out, 'dtype', '')} "
+                             f"{np.shape(out)}")
         tau = out if out is not None and _vector(out, n, "out") is out else np.empty(n)
         self.step(t, q, qd, q_r, qd_r, qdd_r, tau)
         if out is not None and tau is not out:

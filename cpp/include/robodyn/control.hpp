@@ -77,7 +77,7 @@ void control_law(ControlLaw law, int n, const ControlGains& k, const double* q,
 // (the first call's before that) is returned: its q at [0, n), its qd at [n, 2n).
 inline long measure(int n, double* ring, int delay, long call, const double* q,
                     const double* qd, const double* noise_q, const double* noise_qd) {
-  const long slots = delay + 1;
+  const long slots = static_cast<long>(delay) + 1;
   double* slot = ring + (call % slots) * 2 * n;
   for (int i = 0; i < n; ++i) {
     slot[i] = q[i];

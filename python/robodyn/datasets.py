@@ -4,9 +4,10 @@
 path="data/")`` samples ``n`` states and computes the quantities through ``dask.array``: the
 rows are cut into chunks of ``chunk`` rows, and each chunk is one Dask task that draws its
 states and makes one batched C++ call per quantity (a C++ loop without the GIL); the arrays are
-views of the chunks' results (computing several of them computes each chunk once), and
-writing Parquet computes and writes a chunk in one task (the rows never leave their worker). The chunks
-run on the current Dask scheduler: a ``distributed.Client`` if one is active (or given as
+views of the chunks' results (computing several of them computes each chunk once). Writing
+Parquet computes and writes a chunk in one task (the rows never leave their worker), its
+batched calls on blocks of 2,048 rows whose results go into the file's columns while they are
+in the cache (the same numbers). The chunks run on the current Dask scheduler: a ``distributed.Client`` if one is active (or given as
 ``scheduler=``), else Dask's threads, one per core (the batched calls release the GIL).
 
 Quantities (``n_v`` the number of velocities, ``robot.n``):

@@ -1,12 +1,18 @@
-// Python binding of the fixed-step simulation loop (robodyn/simulate.hpp): _core._simulate_fixed,
-// called by robodyn.simulation.simulate (engine "cpp"). Registered from bindings.cpp, which
-// passes a function giving the model and generated kernels of a RobotCore object.
+// Python bindings of the simulation and control code: the fixed-step loop (robodyn/simulate.hpp,
+// _core._simulate_fixed, robodyn.simulation.simulate's engine "cpp"), and the pieces the Python
+// layers call so that each exists once: the control laws, measurement and saturation
+// (robodyn/control.hpp: _control_law, _measure, _saturate; robodyn.control's controllers) and
+// the integrator step (robodyn/integrator.hpp: _fixed_step; robodyn.simulation.FixedStep, used
+// by the Python loop and robodyn-ros2-sim). Registered from bindings.cpp, which passes a
+// function giving the model and generated kernels of a RobotCore object.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <chrono>
-#include <memory>
 #include <cmath>
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "numpy_boundary.hpp"
@@ -29,6 +35,38 @@ double* output(py::handle h, const char* name, py::ssize_t rows, py::ssize_t col
   return boundary::get_writeable(h, name, 2, dims);
 }
 
+// A C-contiguous float64 array of exactly `size` elements (any shape), written in place or
+// read; no conversion: these are the hot-path entries of Python code that owns its buffers.
+double* buffer(py::handle h, const char* name, py::ssize_t size, bool writeable) {
+  PyObject* o = h.ptr();
+  if (!boundary::is_native_f64_c(o)) bad(name, "must be a C-contiguous float64 numpy array");
+  auto* a = py::detail::array_proxy(o);
+  if (writeable && !(a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_))
+    bad(name, "is not writeable");
+  py::ssize_t count = 1;
+  for (int k = 0; k < a->nd; ++k) count *= a->dimensions[k];
+  if (count != size)
+    bad(name, "expected " + std::to_string(size) + " values, got shape " +
+                  boundary::shape_str(o));
+  return reinterpret_cast<double*>(a->data);
+}
+
+// fn(args..., name=value...) by the vectorcall protocol: no argument tuple or keyword dict is
+// built when fn supports it (a Python function does). kwnames: the keyword names (a tuple),
+// the last entries of args. Throws the Python error fn raises.
+void call(py::handle fn, PyObject* const* args, size_t positional, PyObject* kwnames) {
+  PyObject* r = PyObject_Vectorcall(fn.ptr(), args, positional, kwnames);
+  if (!r) throw py::error_already_set();
+  Py_DECREF(r);
+}
+
+PyObject* names(std::initializer_list<const char*> keys) {
+  PyObject* t = PyTuple_New(static_cast<py::ssize_t>(keys.size()));
+  py::ssize_t i = 0;
+  for (const char* k : keys) PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString(k));
+  return t;  // kept for the life of the process
+}
+
 const char* status_name(SimStatus s) {
   switch (s) {
     case SimStatus::Ok: return "ok";
@@ -42,6 +80,129 @@ const char* status_name(SimStatus s) {
 }  // namespace
 
 void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
+  m.attr("CONTROL_LAWS") = py::make_tuple("none", "computed_torque", "pd_gravity", "feedforward");
+
+  m.def(
+      "_control_law",
+      [](int law, py::handle kp, py::handle kd, bool feedback, py::handle q, py::handle qd,
+         py::handle q_ref, py::handle qd_ref, py::handle qdd_ref, py::handle tau, py::handle v,
+         py::handle g, py::handle inverse_dynamics, py::handle gravity_torques) {
+        if (law < 0 || law > 3) bad("law", "expected an index into CONTROL_LAWS");
+        if (!boundary::is_array(kp.ptr()) || py::detail::array_proxy(kp.ptr())->nd != 1)
+          bad("kp", "expected an (n,) array");
+        const py::ssize_t n = py::detail::array_proxy(kp.ptr())->dimensions[0];
+        const ControlGains gains{buffer(kp, "kp", n, false), buffer(kd, "kd", n, false),
+                                 feedback};
+        const py::handle arrays[8] = {q, qd, q_ref, qd_ref, qdd_ref, tau, v, g};
+        const double* p[8];
+        const char* labels[8] = {"q", "qd", "q_ref", "qd_ref", "qdd_ref", "tau", "v", "g"};
+        for (int i = 0; i < 8; ++i) p[i] = buffer(arrays[i], labels[i], n, i >= 5);
+        // the law calls back with its arguments' pointers: back to the caller's arrays
+        auto object = [&](const double* x) {
+          for (int i = 0; i < 8; ++i)
+            if (x == p[i]) return arrays[i].ptr();
+          throw std::logic_error("control_law passed a pointer it was not given");
+        };
+        static PyObject* out_kw = names({"out"});
+        auto id = [&](const double* a, const double* b, const double* c, double* out) {
+          PyObject* args[4] = {object(a), object(b), object(c), object(out)};
+          call(inverse_dynamics, args, 3, out_kw);
+        };
+        auto gravity = [&](const double* a, double* out) {
+          PyObject* args[2] = {object(a), object(out)};
+          call(gravity_torques, args, 1, out_kw);
+        };
+        control_law(static_cast<ControlLaw>(law), static_cast<int>(n), gains, p[0], p[1], p[2],
+                    p[3], p[4], const_cast<double*>(p[5]), const_cast<double*>(p[6]),
+                    const_cast<double*>(p[7]), id, gravity);
+      },
+      py::arg("law"), py::arg("kp"), py::arg("kd"), py::arg("feedback"), py::arg("q"),
+      py::arg("qd"), py::arg("q_ref"), py::arg("qd_ref"), py::arg("qdd_ref"), py::arg("tau"),
+      py::arg("v"), py::arg("g"), py::arg("inverse_dynamics"), py::arg("gravity_torques"),
+      "tau = law(q, qd; q_ref, qd_ref, qdd_ref) (robodyn/control.hpp), law an index into "
+      "CONTROL_LAWS, with inverse_dynamics(q, qd, qdd, out=) and gravity_torques(q, out=) "
+      "called back (only with the arrays given). All arrays C-contiguous float64 (n,); tau, v "
+      "(commanded acceleration or feedback torque) and g (gravity torques) are written.");
+
+  m.def(
+      "_measure",
+      [](py::handle ring, long call, int delay, py::handle q, py::handle qd, py::handle noise_q,
+         py::handle noise_qd) {
+        if (delay < 0) bad("delay", "must be >= 0");
+        if (call < 0) bad("call", "must be >= 0");
+        const py::ssize_t n = py::len(q);
+        double* r = buffer(ring, "ring", (delay + 1) * 2 * n, true);
+        const double* nq = noise_q.is_none() ? nullptr : buffer(noise_q, "noise_q", n, false);
+        const double* nqd = noise_qd.is_none() ? nullptr : buffer(noise_qd, "noise_qd", n, false);
+        return measure(static_cast<int>(n), r, delay, call, buffer(q, "q", n, false),
+                       buffer(qd, "qd", n, false), nq, nqd);
+      },
+      py::arg("ring"), py::arg("call"), py::arg("delay"), py::arg("q"), py::arg("qd"),
+      py::arg("noise_q"), py::arg("noise_qd"),
+      "Stores control call number `call`'s measurement (q + noise_q, qd + noise_qd; None adds "
+      "nothing) in the (delay + 1, 2, n) ring and returns the slot the law sees, the one taken "
+      "`delay` calls earlier (robodyn/control.hpp measure).");
+
+  m.def(
+      "_saturate",
+      [](py::handle tau, py::handle limit) {
+        const py::ssize_t n = py::len(limit);
+        return saturate(static_cast<int>(n), buffer(tau, "tau", n, true),
+                        buffer(limit, "limit", n, false));
+      },
+      py::arg("tau"), py::arg("limit"),
+      "Clips tau in place to [-limit, limit]; True if any joint was beyond its bound.");
+
+  m.def(
+      "_fixed_step",
+      [](py::handle Z, py::handle tmp, py::tuple q_s, py::tuple qd_s, py::tuple qdd_s,
+         py::handle tau, double h, bool rk4, py::handle forward_dynamics, py::handle method,
+         double t, py::handle control) {
+        if (!boundary::is_array(Z.ptr()) || py::detail::array_proxy(Z.ptr())->nd != 2 ||
+            py::detail::array_proxy(Z.ptr())->dimensions[0] != 4 ||
+            py::detail::array_proxy(Z.ptr())->dimensions[1] % 3 != 0)
+          bad("Z", "expected a (4, 3n) array");
+        const py::ssize_t n = py::detail::array_proxy(Z.ptr())->dimensions[1] / 3;
+        double* z = buffer(Z, "Z", 12 * n, true);
+        double* scratch = buffer(tmp, "tmp", 2 * n, true);
+        buffer(tau, "tau", n, false);
+        // the views of Z's rows the callbacks receive: q_s[s], qd_s[s], qdd_s[s]
+        const py::tuple* views[3] = {&q_s, &qd_s, &qdd_s};
+        for (int part = 0; part < 3; ++part) {
+          if (views[part]->size() != 4) bad("views", "expected 4 views per part");
+          for (int s = 0; s < 4; ++s)
+            if (buffer((*views[part])[s], "views", n, true) != z + s * 3 * n + part * n)
+              bad("views", "must be the rows of Z: Z[s, :n], Z[s, n:2n], Z[s, 2n:]");
+        }
+        static PyObject* fd_kw = names({"method", "out"});
+        auto fd = [&](int s, const double*, const double*, double*) {
+          PyObject* args[5] = {PyTuple_GET_ITEM(q_s.ptr(), s), PyTuple_GET_ITEM(qd_s.ptr(), s),
+                               tau.ptr(), method.ptr(), PyTuple_GET_ITEM(qdd_s.ptr(), s)};
+          call(forward_dynamics, args, 3, fd_kw);
+          return true;
+        };
+        auto stage = [&](int s, double dt, const double*, const double*) {
+          if (control.is_none()) return true;
+          py::object ts = py::float_(t + dt);
+          PyObject* args[3] = {ts.ptr(), PyTuple_GET_ITEM(q_s.ptr(), s),
+                               PyTuple_GET_ITEM(qd_s.ptr(), s)};
+          call(control, args, 3, nullptr);
+          return true;
+        };
+        if (rk4)
+          rk4_step(static_cast<int>(n), z, scratch, h, fd, stage);
+        else
+          euler_step(static_cast<int>(n), z, h, fd);
+      },
+      py::arg("Z"), py::arg("tmp"), py::arg("q_s"), py::arg("qd_s"), py::arg("qdd_s"),
+      py::arg("tau"), py::arg("h"), py::arg("rk4"), py::arg("forward_dynamics"),
+      py::arg("method"), py::arg("t") = 0.0, py::arg("control") = py::none(),
+      "One RK4 (rk4=True) or semi-implicit Euler step of size h (robodyn/integrator.hpp) of "
+      "the state Z[0, :2n] in the (4, 3n) stage workspace Z, calling back "
+      "forward_dynamics(q_s[s], qd_s[s], tau, method=method, out=qdd_s[s]) per stage and, "
+      "before RK4 stages 1-3, control(t + c_s h, q_s[s], qd_s[s]); the views must be Z's rows. "
+      "tmp: (2n,) scratch.");
+
   m.def(
       "_simulate_fixed",
       [view](py::handle plant, py::handle grid, py::handle control, py::handle q0,

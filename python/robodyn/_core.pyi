@@ -22,6 +22,20 @@ def _simulate_fixed(plant: RobotCore, grid: ArrayLike, control: ArrayLike, q0: A
                     qd0: ArrayLike, q_out: Array, qd_out: Array, tau_out: Array,
                     **options: Any) -> dict[str, Any]: ...
 
+# the control laws, measurement, saturation and integrator step written once in C++
+# (cpp/include/robodyn/control.hpp, integrator.hpp), for robodyn.control and FixedStep
+CONTROL_LAWS: tuple[str, ...]
+def _control_law(law: int, kp: Array, kd: Array, feedback: bool, q: Array, qd: Array,
+                 q_ref: Array, qd_ref: Array, qdd_ref: Array, tau: Array, v: Array, g: Array,
+                 inverse_dynamics: Any, gravity_torques: Any) -> None: ...
+def _measure(ring: Array, call: int, delay: int, q: Array, qd: Array, noise_q: Array | None,
+             noise_qd: Array | None) -> int: ...
+def _saturate(tau: Array, limit: Array) -> bool: ...
+def _fixed_step(Z: Array, tmp: Array, q_s: tuple[Array, ...], qd_s: tuple[Array, ...],
+                qdd_s: tuple[Array, ...], tau: Array, h: float, rk4: bool,
+                forward_dynamics: Any, method: str, t: float = ...,
+                control: Any = ...) -> None: ...
+
 class RobotCore:
     def __init__(self, bodies: Sequence[dict[str, Any]], frames: Sequence[dict[str, Any]],
                  gravity: ArrayLike, check_inertia: bool = True,

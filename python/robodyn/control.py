@@ -35,19 +35,43 @@ Calls with ``out=`` write the torque into a preallocated ``(n,)`` array; without
 array is returned. :meth:`Controller.step` is the unchecked single update for a loop that
 owns its buffers. The error, command and noise buffers are preallocated, and when the
 robot's methods accept ``out=`` the control law allocates nothing.
+
+One implementation: the laws of :class:`ComputedTorque`, :class:`PDGravity` and
+:class:`Feedforward`, the measurement model (noise, delay) and the saturation of every
+controller are the C++ functions of ``cpp/include/robodyn/control.hpp``, called here through
+``robodyn._core`` with the controller model's ``inverse_dynamics`` / ``gravity_torques`` as
+callbacks; robodyn.simulate's C++ loop runs the same functions with the model's algorithms
+(so its Python and C++ loops, and the ROS 2 node, share one copy of each law).
+
+How a controller tells robodyn.simulate's C++ loop what it is (the public protocol):
+:meth:`Controller.law_spec` returns a :class:`LawSpec` (the law's name in :data:`LAWS`, its
+model, gains, feedback flag, inverse-dynamics method, torque bounds, delay and measurement
+ring) or ``None`` (the loop then runs in Python and calls the controller).
+:meth:`Controller.draw_noise` draws the measurement noise of the next calls exactly as that
+many calls would, and :attr:`Controller.ideal_measurement` says whether there is any noise or
+delay. The built-in classes describe themselves only as their own exact class: a subclass may
+change the law in any method, so it inherits ``law_spec() -> None`` unless it declares
+``LAW`` itself.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple, Optional
 
 import numpy as np
 
+from . import _core
 from .trajectories import Trajectory
 
 __all__ = ["Controller", "ComputedTorque", "PDGravity", "Feedforward", "AdaptiveComputedTorque",
-           "pd_gains", "COMPUTED_TORQUE_KP", "COMPUTED_TORQUE_KD"]
+           "pd_gains", "effort_bounds", "LawSpec", "LAWS", "COMPUTED_TORQUE_KP",
+           "COMPUTED_TORQUE_KD"]
+
+# the laws written in C++ (cpp/include/robodyn/control.hpp), by name; index = the C++ enum
+LAWS = tuple(_core.CONTROL_LAWS)
+_LAW_INDEX = {name: i for i, name in enumerate(LAWS)}
 
 # Default computed-torque gains, used by ComputedTorque, `robodyn simulate` and the ROS 2 node:
 # with an exact model every joint's error obeys e'' + 40 e' + 400 e = 0, a natural frequency of
@@ -71,6 +95,46 @@ def _gain(x, n, name):
     return g
 
 
+def effort_bounds(limits, n):
+    """``limits`` (a number or ``(n,)``) as ``(n,)`` torque bounds: infinite and non-positive
+    entries (a URDF ``effort="0"`` is unspecified) mean "no bound" and become ``inf``.
+    ``ValueError`` if it is not a number or an ``(n,)`` array."""
+    try:
+        lim = np.broadcast_to(np.asarray(limits, dtype=np.float64), (n,)).copy()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"effort_limits: expected a number or an ({n},) array, "
+                         f"got {limits!r}") from exc
+    lim[~(lim > 0.0) | ~np.isfinite(lim)] = np.inf
+    return lim
+
+
+class LawSpec(NamedTuple):
+    """What a controller tells robodyn.simulate's C++ loop (:meth:`Controller.law_spec`) so
+    that the loop runs its law itself, without calling back into Python."""
+
+    law: str                       # one of LAWS other than "none"
+    robot: object                  # the controller's model (a robodyn.Robot)
+    kp: np.ndarray                 # (n,) position gains
+    kd: np.ndarray                 # (n,) velocity gains
+    feedback: bool                 # Feedforward: add kp e + kd edot
+    method: str                    # inverse dynamics: "rnea" or "kane"
+    limit: Optional[np.ndarray]    # (n,) torque bounds (inf: none), or None: no saturation
+    delay: int                     # measurement delay, in control calls
+    ring: Optional[np.ndarray]     # (delay + 1, 2, n) measurement history the loop continues
+                                   # (None when the measurement is ideal)
+
+
+def _vector(x, n, name):
+    """x as a C-contiguous float64 (n,) array (itself when it is one; scalars broadcast)."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) \
+            and x.flags.c_contiguous:
+        return x
+    try:
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected ({n},) numbers") from exc
+
+
 def _std(x, n, name):
     g = _gain(x, n, name)
     return g if np.any(g > 0.0) else None
@@ -82,17 +146,17 @@ class _OutAdapter:
     def __init__(self, fn):
         self.fn = fn
 
-    def __call__(self, *args, out):
-        out[:] = self.fn(*args)
+    def __call__(self, *args, out, **kwargs):
+        out[:] = self.fn(*args, **kwargs)
         return out
 
 
-def _with_out(fn, *args):
-    """``fn`` itself if ``fn(*args, out=buf)`` works (the core's single-state calls take
-    ``out=``), else an adapter that copies the result into ``out``."""
-    buf = np.empty(np.shape(fn(*args)))
+def _with_out(fn, *args, **kwargs):
+    """``fn`` itself if ``fn(*args, out=buf, **kwargs)`` works (the core's single-state calls
+    take ``out=``), else an adapter that copies the result into ``out``."""
+    buf = np.empty(np.shape(fn(*args, **kwargs)))
     try:
-        fn(*args, out=buf)
+        fn(*args, out=buf, **kwargs)
     except TypeError:
         return _OutAdapter(fn)
     return fn
@@ -110,18 +174,9 @@ class Controller:
         n = self.n = int(robot.n)
         self.reference = reference
         self.saturate = bool(saturate)
-        lim = robot.effort_limits if effort_limits is None else effort_limits
-        try:
-            lim = np.broadcast_to(np.asarray(lim, dtype=np.float64), (n,)).copy()
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"effort_limits: expected a number or an ({n},) array, "
-                             f"got {lim!r}") from exc
-        lim[~(lim > 0.0) | ~np.isfinite(lim)] = np.inf
+        lim = effort_bounds(robot.effort_limits if effort_limits is None else effort_limits, n)
         self.effort_limits = lim
         self._limit = lim if self.saturate and np.any(np.isfinite(lim)) else None
-        self._neg_limit = -lim
-        self._abs = np.empty(n)
-        self._over = np.zeros(n, dtype=bool)
         self._shape = (n,)
         self.noise_std = _std(noise_std, n, "noise_std")
         self.velocity_noise_std = _std(velocity_noise_std, n, "velocity_noise_std")
@@ -131,9 +186,12 @@ class Controller:
         self.delay = int(delay)
         self.seed = seed
         self._ideal = self.noise_std is None and self.velocity_noise_std is None and delay == 0
-        # measurement buffers: ring of the last delay + 1 measurements, rows (q, qd)
+        # measurement buffers: ring of the last delay + 1 measurements, rows (q, qd), with a
+        # (q, qd) pair of views per slot; this call's noise
         self._ring = np.zeros((self.delay + 1, 2, n))
-        self._noise = np.empty(n)
+        self._slots = tuple((slot[0], slot[1]) for slot in self._ring)
+        self._noise_q = None if self.noise_std is None else np.empty(n)
+        self._noise_qd = None if self.velocity_noise_std is None else np.empty(n)
         self._refbuf = np.empty((3, n))
         self._zeros = np.zeros(n)
         self.reset()
@@ -144,6 +202,34 @@ class Controller:
         self.calls = 0
         self.saturated_calls = 0  # calls in which at least one joint was clipped
 
+    @property
+    def ideal_measurement(self):
+        """True when the law sees the state itself (no measurement noise, no delay)."""
+        return self._ideal
+
+    def law_spec(self):
+        """A :class:`LawSpec` for robodyn.simulate's C++ loop, or None when the loop must call
+        this controller in Python (the base class, :class:`AdaptiveComputedTorque`, and any
+        subclass that does not declare ``LAW`` itself)."""
+        return None
+
+    def draw_noise(self, calls):
+        """``(noise_q, noise_qd)``: the measurement noise of the next ``calls`` control calls,
+        ``(calls, n)`` arrays (None where there is no such noise), drawn from the controller's
+        generator exactly as that many calls would draw it (the generator advances)."""
+        n = self.n
+        parts = (self.noise_std is not None) + (self.velocity_noise_std is not None)
+        if not parts:
+            return None, None
+        # each call draws n values for q, then n for qd
+        z = self.rng.standard_normal((int(calls), parts * n))
+        noise_q = noise_qd = None
+        if self.noise_std is not None:
+            noise_q = np.ascontiguousarray(z[:, :n]) * self.noise_std
+        if self.velocity_noise_std is not None:
+            noise_qd = np.ascontiguousarray(z[:, (parts - 1) * n:]) * self.velocity_noise_std
+        return noise_q, noise_qd
+
     def __call__(self, t, q, qd, ref=None, out=None):
         """Torque ``(n,)`` at time ``t`` for the measured state ``q``, ``qd``."""
         n = self.n
@@ -153,8 +239,15 @@ class Controller:
             qd = np.asarray(qd, dtype=np.float64)
         if q.shape != self._shape or qd.shape != self._shape:
             raise ValueError(f"q, qd: expected shape ({n},), got {q.shape} and {qd.shape}")
-        q_r, qd_r, qdd_r = self._resolve_reference(t, ref)
-        return self._step(t, q, qd, q_r, qd_r, qdd_r, np.empty(n) if out is None else out)
+        q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
+        q_r, qd_r, qdd_r = (_vector(r, n, f"ref[{i}]") for i, r in
+                            enumerate(self._resolve_reference(t, ref)))
+        tau = out if out is not None and _vector(out, n, "out") is out else np.empty(n)
+        self._step(t, q, qd, q_r, qd_r, qdd_r, tau)
+        if out is not None and tau is not out:
+            out[...] = tau
+            return out
+        return tau
 
     def step(self, t, q, qd, q_ref, qd_ref, qdd_ref, out):
         """One control update into ``out``: measurement, control law and saturation, for
@@ -169,34 +262,23 @@ class Controller:
         if not self._ideal:
             q, qd = self._measure(q, qd)
         self._law(t, q, qd, q_r, qd_r, qdd_r, tau)
-        lim = self._limit
-        if lim is not None:
-            # count and clip the joints beyond their limit
-            np.abs(tau, out=self._abs)
-            np.greater(self._abs, lim, out=self._over)
-            if np.count_nonzero(self._over):
-                self.saturated_calls += 1
-                np.minimum(tau, lim, out=tau)
-                np.maximum(tau, self._neg_limit, out=tau)
+        # count the call if a joint is beyond its bound, and clip
+        if self._limit is not None and _core._saturate(tau, self._limit):
+            self.saturated_calls += 1
         self.calls += 1
         return tau
 
     def _measure(self, q, qd):
-        """The (noisy, delayed) measurement the control law sees."""
-        k = self.calls
-        slot = self._ring[k % (self.delay + 1)]
-        slot[0] = q
-        slot[1] = qd
-        if self.noise_std is not None:
-            self.rng.standard_normal(out=self._noise)
-            self._noise *= self.noise_std
-            slot[0] += self._noise
-        if self.velocity_noise_std is not None:
-            self.rng.standard_normal(out=self._noise)
-            self._noise *= self.velocity_noise_std
-            slot[1] += self._noise
-        seen = self._ring[max(k - self.delay, 0) % (self.delay + 1)]
-        return seen[0], seen[1]
+        """The (noisy, delayed) measurement the control law sees: this call's noise (q's,
+        then qd's), then the ring update of control.hpp."""
+        nq, nqd = self._noise_q, self._noise_qd
+        if nq is not None:
+            self.rng.standard_normal(out=nq)
+            nq *= self.noise_std
+        if nqd is not None:
+            self.rng.standard_normal(out=nqd)
+            nqd *= self.velocity_noise_std
+        return self._slots[_core._measure(self._ring, self.calls, self.delay, q, qd, nq, nqd)]
 
     def _resolve_reference(self, t, ref):
         if ref is None:
@@ -220,25 +302,31 @@ class Controller:
 
 
 class _PDTerms(Controller):
-    """Shared gain handling and ``kp e + kd edot`` into a buffer."""
+    """The laws of control.hpp: gains, buffers, and the one call into C++."""
+
+    LAW = None  # the name in LAWS of the law a class implements (declared by the class itself)
 
     def __init__(self, robot, kp, kd, **options):
         super().__init__(robot, **options)
         self.kp = _gain(kp, self.n, "kp")
         self.kd = _gain(kd, self.n, "kd")
-        self._e = np.empty(self.n)
-        self._ed = np.empty(self.n)
+        self.feedback = True
+        self._law_index = _LAW_INDEX[self.LAW]
         self._v = np.empty(self.n)
+        self._g = np.empty(self.n)
+        self._id = None       # inverse_dynamics(q, qd, qdd, out=), when the law needs it
+        self._gravity = None  # gravity_torques(q, out=), when the law needs it
 
-    def _pd(self, q, qd, q_ref, qd_ref, out):
-        """out = kp (q_ref - q) + kd (qd_ref - qd)."""
-        e, ed = self._e, self._ed
-        np.subtract(q_ref, q, out=e)
-        np.subtract(qd_ref, qd, out=ed)
-        np.multiply(self.kp, e, out=out)
-        ed *= self.kd
-        out += ed
-        return out
+    def law_spec(self):
+        if "LAW" not in type(self).__dict__:
+            return None  # a subclass: it may have changed the law
+        return LawSpec(self.LAW, self.robot, self.kp, self.kd, self.feedback,
+                       getattr(self, "method", "rnea"), self._limit, self.delay,
+                       None if self._ideal else self._ring)
+
+    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
+        _core._control_law(self._law_index, self.kp, self.kd, self.feedback, q, qd, q_ref,
+                           qd_ref, qdd_ref, tau, self._v, self._g, self._id, self._gravity)
 
     def _inverse_dynamics(self, method):
         """``robot.inverse_dynamics(q, qd, qdd, out=...)`` with ``method`` bound."""
@@ -257,16 +345,13 @@ class ComputedTorque(_PDTerms):
     gains :data:`COMPUTED_TORQUE_KP`, :data:`COMPUTED_TORQUE_KD` (400 1/s^2, 40 1/s).
     """
 
+    LAW = "computed_torque"
+
     def __init__(self, robot, kp=COMPUTED_TORQUE_KP, kd=COMPUTED_TORQUE_KD, *, method="rnea",
                  **options):
         super().__init__(robot, kp, kd, **options)
         self.method = method
         self._id = self._inverse_dynamics(method)
-
-    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
-        v = self._pd(q, qd, q_ref, qd_ref, self._v)
-        v += qdd_ref
-        self._id(q, qd, v, out=tau)
 
 
 class PDGravity(_PDTerms):
@@ -276,14 +361,11 @@ class PDGravity(_PDTerms):
     for any positive ``kp``, ``kd`` (Takegaki & Arimoto, 1981).
     """
 
+    LAW = "pd_gravity"
+
     def __init__(self, robot, kp, kd, **options):
         super().__init__(robot, kp, kd, **options)
-        self._g = np.empty(self.n)
         self._gravity = _with_out(robot.gravity_torques, self._zeros)
-
-    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
-        self._pd(q, qd, q_ref, qd_ref, tau)
-        tau += self._gravity(q, out=self._g)
 
 
 class Feedforward(_PDTerms):
@@ -293,16 +375,13 @@ class Feedforward(_PDTerms):
     error or initial offset goes uncorrected.
     """
 
+    LAW = "feedforward"
+
     def __init__(self, robot, kp=0.0, kd=0.0, *, method="rnea", **options):
         super().__init__(robot, kp, kd, **options)
         self.method = method
         self._id = self._inverse_dynamics(method)
-        self._fb = bool(np.any(self.kp) or np.any(self.kd))
-
-    def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
-        self._id(q_ref, qd_ref, qdd_ref, out=tau)
-        if self._fb:
-            tau += self._pd(q, qd, q_ref, qd_ref, self._v)
+        self.feedback = bool(np.any(self.kp) or np.any(self.kd))
 
 
 class AdaptiveComputedTorque(Controller):

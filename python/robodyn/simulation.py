@@ -71,8 +71,11 @@ hold; with ``control_rate="continuous"`` it is re-evaluated at every stage). A w
 root link of a floating robot needs no Jacobian: it is the base block of the generalized force.
 ``result.tau`` records the total generalized force, torque plus wrenches.
 
-This module imports only NumPy, the standard library and the pure-Python parts of robodyn
-(the C++ core is imported when the C++ engine runs).
+The fixed-step integrators and the control laws are written once, in C++
+(``cpp/include/robodyn/integrator.hpp``, ``control.hpp``): the Python loop calls them through
+``robodyn._core`` (:class:`FixedStep`, :mod:`robodyn.control`) with the robot's methods as
+callbacks, the C++ loop with the model's algorithms. A controller tells the C++ loop what it
+is by :meth:`robodyn.control.Controller.law_spec` (see :mod:`robodyn.control`).
 """
 
 from __future__ import annotations
@@ -85,7 +88,8 @@ import numpy as np
 
 from . import trajectories as _traj
 from ._lie import se3_dexpinv
-from .control import ComputedTorque, Controller, Feedforward, PDGravity
+from . import _core
+from .control import Controller, _with_out
 
 __all__ = ["simulate", "SimulationResult", "SimulationError", "FixedStep", "INTEGRATORS",
            "ENGINES", "JOINT_LIMITS"]
@@ -93,10 +97,6 @@ __all__ = ["simulate", "SimulationResult", "SimulationError", "FixedStep", "INTE
 INTEGRATORS = ("rk4", "euler", "rk45")
 ENGINES = ("auto", "cpp", "python")
 JOINT_LIMITS = ("stop", "report", "ignore")
-
-# the control laws the C++ loop implements, by controller class (subclasses run in Python)
-_CPP_LAWS = {ComputedTorque: "computed_torque", PDGravity: "pd_gravity",
-             Feedforward: "feedforward"}
 
 # check the state for NaN/inf every this many steps (a power of two minus one, as a mask)
 _FINITE_CHECK_MASK = 255
@@ -194,26 +194,6 @@ def _time_grid(duration, dt, period, max_steps):
         idx = np.searchsorted(grid, tc - eps)
         flags[idx[idx < grid.shape[0]]] = True
     return grid, flags
-
-
-class _OutAdapter:
-    """Gives ``fn(*args, out=buf)`` semantics to a method that lacks ``out=``."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __call__(self, *args, out, **kwargs):
-        out[:] = self.fn(*args, **kwargs)
-        return out
-
-
-def _with_out(fn, *args, **kwargs):
-    buf = np.empty(np.shape(fn(*args, **kwargs)))
-    try:
-        fn(*args, out=buf, **kwargs)
-    except TypeError:
-        return _OutAdapter(fn)
-    return fn
 
 
 class _JointLimits:
@@ -352,7 +332,7 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     if isinstance(controller, Controller):
         if controller.n != n:
             raise ValueError(f"controller: its model has {controller.n} joints, the plant {n}")
-        if continuous and not controller._ideal:
+        if continuous and not controller.ideal_measurement:
             raise ValueError("control_rate: measurement noise and delay are defined per "
                              "control period; give a control rate in Hz, not 'continuous'")
 
@@ -447,16 +427,18 @@ def _cpp_engine(robot, controller, reference, integrator, method):
         return None, f"method {method!r} is not one of 'aba', 'crba', 'kane'"
     if controller is None:
         return core, None
-    law = _CPP_LAWS.get(type(controller))
-    if law is None:
+    spec = controller.law_spec() if isinstance(controller, Controller) else None
+    if spec is None:
         return None, (f"the controller (a {type(controller).__name__}) is not one of "
-                      f"ComputedTorque, PDGravity, Feedforward")
-    if not isinstance(controller.robot, core.RobotCore):
+                      f"ComputedTorque, PDGravity, Feedforward (its law_spec() is None)")
+    if spec.law not in core.CONTROL_LAWS[1:]:
+        return None, f"the controller's law {spec.law!r} is not one of the C++ loop's"
+    if not isinstance(spec.robot, core.RobotCore):
         return None, "the controller's model is not a robodyn.Robot"
-    if hasattr(controller.robot, "coupling"):
+    if hasattr(spec.robot, "coupling"):
         return None, "the controller's model has coupled (mimic) joints"
-    if law != "pd_gravity" and controller.method not in ("rnea", "kane"):
-        return None, f"controller method {controller.method!r} is not 'rnea' or 'kane'"
+    if spec.law != "pd_gravity" and spec.method not in ("rnea", "kane"):
+        return None, f"controller method {spec.method!r} is not 'rnea' or 'kane'"
     if not callable(getattr(reference, "sample", None)):
         return None, "the reference has no sample(ts) method (not a robodyn trajectory)"
     return core, None
@@ -499,23 +481,16 @@ def _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrato
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"reference: non-finite {name} in sample(ts)")
             ref.append(a)
-        c = controller
-        noise_q = noise_qd = None
-        if c.noise_std is not None or c.velocity_noise_std is not None:
-            # the draws the Python loop makes, call after call: n for q, then n for qd
-            parts = (c.noise_std is not None) + (c.velocity_noise_std is not None)
-            z = c.rng.standard_normal((rows, parts * n))
-            if c.noise_std is not None:
-                noise_q = np.ascontiguousarray(z[:, :n]) * c.noise_std
-            if c.velocity_noise_std is not None:
-                noise_qd = np.ascontiguousarray(z[:, (parts - 1) * n:]) * c.velocity_noise_std
-        kw = dict(controller=c.robot, law=_CPP_LAWS[type(c)],
-                  kp=np.ascontiguousarray(c.kp, dtype=np.float64),
-                  kd=np.ascontiguousarray(c.kd, dtype=np.float64),
-                  feedback=bool(getattr(c, "_fb", True)),
-                  kane=getattr(c, "method", "rnea") == "kane", limit=c._limit,
+        # the controller describes itself (control.LawSpec); the noise of its calls is drawn
+        # here, as the Python loop's calls would draw it
+        spec = controller.law_spec()
+        noise_q, noise_qd = controller.draw_noise(rows)
+        kw = dict(controller=spec.robot, law=spec.law,
+                  kp=np.ascontiguousarray(spec.kp, dtype=np.float64),
+                  kd=np.ascontiguousarray(spec.kd, dtype=np.float64),
+                  feedback=bool(spec.feedback), kane=spec.method == "kane", limit=spec.limit,
                   q_ref=ref[0], qd_ref=ref[1], qdd_ref=ref[2], noise_q=noise_q,
-                  noise_qd=noise_qd, delay=c.delay, ring=None if c._ideal else c._ring)
+                  noise_qd=noise_qd, delay=spec.delay, ring=spec.ring)
     if progress is not None:
         kw["progress"] = lambda t: progress(t, duration)
         kw["every"] = max(1, (m - 1) // 100)
@@ -548,7 +523,9 @@ def _run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrato
 class FixedStep:
     """One step of a fixed-step integrator (``"rk4"`` or semi-implicit ``"euler"``) of the plant
     ``qdd = forward_dynamics(q, qd, tau)``: the step :func:`simulate`'s Python loop takes, and
-    what ``robodyn-ros2-sim`` integrates with.
+    what ``robodyn-ros2-sim`` integrates with. The step itself is the C++ one of the C++ loop
+    (``cpp/include/robodyn/integrator.hpp``, through ``robodyn._core._fixed_step``), which
+    calls the forward dynamics back once per stage.
 
     ``FixedStep(robot, integrator="rk4", method="aba", tau=None)`` integrates
     ``robot.forward_dynamics`` (or ``fd(q, qd, tau, method=, out=)`` if given). The state is
@@ -556,7 +533,7 @@ class FixedStep:
     (a given buffer, or a new one), held over the step unless a stage control updates it.
     ``step(h, t=0.0, control=None)`` advances the state by ``h`` in place; with ``control``,
     ``control(t_s, q_s, qd_s)`` is called before RK4 stages 2-4 (continuous control). Nothing
-    is allocated per step.
+    is allocated per step but the stage times given to ``control``.
     """
 
     def __init__(self, robot, integrator="rk4", method="aba", *, tau=None, fd=None):
@@ -575,63 +552,16 @@ class FixedStep:
         # derivative (qd_s, qdd_s) is Z[s, n:]; the current state is Z[0, :2n]
         Z = self.Z = np.zeros((4, 3 * n))
         self.y = Z[0, :2 * n]
-        self.q_s = [Z[s, :n] for s in range(4)]
-        self.v_s = [Z[s, n:2 * n] for s in range(4)]
-        self.a_s = [Z[s, 2 * n:] for s in range(4)]
-        self.y_s = [Z[s, :2 * n] for s in range(4)]
-        self.k_s = [Z[s, n:] for s in range(4)]
+        self.q_s = tuple(Z[s, :n] for s in range(4))
+        self.v_s = tuple(Z[s, n:2 * n] for s in range(4))
+        self.a_s = tuple(Z[s, 2 * n:] for s in range(4))
         self.q, self.qd = self.q_s[0], self.v_s[0]
-        self.K = Z[:, n:]  # (4, 2n) stage derivatives
         self._tmp = np.empty(2 * n)
-        self._tmpn = np.empty(n)
-        self._w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
-        self._wh = self._w.copy()
-        # step sizes as 0-d arrays: cheaper for ufuncs than Python floats
-        self._h_full = np.zeros(())
-        self._h_half = np.zeros(())
-        self._h_last = -1.0
 
     def step(self, h, t=0.0, control=None):
         """Advance ``y`` by ``h`` (seconds) under ``tau``."""
-        multiply, add = np.multiply, np.add
-        fd, method, tau = self.fd, self.method, self.tau
-        h_full, h_half = self._h_full, self._h_half
-        tmp, y = self._tmp, self.y
-        if h != self._h_last:
-            multiply(self._w, h, out=self._wh)
-            h_full[()] = h
-            h_half[()] = 0.5 * h
-            self._h_last = h
-        if self.rk4:
-            # y_s = y + c_s h k_(s-1) with k_s = (qd_s, qdd_s);
-            # y += h (k_0 + 2 k_1 + 2 k_2 + k_3) / 6
-            q_s, v_s, a_s, y_s, k_s = self.q_s, self.v_s, self.a_s, self.y_s, self.k_s
-            fd(q_s[0], v_s[0], tau, method=method, out=a_s[0])
-            multiply(k_s[0], h_half, out=tmp)
-            add(y, tmp, out=y_s[1])
-            if control is not None:
-                control(t + 0.5 * h, q_s[1], v_s[1])
-            fd(q_s[1], v_s[1], tau, method=method, out=a_s[1])
-            multiply(k_s[1], h_half, out=tmp)
-            add(y, tmp, out=y_s[2])
-            if control is not None:
-                control(t + 0.5 * h, q_s[2], v_s[2])
-            fd(q_s[2], v_s[2], tau, method=method, out=a_s[2])
-            multiply(k_s[2], h_full, out=tmp)
-            add(y, tmp, out=y_s[3])
-            if control is not None:
-                control(t + h, q_s[3], v_s[3])
-            fd(q_s[3], v_s[3], tau, method=method, out=a_s[3])
-            np.dot(self._wh, self.K, out=tmp)
-            y += tmp
-        else:
-            # semi-implicit Euler: velocity first, then position with the new velocity
-            q, v, a, tmpn = self.q, self.qd, self.a_s[0], self._tmpn
-            fd(q, v, tau, method=method, out=a)
-            multiply(a, h_full, out=tmpn)
-            v += tmpn
-            multiply(v, h_full, out=tmpn)
-            q += tmpn
+        _core._fixed_step(self.Z, self._tmp, self.q_s, self.v_s, self.a_s, self.tau, h,
+                          self.rk4, self.fd, self.method, t, control)
 
 
 class _Loop:

@@ -50,6 +50,7 @@ __all__ = [
     "Constant",
     "smooth",
     "quintic",
+    "quintic_coefficients",
     "waypoints",
     "from_csv",
     "constant",
@@ -284,8 +285,11 @@ def stanford_demo(T=10.0, *, limits=None, robot=None):
     return Smooth(q0, q1, T, limits=limits, robot=robot)
 
 
-def _quintic_coeffs(q0, q1, T, v0, v1, a0, a1):
-    """Coefficients c[k] (shape (6, n)) of q(t) = sum c[k] t^k with the six end conditions."""
+def quintic_coefficients(q0, q1, T, v0, v1, a0, a1):
+    """Coefficients ``c`` (shape ``(6, ...)``) of ``q(t) = sum_k c[k] t^k`` on ``[0, T]`` with
+    ``q(0) = q0, q'(0) = v0, q''(0) = a0`` and ``q(T) = q1, q'(T) = v1, q''(T) = a1``. The
+    arguments broadcast (e.g. ``(m, n)`` ends with ``T`` of shape ``(m, 1)``: m segments, as
+    the ROS 2 node's trajectory interpolation uses it)."""
     c0, c1, c2 = q0, v0, a0 / 2.0
     # remaining three from q(T), q'(T), q''(T)
     h = q1 - (c0 + c1 * T + c2 * T**2)
@@ -321,7 +325,7 @@ class Quintic(Trajectory):
         self.T = self.duration = _as_time(T)
         ends = [_as_vector(v, name, n) for v, name in
                 ((qd0, "qd0"), (qd1, "qd1"), (qdd0, "qdd0"), (qdd1, "qdd1"))]
-        self.c = _quintic_coeffs(self.q0, self.q1, self.T, *ends)
+        self.c = quintic_coefficients(self.q0, self.q1, self.T, *ends)
         self._finish(limits, robot)
 
     def _eval(self, ts):
@@ -372,7 +376,7 @@ class PiecewiseQuintic(Trajectory):
         self.duration = float(self.knots[-1])
         h = np.diff(self.knots)
         z = np.zeros(self.n)
-        self.c = np.stack([_quintic_coeffs(P[k], P[k + 1], h[k], z, z, z, z)
+        self.c = np.stack([quintic_coefficients(P[k], P[k + 1], h[k], z, z, z, z)
                            for k in range(P.shape[0] - 1)])  # (segments, 6, n)
         self._finish(limits, robot, extra_times=self.knots)
 

@@ -7,9 +7,10 @@
 // torque held until the next one (zero-order hold), or, in continuous mode, at every
 // integrator stage. The controller has its own model, which may differ from the plant's.
 //
-// The loop is the Python loop of simulation.py operation for operation (same grid, same stage
-// formulas, same order of the floating-point operations in the control laws), so both engines
-// agree to rounding. Nothing is allocated after the Simulator is built.
+// The step (integrator.hpp), the control laws, the measurement and the saturation (control.hpp)
+// are the ones the Python loop of simulation.py calls through the bindings, and the loop visits
+// the same grid in the same order, so both engines agree to rounding. Nothing is allocated
+// after the Simulator is built.
 #pragma once
 
 #include <algorithm>
@@ -19,8 +20,10 @@
 
 #include "robodyn/aba.hpp"
 #include "robodyn/codegen.hpp"
+#include "robodyn/control.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
+#include "robodyn/integrator.hpp"
 #include "robodyn/kane.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
@@ -45,16 +48,12 @@ struct SimHeld {
 
 enum class SimIntegrator : unsigned char { RK4, SemiImplicitEuler };
 enum class SimForward : unsigned char { Aba, Crba, Kane };
-enum class SimLaw : unsigned char { None, ComputedTorque, PDGravity, Feedforward };
+using SimLaw = ControlLaw;
 
-// The control law and its measurement model (robodyn.control), with e = q_ref - q and
-// edot = qd_ref - qd:
-//   ComputedTorque  tau = ID_c(q, qd, qdd_ref + kp e + kd edot)
-//   PDGravity       tau = kp e + kd edot + g_c(q)
-//   Feedforward     tau = ID_c(q_ref, qd_ref, qdd_ref) [+ kp e + kd edot]
-// then clipped to +-limit. ID_c and g_c are the controller model's inverse dynamics and
-// gravity torques. The law sees the measurement: q + noise_q[call], qd + noise_qd[call],
-// taken `delay` calls earlier (the first one before that).
+// The control law and its measurement model (control.hpp: control_law, measure, saturate),
+// with ID and g the controller model's inverse dynamics and gravity torques, then clipped to
+// +-limit. The law sees the measurement: q + noise_q[call], qd + noise_qd[call], taken `delay`
+// calls earlier (the first one before that).
 struct SimController {
   SimLaw law = SimLaw::None;
   SimRobot robot;                     // the controller's own model
@@ -216,62 +215,29 @@ inline void Simulator::inverse(const double* q, const double* qd, const double* 
 inline bool Simulator::control(const double* q, const double* qd, const SimReference& ref,
                                long row) {
   const int n = n_;
-  const double* qr = ref.q + row * n;
-  const double* qdr = ref.qd + row * n;
-  const double* qddr = ref.qdd + row * n;
-  const double* kp = ctrl_.kp;
-  const double* kd = ctrl_.kd;
-  double* tau = tau_.data();
-  // measurement: this call's (noisy) sample into the ring, the law sees the delayed one
   if (!ideal_) {
-    const long slots = ctrl_.delay + 1;
-    double* slot = ctrl_.ring + (calls_ % slots) * 2 * n;
-    for (int i = 0; i < n; ++i) {
-      slot[i] = q[i];
-      slot[n + i] = qd[i];
-    }
-    if (ctrl_.noise_q)
-      for (int i = 0; i < n; ++i) slot[i] += ctrl_.noise_q[calls_ * n + i];
-    if (ctrl_.noise_qd)
-      for (int i = 0; i < n; ++i) slot[n + i] += ctrl_.noise_qd[calls_ * n + i];
-    const double* seen = ctrl_.ring + (std::max(calls_ - ctrl_.delay, 0L) % slots) * 2 * n;
+    const double* nq = ctrl_.noise_q ? ctrl_.noise_q + calls_ * n : nullptr;
+    const double* nqd = ctrl_.noise_qd ? ctrl_.noise_qd + calls_ * n : nullptr;
+    const double* seen =
+        ctrl_.ring + measure(n, ctrl_.ring, ctrl_.delay, calls_, q, qd, nq, nqd) * 2 * n;
     q = seen;
     qd = seen + n;
   }
-  // the law; kp e + kd edot evaluated as in control.py: (kp e) + (kd edot)
-  switch (ctrl_.law) {
-    case SimLaw::ComputedTorque:
-      for (int i = 0; i < n; ++i) {
-        const double pd = kp[i] * (qr[i] - q[i]) + kd[i] * (qdr[i] - qd[i]);
-        v_[i] = pd + qddr[i];
-      }
-      inverse(q, qd, v_.data(), tau);
-      break;
-    case SimLaw::PDGravity:
-      for (int i = 0; i < n; ++i) tau[i] = kp[i] * (qr[i] - q[i]) + kd[i] * (qdr[i] - qd[i]);
-      if (ctrl_.robot.gravity)
-        ctrl_.robot.gravity(q, g_.data());
-      else
-        gravity_torques(*ctrl_.robot.model, cd_, q, g_.data());
-      for (int i = 0; i < n; ++i) tau[i] += g_[i];
-      break;
-    case SimLaw::Feedforward:
-      inverse(qr, qdr, qddr, tau);
-      if (ctrl_.feedback)
-        for (int i = 0; i < n; ++i) tau[i] += kp[i] * (qr[i] - q[i]) + kd[i] * (qdr[i] - qd[i]);
-      break;
-    case SimLaw::None:
-      break;
-  }
-  // saturation: count the call if any joint is beyond its bound, then clip
-  if (const double* lim = ctrl_.limit) {
-    bool over = false;
-    for (int i = 0; i < n; ++i) over = over || std::abs(tau[i]) > lim[i];
-    if (over) {
-      ++saturated_;
-      for (int i = 0; i < n; ++i) tau[i] = std::max(std::min(tau[i], lim[i]), -lim[i]);
-    }
-  }
+  const ControlGains gains{ctrl_.kp, ctrl_.kd, ctrl_.feedback};
+  double* tau = tau_.data();
+  control_law(
+      ctrl_.law, n, gains, q, qd, ref.q + row * n, ref.qd + row * n, ref.qdd + row * n, tau,
+      v_.data(), g_.data(),
+      [this](const double* a, const double* b, const double* c, double* out) {
+        inverse(a, b, c, out);
+      },
+      [this](const double* a, double* out) {
+        if (ctrl_.robot.gravity)
+          ctrl_.robot.gravity(a, out);
+        else
+          gravity_torques(*ctrl_.robot.model, cd_, a, out);
+      });
+  if (ctrl_.limit && saturate(n, tau, ctrl_.limit)) ++saturated_;
   ++calls_;
   return finite(tau, n);
 }
@@ -304,15 +270,11 @@ SimResult Simulator::run(const SimGrid& grid, const SimReference& ref, const dou
   calls_ = saturated_ = fd_calls_ = 0;
   std::fill(tau_.begin(), tau_.end(), 0.0);
   std::fill(Z_.begin(), Z_.end(), 0.0);
-  // stage s: state Z[s, :2n] = (q_s, qd_s), derivative k_s = Z[s, n:] = (qd_s, qdd_s)
-  double* Zs[4];
-  for (int s = 0; s < 4; ++s) Zs[s] = Z_.data() + s * 3 * n;
-  double* y = Zs[0];
+  // the state y = (q, qd) is row 0 of the stage workspace (integrator.hpp)
+  double* y = Z_.data();
   double* tmp = tmp_.data();
   std::copy(q0, q0 + n, y);
   std::copy(qd0, qd0 + n, y + n);
-  // Runge-Kutta weights as simulation.py forms them: (1, 2, 2, 1) / 6, times h
-  const double w[4] = {1.0 / 6.0, 2.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0};
   long row = 0;  // next reference row (zero-order hold)
   SimResult res;
   auto finish = [&](SimStatus status, double t) {
@@ -338,33 +300,17 @@ SimResult Simulator::run(const SimGrid& grid, const SimReference& ref, const dou
     std::copy(y, y + n, out.q + k * n);
     std::copy(y + n, y + 2 * n, out.qd + k * n);
     std::copy(tau_.data(), tau_.data() + n, out.tau + k * n);
-    if (rk4) {
-      // y_s = y + c_s h k_(s-1); y += h (k_0 + 2 k_1 + 2 k_2 + k_3) / 6
-      const double c[4] = {0.0, 0.5 * h, 0.5 * h, h};
-      const long crow[4] = {0, 3 * k + 1, 3 * k + 1, 3 * k + 2};
-      for (int s = 0; s < 4; ++s) {
-        double* Zc = Zs[s];
-        if (s > 0) {
-          const double* kprev = Zs[s - 1] + n;
-          for (int j = 0; j < 2 * n; ++j) Zc[j] = y[j] + kprev[j] * c[s];
-          if (ctrl && cont && !control(Zc, Zc + n, ref, crow[s]))
-            return finish(SimStatus::Diverged, t);
-        }
-        if (!forward(Zc, Zc + n, Zc + 2 * n)) return fd_failed(t);
-      }
-      double wh[4];
-      for (int s = 0; s < 4; ++s) wh[s] = w[s] * h;
-      for (int j = 0; j < 2 * n; ++j)
-        tmp[j] = wh[0] * Zs[0][n + j] + wh[1] * Zs[1][n + j] + wh[2] * Zs[2][n + j] +
-                 wh[3] * Zs[3][n + j];
-      for (int j = 0; j < 2 * n; ++j) y[j] += tmp[j];
-    } else {
-      // semi-implicit Euler: velocity first, then position with the new velocity
-      double* a = y + 2 * n;
-      if (!forward(y, y + n, a)) return fd_failed(t);
-      for (int i = 0; i < n; ++i) y[n + i] += a[i] * h;
-      for (int i = 0; i < n; ++i) y[i] += y[n + i] * h;
-    }
+    // one step; continuous control updates the torque before RK4 stages 1-3
+    auto fd = [this](int, const double* q, const double* qd, double* qdd) {
+      return forward(q, qd, qdd);
+    };
+    auto stage = [&](int s, double, const double* q, const double* qd) {
+      return !(ctrl && cont) || control(q, qd, ref, 3 * k + (s + 1) / 2);
+    };
+    const StepStatus st = rk4 ? rk4_step(n, Z_.data(), tmp, h, fd, stage)
+                              : euler_step(n, Z_.data(), h, fd);
+    if (st == StepStatus::StageFailed) return finish(SimStatus::Diverged, t);
+    if (st == StepStatus::ForwardFailed) return fd_failed(t);
     if (limits_.lower) apply_limits(y, y + n);
     if (!finite(y, 2 * n)) return finish(SimStatus::Diverged, grid.t[k + 1]);
     if (every > 0 && k % every == 0 && !progress(t)) return finish(SimStatus::Stopped, t);

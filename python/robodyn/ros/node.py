@@ -329,12 +329,9 @@ def segment_coefficients(times, P, V=None, A=None) -> np.ndarray:
         C[:, 2] = (3.0 * dp / h - 2.0 * v0 - v1) / h
         C[:, 3] = (-2.0 * dp / h + v0 + v1) / h**2
         return C
-    a0, a1 = A[:-1], A[1:]
-    C[:, 2] = 0.5 * a0
-    C[:, 3] = (20.0 * dp - (8.0 * v1 + 12.0 * v0) * h - (3.0 * a0 - a1) * h**2) / (2.0 * h**3)
-    C[:, 4] = (-30.0 * dp + (14.0 * v1 + 16.0 * v0) * h + (3.0 * a0 - 2.0 * a1) * h**2) / (
-        2.0 * h**4)
-    C[:, 5] = (12.0 * dp - 6.0 * (v1 + v0) * h - (a0 - a1) * h**2) / (2.0 * h**5)
+    # quintic Hermite: the end conditions of robodyn.trajectories' quintic, per segment
+    c = robodyn.trajectories.quintic_coefficients(p0, p1, h, v0, v1, A[:-1], A[1:])
+    C[:] = np.moveaxis(c, 0, 1)
     return C
 
 
@@ -764,12 +761,10 @@ def priority_parameter(node: Node) -> int:
 
 
 def effort_bounds(robot):
-    """(-limit, +limit) arrays for the clip, or None if no joint has a limit."""
-    lim = np.asarray(robot.effort_limits, dtype=np.float64).copy()
-    lim[~(lim > 0.0) | ~np.isfinite(lim)] = np.inf
-    if not np.any(np.isfinite(lim)):
-        return None
-    return -lim, lim
+    """The (n,) torque bounds of the robot's effort limits as the controllers take them
+    (:func:`robodyn.control.effort_bounds`), or None if no joint has a limit."""
+    lim = robodyn.control.effort_bounds(robot.effort_limits, robot.n)
+    return lim if np.any(np.isfinite(lim)) else None
 
 
 class RobotNode(Node):

@@ -33,6 +33,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
+from robodyn._core import _saturate
 from robodyn.simulation import FixedStep
 
 from .node import (COMMANDS, EXECUTORS, JOINT_STATES, LATEST_QOS, LOG_THROTTLE, ConfigError,
@@ -135,8 +136,7 @@ class ArmSimulator(RobotNode):
             return
         self._tau[:] = tau
         if self._bounds is not None:
-            np.maximum(self._tau, self._bounds[0], out=self._tau)
-            np.minimum(self._tau, self._bounds[1], out=self._tau)
+            _saturate(self._tau, self._bounds)  # the controllers' clip (control.hpp)
         if not self.running:
             self.get_logger().info("first command: the arm is released")
             self.running = True

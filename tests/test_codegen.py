@@ -101,28 +101,47 @@ def chain7():
 
 
 def test_graph_simplifies_as_it_is_built():
+    """The rules of the tracer (C++, tracing.hpp), applied by codegen.simplify to a graph of
+    raw nodes: each pair of expressions must come out as one node."""
     g = codegen.Graph()
-    x, y = g.input(0), g.input(1)
-    zero, one = g.const(0.0), g.const(1.0)
-    assert g.mul(x, zero) == zero and g.add(x, zero) == x and g.mul(one, x) == x
-    assert g.neg(g.neg(x)) == x
-    assert g.sub(x, x) == zero
-    assert g.mul(x, y) == g.mul(y, x)  # hash-consed: one node per product
-    assert g.add(g.mul(x, y), g.neg(g.mul(x, y))) == zero
-    assert g.add(x, g.neg(y)) == g.sub(x, y)
-    # constants folded, also through a product: 2 * (3 * x) = 6 * x
-    assert g.mul(g.const(2.0), g.mul(g.const(3.0), x)) == g.mul(g.const(6.0), x)
-    # a negative constant factor is a negation of the positive one (shared with it)
-    assert g.mul(g.const(-2.0), x) == g.neg(g.mul(g.const(2.0), x))
-    assert g.unary(codegen.SIN, x) == g.unary(codegen.SIN, x)
-    assert g.unary(codegen.COS, g.neg(x)) == g.unary(codegen.COS, x)
+    C, N = codegen.CONST, codegen.NEG
+    ADD, SUB, MUL = codegen.ADD, codegen.SUB, codegen.MUL
+    x, y = g.node(codegen.INPUT, 0), g.node(codegen.INPUT, 1)
+    zero, one = g.node(C, c=0.0), g.node(C, c=1.0)
+    two, three, six, m2 = (g.node(C, c=v) for v in (2.0, 3.0, 6.0, -2.0))
+    xy = g.node(MUL, x, y)
+    pairs = [
+        (g.node(MUL, x, zero), zero), (g.node(ADD, x, zero), x), (g.node(MUL, one, x), x),
+        (g.node(N, g.node(N, x)), x),
+        (g.node(SUB, x, x), zero),
+        (xy, g.node(MUL, y, x)),  # hash-consed: one node per product
+        (g.node(ADD, xy, g.node(N, g.node(MUL, x, y))), zero),
+        (g.node(ADD, x, g.node(N, y)), g.node(SUB, x, y)),
+        # constants folded, also through a product: 2 * (3 * x) = 6 * x
+        (g.node(MUL, two, g.node(MUL, three, x)), g.node(MUL, six, x)),
+        # a negative constant factor is a negation of the positive one (shared with it)
+        (g.node(MUL, m2, x), g.node(N, g.node(MUL, two, x))),
+        (g.node(codegen.SIN, x), g.node(codegen.SIN, x)),
+        (g.node(codegen.COS, g.node(N, x)), g.node(codegen.COS, x)),
+    ]
+    h, outs = codegen.simplify(g, [k for pair in pairs for k in pair])
+    for i, (left, right) in enumerate(pairs):
+        assert outs[2 * i] == outs[2 * i + 1], (i, left, right)
+    # malformed graphs are refused by the C++ simplifier, not read out of bounds
+    bad = codegen.Graph()
+    bad.node(codegen.ADD, 0, 5)
+    with pytest.raises(ValueError, match="does not come before"):
+        codegen.simplify(bad, [0])
+    inf = codegen.Graph()
+    inf.node(C, c=float("inf"))
+    with pytest.raises(ValueError, match="non-finite constant"):
+        codegen.simplify(inf, [0])
 
 
 def test_sin_cos_once_per_angle(bundled):
     """Every revolute angle has at most one sin and one cos node in the traced graphs."""
     for robot in bundled.values():
-        for algorithm in ("inverse_dynamics", "mass_matrix", "forward_dynamics_crba",
-                          "forward_dynamics_aba", "inverse_dynamics_kane"):
+        for algorithm in ("rnea", "crba", "forward_dynamics", "aba", "kane"):
             g, outs = codegen.trace(robot, algorithm)
             trig = [(g.op[k], g.a[k]) for k in g.live(outs)
                     if g.op[k] in (codegen.SIN, codegen.COS)]
@@ -133,6 +152,27 @@ def test_sin_cos_once_per_angle(bundled):
 def test_trace_rejects_unknown_algorithm(bundled):
     with pytest.raises(ValueError, match="unknown algorithm"):
         bundled["stanford_arm"]._trace("nope")
+    with pytest.raises(ValueError, match="cannot be traced"):
+        bundled["stanford_arm"]._trace("regressor")
+
+
+def test_one_table_of_algorithm_names(bundled):
+    """The generated code is traced from algorithms named as Robot.op_counts names them (one
+    table, cpp/include/robodyn/algorithms.hpp): every traced name is counted, an unknown
+    name is refused by both with the same list of names."""
+    robot = bundled["intelledex_605"]
+    for names in codegen._TRACED.values():
+        for name in names:
+            g, outs = codegen.trace(robot, name)
+            counted = robot.op_counts(name)
+            # the tracer folds the model's zeros, the counting scalar does not
+            traced = g.counts(outs)
+            assert 0 < traced["mul"] <= counted["mul"], (name, traced, counted)
+    with pytest.raises(ValueError) as traced_error:
+        robot._trace("nope")
+    with pytest.raises(ValueError) as counted_error:
+        robot.op_counts("nope")
+    assert str(traced_error.value) == str(counted_error.value)
 
 
 # ------------------------------------------------------------------ agreement with the generic code

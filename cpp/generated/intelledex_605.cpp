@@ -9,10 +9,11 @@
 //
 // Operations per call (mul = multiplications + divisions, add = additions +
 // subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm
-// each function was traced from (the shortest of robodyn's formulations):
+// each function was traced from (the shortest of robodyn's formulations; names of the
+// table in cpp/include/robodyn/algorithms.hpp):
 //   inverse_dynamics     184 mul    146 add   12 trig  (from rnea)
 //   mass_matrix           39 mul     40 add    8 trig  (from crba)
-//   gravity               35 mul     14 add    8 trig  (from gravity_torques)
+//   gravity               35 mul     14 add    8 trig  (from gravity)
 //   forward_dynamics     234 mul    166 add   12 trig  (from aba)
 //
 // Joints in q order (joint 'name', link 'name'; names percent-encoded):

@@ -19,13 +19,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "f09775f448f2aa83ad56ced71a0e41e565581c7e09a90fffc16ec48782d83c58",
+       "46fcec32ca51951568ff929d0cf598cf8f15cd386b8a24125226e3721338e9f2",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "a7f67916f485dad4199873400dda5ff9cf2df9e527c6d5adf3769cb761eb31bd",
+       "91b3f19e7c7594e4f88cac3dc083f2068835343e28bd43482e2cf90a1cdd9718",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

@@ -9,11 +9,12 @@
 //
 // Operations per call (mul = multiplications + divisions, add = additions +
 // subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm
-// each function was traced from (the shortest of robodyn's formulations):
+// each function was traced from (the shortest of robodyn's formulations; names of the
+// table in cpp/include/robodyn/algorithms.hpp):
 //   inverse_dynamics     218 mul    195 add    8 trig  (from rnea)
 //   mass_matrix           66 mul     74 add    6 trig  (from crba)
-//   gravity               16 mul      6 add    6 trig  (from gravity_torques)
-//   forward_dynamics     357 mul    305 add   14 trig  (from forward_dynamics_crba)
+//   gravity               16 mul      6 add    6 trig  (from gravity)
+//   forward_dynamics     357 mul    305 add   14 trig  (from forward_dynamics)
 //
 // Joints in q order (joint 'name', link 'name'; names percent-encoded):
 //   q[0]: joint 'joint1', link 'link1'

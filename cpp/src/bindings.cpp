@@ -18,6 +18,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "robodyn/aba.hpp"
@@ -75,35 +76,118 @@ struct Shape {
   }
 };
 
+// NumPy's constructor of new arrays. pybind11's public constructors (py::array_t(shape)) pass
+// shape and strides in heap-allocated vectors: about 470 instructions more per call than
+// NumPy's own PyArray_NewFromDescr, a tenth of a small call. So result arrays are made by that
+// function, taken from the table NumPy publishes for C extensions (the `_ARRAY_API` capsule of
+// numpy's multiarray module; slots 2 PyArray_Type, 45 PyArray_DescrFromType and 94
+// PyArray_NewFromDescr of numpy's __multiarray_api.h, the same in NumPy 1 and 2). The table is
+// checked once (its array type must be numpy.ndarray); if it does not match, the arrays come
+// from pybind11's public constructor.
+class NumpyNew {
+ public:
+  static const NumpyNew& get() {
+    static const NumpyNew api;
+    return api;
+  }
+  // a new C-contiguous float64 array of nd dimensions dims, or null (then use pybind11)
+  PyObject* empty(int nd, const Py_intptr_t* dims) const {
+    if (!new_from_descr_) return nullptr;
+    PyObject* descr = descr_from_type_(kDouble);
+    if (!descr) throw py::error_already_set();
+    PyObject* a = new_from_descr_(type_, descr, nd, dims, nullptr, nullptr, 0, nullptr);
+    if (!a) throw py::error_already_set();
+    return a;
+  }
+
+ private:
+  static constexpr int kDouble = 12;  // NPY_DOUBLE
+  NumpyNew() {
+    py::module_ numpy = py::module_::import("numpy");
+    const bool v2 = numpy.attr("__version__").cast<std::string>()[0] != '1';
+    py::object table = py::module_::import(v2 ? "numpy._core.multiarray" : "numpy.core.multiarray")
+                           .attr("_ARRAY_API");
+    void** api = static_cast<void**>(PyCapsule_GetPointer(table.ptr(), nullptr));
+    if (!api) {
+      PyErr_Clear();
+      return;
+    }
+    if (api[2] != numpy.attr("ndarray").ptr()) return;
+    type_ = static_cast<PyTypeObject*>(api[2]);
+    descr_from_type_ = reinterpret_cast<decltype(descr_from_type_)>(api[45]);
+    new_from_descr_ = reinterpret_cast<decltype(new_from_descr_)>(api[94]);
+  }
+  PyTypeObject* type_ = nullptr;
+  PyObject* (*descr_from_type_)(int) = nullptr;
+  PyObject* (*new_from_descr_)(PyTypeObject*, PyObject*, int, const Py_intptr_t*,
+                               const Py_intptr_t*, void*, int, PyObject*) = nullptr;
+};
+
 // a new C-contiguous float64 array
-py::object new_array(const Shape& shape) {
-  auto& api = py::detail::npy_api::get();
-  PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_DOUBLE_);
-  PyObject* arr = api.PyArray_NewFromDescr_(api.PyArray_Type_, descr, shape.nd,
-                                            const_cast<Py_intptr_t*>(shape.dim), nullptr,
-                                            nullptr, 0, nullptr);
-  if (!arr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(arr);
+py::array_t<double> new_array(const Shape& shape) {
+  if (PyObject* a = NumpyNew::get().empty(shape.nd, shape.dim))
+    return py::reinterpret_steal<py::array_t<double>>(a);
+  return py::array_t<double>(std::vector<py::ssize_t>(shape.dim, shape.dim + shape.nd));
 }
 
 // the output array: `out` checked against shape, or a new one
 py::object get_output(py::handle out, const Shape& shape, double** p) {
   if (out.is_none()) {
-    py::object a = new_array(shape);
-    *p = reinterpret_cast<double*>(py::detail::array_proxy(a.ptr())->data);
-    return a;
+    py::array_t<double> a = new_array(shape);
+    *p = a.mutable_data();
+    return std::move(a);
   }
   *p = boundary::get_writeable(out, "out", shape.nd, shape.dim);
   return py::reinterpret_borrow<py::object>(out);
+}
+
+// an expression graph (robodyn.codegen) as a dict of its arrays
+py::dict graph_dict(const ExprGraph& g) {
+  py::dict d;
+  d["op"] = py::bytes(reinterpret_cast<const char*>(g.op.data()), g.op.size());
+  d["a"] = g.a;
+  d["b"] = g.b;
+  d["c"] = g.c;
+  d["outputs"] = g.outputs;
+  d["assumptions"] = g.assumptions;
+  return d;
 }
 
 bool str_is(py::handle h, const char* s) {
   return PyUnicode_Check(h.ptr()) && PyUnicode_CompareWithASCIIString(h.ptr(), s) == 0;
 }
 
+class RobotCore;
+
+// The C++ object of each Robot the fast methods have been called on, by Python object.
+// pybind11's public cast finds it through its type registry, about 350 instructions for a
+// subclass such as robodyn.Robot; the fast methods look it up here (self_of). An entry is made
+// by the first call on an object and erased by ~RobotCore, which pybind11 runs before the
+// object's memory is freed, so an address is never found after it was reused. Used with the
+// GIL held.
+std::unordered_map<PyObject*, RobotCore*>& robots_by_object() {
+  static auto* table = new std::unordered_map<PyObject*, RobotCore*>();
+  return *table;
+}
+
+// the entry of robots_by_object() found last (self_of)
+struct {
+  PyObject* self = nullptr;
+  RobotCore* core = nullptr;
+} last_robot;
+
 class RobotCore {
  public:
   RobotCore(Model m) : model_(std::make_shared<const Model>(std::move(m))), data_(*model_) {}
+  RobotCore(const RobotCore&) = delete;
+  RobotCore& operator=(const RobotCore&) = delete;
+  ~RobotCore() {
+    if (!self_) return;
+    robots_by_object().erase(self_);
+    if (last_robot.self == self_) last_robot = {nullptr, nullptr};
+  }
+
+  PyObject* self_ = nullptr;  // the Python object, once in robots_by_object()
 
   // the model, immutable once built and shared: changing the gravity makes a new one, so a
   // batch running on another thread keeps the model it started with
@@ -247,8 +331,9 @@ class RobotCore {
     py::object scratch;
     for (size_t k = 0; k < K; ++k)
       if (boundary::overlaps(in[k].p, rows * size[k], po, rows * row_size)) {
-        scratch = new_array(shape);
-        po = reinterpret_cast<double*>(py::detail::array_proxy(scratch.ptr())->data);
+        py::array_t<double> tmp = new_array(shape);
+        po = tmp.mutable_data();
+        scratch = std::move(tmp);
         break;
       }
     auto finish = [&] {
@@ -322,8 +407,9 @@ class RobotCore {
     for (size_t o = 0; o < O; ++o)
       for (size_t k = 0; k < K; ++k)
         if (boundary::overlaps(in[k].p, rows * n, po[o], rows * row_size)) {
-          scratch[o] = new_array(shape);
-          po[o] = reinterpret_cast<double*>(py::detail::array_proxy(scratch[o].ptr())->data);
+          py::array_t<double> tmp = new_array(shape);
+          po[o] = tmp.mutable_data();
+          scratch[o] = std::move(tmp);
           break;
         }
     auto finish = [&] {
@@ -638,13 +724,22 @@ PyObject* guarded(Fn&& fn) {
   return nullptr;
 }
 
-// the C++ object of a Robot: the method descriptors guarantee self is a RobotCore instance, so
-// the holder is read directly (pybind11's generic cast would look the type up on every call)
+// the C++ object of a Robot (the method descriptors guarantee self is a RobotCore instance):
+// the last one found, else from robots_by_object(), else by pybind11's cast
 RobotCore& self_of(PyObject* self) {
-  auto v = reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder();
-  if (!v.holder_constructed() || v.value_ptr() == nullptr)
-    throw py::type_error("Robot is not initialised (a subclass must call Robot.__init__)");
-  return *static_cast<RobotCore*>(v.value_ptr());
+  if (self == last_robot.self) return *last_robot.core;
+  auto& table = robots_by_object();
+  auto it = table.find(self);
+  RobotCore* r = it != table.end() ? it->second : nullptr;
+  if (!r) {
+    r = py::handle(self).cast<RobotCore*>();
+    if (r == nullptr)
+      throw py::type_error("Robot is not initialised (a subclass must call Robot.__init__)");
+    table.emplace(self, r);
+    r->self_ = self;
+  }
+  last_robot = {self, r};
+  return *r;
 }
 
 PyObject* fast_inverse_dynamics(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
@@ -926,7 +1021,7 @@ in place (nothing allocated).)doc")
                                         *o = kinetic_energy(m, d, x[0], x[1]);
                                         return true;
                                       });
-            if (py::detail::array_proxy(res.ptr())->nd == 0) return py::float_(res);
+            if (boundary::array_of(res.ptr()).ndim() == 0) return py::float_(res);
             return res;
           },
           py::arg("q"), py::arg("qd"),
@@ -942,7 +1037,7 @@ q, qd: (n,); (N, n) batches give (N,).)doc")
                                         *o = potential_energy(m, d, x[0]);
                                         return true;
                                       });
-            if (py::detail::array_proxy(res.ptr())->nd == 0) return py::float_(res);
+            if (boundary::array_of(res.ptr()).ndim() == 0) return py::float_(res);
             return res;
           },
           py::arg("q"),
@@ -1048,14 +1143,7 @@ pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q:
        } catch (const std::invalid_argument& e) {
          throw py::value_error(e.what());
        }
-       py::dict d;
-       d["op"] = py::bytes(reinterpret_cast<const char*>(g.op.data()), g.op.size());
-       d["a"] = g.a;
-       d["b"] = g.b;
-       d["c"] = g.c;
-       d["outputs"] = g.outputs;
-       d["assumptions"] = g.assumptions;
-       return d;
+       return graph_dict(g);
      }, "Expression graph of one algorithm traced on this model (robodyn.codegen).");
   cls.def("_set_kernels", [](RobotCore& r, std::uintptr_t id, std::uintptr_t M, std::uintptr_t g,
                              std::uintptr_t fd) {
@@ -1071,6 +1159,21 @@ pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q:
                           reinterpret_cast<std::uintptr_t>(r.kernels_.g),
                           reinterpret_cast<std::uintptr_t>(r.kernels_.fd));
   });
+  m.def("_simplify", [](const py::bytes& op, std::vector<std::int32_t> a, std::vector<std::int32_t> b,
+                        std::vector<double> c, std::vector<std::int32_t> outputs) {
+    ExprGraph g;
+    const std::string ops = op;
+    g.op.assign(ops.begin(), ops.end());
+    g.a = std::move(a);
+    g.b = std::move(b);
+    g.c = std::move(c);
+    g.outputs = std::move(outputs);
+    try {
+      return graph_dict(simplify(g));
+    } catch (const std::invalid_argument& e) {
+      throw py::value_error(e.what());
+    }
+  }, "The expression graph simplified (robodyn.codegen.simplify).");
   m.def("_builtin_kernels", [] {
     py::list l;
     for (const BuiltinKernels& k : builtin_kernels())

@@ -9,12 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/aba.hpp"
-#include "robodyn/crba.hpp"
+#include "robodyn/algorithms.hpp"
 #include "robodyn/data.hpp"
-#include "robodyn/kane.hpp"
 #include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
 #include "robodyn/tracing.hpp"
 
 namespace robodyn {
@@ -28,25 +25,6 @@ inline Traced signum<Traced>(const Traced& x) {
 }  // namespace detail
 
 namespace {
-
-enum class Algo {
-  InverseDynamics, InverseDynamicsKane, MassMatrix, MassMatrixKane, Gravity, GravityKane, Bias,
-  FdAba, FdCrba, FdKane
-};
-
-const char* const kNames[] = {"inverse_dynamics", "inverse_dynamics_kane", "mass_matrix",
-                              "mass_matrix_kane", "gravity", "gravity_kane", "bias",
-                              "forward_dynamics_aba", "forward_dynamics_crba",
-                              "forward_dynamics_kane"};
-constexpr int kNumAlgos = sizeof(kNames) / sizeof(kNames[0]);
-
-Algo parse(const std::string& name) {
-  for (int k = 0; k < kNumAlgos; ++k)
-    if (name == kNames[k]) return static_cast<Algo>(k);
-  std::string known;
-  for (const char* s : kNames) known += std::string(known.empty() ? "" : ", ") + s;
-  throw std::invalid_argument("unknown algorithm '" + name + "'; expected one of: " + known);
-}
 
 // the model with rounding residue in its inertias set to exact zeros (a rotation by pi/2 of an
 // inertia leaves products of inertia of 1e-17): relative 1e-14 of the largest entry
@@ -76,7 +54,9 @@ Model cleaned(const Model& m) {
 }  // namespace
 
 ExprGraph trace_algorithm(const Model& model, const std::string& algorithm) {
-  const Algo a = parse(algorithm);
+  const Algorithm a = algorithm_from_name(algorithm);
+  if (!is_straight_line(a))
+    throw std::invalid_argument("'" + algorithm + "' cannot be traced into generated code");
   const Model m = cleaned(model);
   const int n = m.n;
   tracing::TraceScope scope;
@@ -87,36 +67,8 @@ ExprGraph trace_algorithm(const Model& model, const std::string& algorithm) {
     x[k] = Traced::input(2 * n + k);
   }
   DataTpl<Traced> d(m);
-  const bool matrix = a == Algo::MassMatrix || a == Algo::MassMatrixKane;
-  std::vector<Traced> out(matrix ? n * n : n);
-  const std::vector<Traced> zero(n);
-  switch (a) {
-    case Algo::InverseDynamics: rnea(m, d, q.data(), qd.data(), x.data(), out.data()); break;
-    case Algo::InverseDynamicsKane:
-      kane(m, d, q.data(), qd.data(), x.data(), out.data());
-      break;
-    case Algo::Gravity: gravity_torques(m, d, q.data(), out.data()); break;
-    // g(q) = kane(q, 0, 0): the joint terms vanish with qd = qdd = 0
-    case Algo::GravityKane: kane(m, d, q.data(), zero.data(), zero.data(), out.data()); break;
-    case Algo::Bias: bias_torques(m, d, q.data(), qd.data(), out.data()); break;
-    case Algo::FdAba: aba(m, d, q.data(), qd.data(), x.data(), out.data()); break;
-    case Algo::FdCrba:
-      forward_dynamics_crba(m, d, q.data(), qd.data(), x.data(), out.data());
-      break;
-    case Algo::FdKane: kane_forward(m, d, q.data(), qd.data(), x.data(), out.data()); break;
-    case Algo::MassMatrixKane:
-      // the lower triangle, mirrored
-      update_kinematics(m, d, q.data(), 1);
-      detail::kane_inertia(m, d);
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) out[i * n + j] = d.M(std::max(i, j), std::min(i, j));
-      break;
-    case Algo::MassMatrix:
-      crba(m, d, q.data());
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) out[i * n + j] = d.M(i, j);
-      break;
-  }
+  std::vector<Traced> out(static_cast<size_t>(output_size(a, n)));
+  run_algorithm(a, m, d, q.data(), qd.data(), x.data(), out.data());
   const tracing::Graph& g = scope.graph();
   ExprGraph r;
   const size_t size = g.nodes.size();

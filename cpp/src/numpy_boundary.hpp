@@ -14,7 +14,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace robodyn {
 namespace boundary {
@@ -28,23 +30,35 @@ namespace py = pybind11;
   throw py::value_error(std::string(name) + ": " + why);
 }
 
-inline bool is_array(PyObject* o) { return py::detail::npy_api::get().PyArray_Check_(o); }
+// Only public pybind11 API below: py::array's accessors read the array struct inline (no call
+// into NumPy), so the checks of the hot path cost what the struct reads cost.
+
+inline bool is_array(PyObject* o) { return py::isinstance<py::array>(o); }
+
+// `o` (an array) as a py::array, for its accessors (a borrowed reference)
+inline py::array array_of(PyObject* o) { return py::reinterpret_borrow<py::array>(o); }
+
+// whether the data pointer is aligned for double: for a C-contiguous float64 array (every
+// stride of an axis longer than 1 a multiple of 8) what NumPy's ALIGNED flag says
+inline bool aligned(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % alignof(double) == 0;
+}
 
 inline bool is_native_f64_c(PyObject* o) {
   if (!is_array(o)) return false;
-  auto* a = py::detail::array_proxy(o);
-  auto* d = py::detail::array_descriptor_proxy(a->descr);
-  return d->type_num == py::detail::npy_api::NPY_DOUBLE_ && d->byteorder != '>' &&
-         (a->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) &&
-         (a->flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_);
+  const py::array a = array_of(o);
+  const py::dtype dt = a.dtype();
+  // 'd': C double (float64); '>' big-endian, not this machine's order
+  return dt.char_() == 'd' && dt.byteorder() != '>' && (a.flags() & py::array::c_style) &&
+         aligned(a.data());
 }
 
 inline std::string shape_str(PyObject* o) {
-  auto* a = py::detail::array_proxy(o);
+  const py::array a = array_of(o);
   std::string s = "(";
-  for (int k = 0; k < a->nd; ++k) {
-    s += std::to_string(a->dimensions[k]);
-    if (a->nd == 1 || k + 1 < a->nd) s += k + 1 < a->nd ? ", " : ",";
+  for (py::ssize_t k = 0; k < a.ndim(); ++k) {
+    s += std::to_string(a.shape(k));
+    if (a.ndim() == 1 || k + 1 < a.ndim()) s += k + 1 < a.ndim() ? ", " : ",";
   }
   return s + ")";
 }
@@ -55,13 +69,10 @@ inline std::string shape_str(py::ssize_t rows, py::ssize_t cols) {
   return "(" + r + (cols < 0 ? ",)" : ", " + std::to_string(cols) + ")");
 }
 
-// the pending Python error, rethrown when it is a MemoryError (or KeyboardInterrupt), else
-// cleared
-inline void keep_fatal_error() {
-  if (PyErr_ExceptionMatches(PyExc_MemoryError) ||
-      PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
-    throw py::error_already_set();
-  PyErr_Clear();
+// a Python error raised while converting an argument: a MemoryError (or KeyboardInterrupt) is
+// rethrown, anything else is the argument's fault (the caller raises a ValueError)
+inline void keep_fatal_error(py::error_already_set& e) {
+  if (e.matches(PyExc_MemoryError) || e.matches(PyExc_KeyboardInterrupt)) throw;
 }
 
 // What an argument should be, for error messages: "an array of shape (rows,)" (cols < 0),
@@ -82,35 +93,32 @@ struct Expect {
 // so the fast path stays small.
 inline py::object convert_f64(py::handle h, const char* name, const Expect& expect) {
   if (h.is_none()) bad(name, "expected " + expect.str() + ", got None");
-  auto& api = py::detail::npy_api::get();
   // the natural dtype first (a list of complex numbers is complex, not silently real)
-  py::object arr;
-  if (is_array(h.ptr())) {
-    arr = py::reinterpret_borrow<py::object>(h);
-  } else {
-    PyObject* a = api.PyArray_FromAny_(h.ptr(), nullptr, 0, 0,
-                                       py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_, nullptr);
-    if (!a) {
-      keep_fatal_error();
-      bad(name, "expected " + expect.str() + " (not convertible to an array)");
-    }
-    arr = py::reinterpret_steal<py::object>(a);
+  py::array arr;
+  try {
+    arr = py::array(py::reinterpret_borrow<py::object>(h));
+  } catch (py::error_already_set& e) {
+    keep_fatal_error(e);
+    bad(name, "expected " + expect.str() + " (not convertible to an array)");
   }
-  const char kind =
-      py::detail::array_descriptor_proxy(py::detail::array_proxy(arr.ptr())->descr)->kind;
+  const char kind = arr.dtype().kind();
   if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
     bad(name, "expected " + expect.str() + " of real numbers, got dtype kind '" + kind + "'");
-  PyObject* descr = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_DOUBLE_);
-  PyObject* c = api.PyArray_FromAny_(
-      arr.ptr(), descr, 0, 0,
-      py::detail::npy_api::NPY_ARRAY_ENSUREARRAY_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_ |
-          py::array::c_style | py::array::forcecast,
-      nullptr);
-  if (!c) {
-    keep_fatal_error();
+  using F64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
+  F64 c;
+  try {
+    c = F64(arr);
+  } catch (py::error_already_set& e) {
+    keep_fatal_error(e);
     bad(name, "expected " + expect.str() + " of real numbers");
   }
-  return py::reinterpret_steal<py::object>(c);
+  if (!aligned(c.data())) {
+    // a float64 C-contiguous view at an odd address is used as is by NumPy: copy it
+    F64 copy(std::vector<py::ssize_t>(c.shape(), c.shape() + c.ndim()));
+    std::memcpy(copy.mutable_data(), c.data(), static_cast<size_t>(c.size()) * sizeof(double));
+    return std::move(copy);
+  }
+  return std::move(c);
 }
 
 // h as a C-contiguous native float64 array (h itself when it already is one: no conversion,
@@ -122,7 +130,7 @@ inline py::object as_f64(py::handle h, const char* name, const Expect& expect) {
 }
 
 inline const double* data_of(const py::object& a) {
-  return reinterpret_cast<const double*>(py::detail::array_proxy(a.ptr())->data);
+  return static_cast<const double*>(array_of(a.ptr()).data());
 }
 
 inline void check_finite(const double* p, py::ssize_t count, const char* name,
@@ -146,11 +154,11 @@ inline Input get_input(py::handle h, const char* name, int n) {
   Input in;
   in.keep = as_f64(h, name, expect);
   PyObject* o = in.keep.ptr();
-  auto* a = py::detail::array_proxy(o);
-  const auto* dims = a->dimensions;
-  if (a->nd == 1 && dims[0] == n) {
+  const py::array a = array_of(o);
+  const py::ssize_t* dims = a.shape();
+  if (a.ndim() == 1 && dims[0] == n) {
     in.rows = 1;
-  } else if (a->nd == 2 && dims[1] == n) {
+  } else if (a.ndim() == 2 && dims[1] == n) {
     in.rows = dims[0];
     in.batch = true;
   } else {
@@ -168,9 +176,9 @@ inline const double* get_fixed(py::handle h, const char* name, py::ssize_t rows,
   if (h.is_none() && allow_none) return nullptr;
   const Expect expect{rows, cols, false};
   keep = as_f64(h, name, expect);
-  auto* a = py::detail::array_proxy(keep.ptr());
-  const bool ok = cols < 0 ? (a->nd == 1 && a->dimensions[0] == rows)
-                           : (a->nd == 2 && a->dimensions[0] == rows && a->dimensions[1] == cols);
+  const py::array a = array_of(keep.ptr());
+  const bool ok = cols < 0 ? (a.ndim() == 1 && a.shape(0) == rows)
+                           : (a.ndim() == 2 && a.shape(0) == rows && a.shape(1) == cols);
   if (!ok) bad(name, "expected shape " + expect.shapes() + ", got " + shape_str(keep.ptr()));
   const double* p = data_of(keep);
   check_finite(p, cols < 0 ? rows : rows * cols, name, expect);
@@ -181,16 +189,16 @@ inline const double* get_fixed(py::handle h, const char* name, py::ssize_t rows,
 inline double* get_writeable(py::handle h, const char* name, int nd, const Py_intptr_t* dims) {
   PyObject* o = h.ptr();
   if (!is_native_f64_c(o)) bad(name, "must be a C-contiguous float64 numpy array");
-  auto* a = py::detail::array_proxy(o);
-  if (!(a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_)) bad(name, "is not writeable");
-  bool ok = a->nd == nd;
-  for (int k = 0; ok && k < nd; ++k) ok = a->dimensions[k] == dims[k];
+  py::array a = array_of(o);
+  if (!a.writeable()) bad(name, "is not writeable");
+  bool ok = a.ndim() == nd;
+  for (int k = 0; ok && k < nd; ++k) ok = a.shape(k) == dims[k];
   if (!ok) {
     std::string s = "(";
     for (int k = 0; k < nd; ++k) s += std::to_string(dims[k]) + (k + 1 < nd ? ", " : nd == 1 ? "," : "");
     bad(name, "expected shape " + s + "), got " + shape_str(o));
   }
-  return reinterpret_cast<double*>(a->data);
+  return static_cast<double*>(a.mutable_data());
 }
 
 // whether the byte ranges [a, a + na) and [b, b + nb) share memory

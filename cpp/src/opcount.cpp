@@ -10,37 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/aba.hpp"
+#include "robodyn/algorithms.hpp"
 #include "robodyn/counting.hpp"
-#include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
 #include "robodyn/floating.hpp"
-#include "robodyn/kane.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/regressor.hpp"
-#include "robodyn/rnea.hpp"
 #include "robodyn/rnea_derivatives.hpp"
 
 namespace robodyn {
 
 namespace {
-
-enum class Algo {
-  Rnea, Kane, Crba, Aba, ForwardDynamics, KaneForward, Gravity,
-  RneaDerivatives, ForwardDynamicsDerivatives, Regressor
-};
-
-const char* const kNames[] = {"rnea", "kane", "crba", "aba", "forward_dynamics",
-                              "kane_forward", "gravity", "rnea_derivatives",
-                              "forward_dynamics_derivatives", "regressor"};
-
-Algo parse(const std::string& name) {
-  for (int k = 0; k < 10; ++k)
-    if (name == kNames[k]) return static_cast<Algo>(k);
-  std::string known;
-  for (const char* s : kNames) known += std::string(known.empty() ? "" : ", ") + s;
-  throw std::invalid_argument("unknown algorithm '" + name + "'; expected one of: " + known);
-}
 
 // a fixed general state: every entry non-zero, magnitudes in [0.2, 1.2], mixed signs
 // (splitmix64, so the values are the same on every platform)
@@ -59,36 +39,27 @@ std::vector<double> fixed_values(int n, std::uint64_t seed) {
   return x;
 }
 
-// the size of an algorithm's result
-int output_size(Algo a, int n) {
-  switch (a) {
-    case Algo::Crba: return n * n;
-    case Algo::RneaDerivatives: return 2 * n * n;
-    case Algo::ForwardDynamicsDerivatives: return 3 * n * n + n;
-    case Algo::Regressor: return 10 * n * n;
-    default: return n;
-  }
-}
-
 // one call of the algorithm; the result (tau, qdd, the n x n mass matrix, the derivative
 // matrices one after the other, the regressor) into out
 template <class S>
-void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
+void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
   bool ok = true;
   if (m.floating) {
     // a free-floating base: the algorithms of floating.hpp (no Kane's method)
     switch (a) {
-      case Algo::Rnea: floating::rnea(m, d, q, qd, x, out); break;
-      case Algo::Gravity: floating::gravity_torques(m, d, q, out); break;
-      case Algo::Aba: ok = floating::aba(m, d, q, qd, x, out); break;
-      case Algo::ForwardDynamics: ok = floating::forward_dynamics_crba(m, d, q, qd, x, out); break;
-      case Algo::Crba:
+      case Algorithm::Rnea: floating::rnea(m, d, q, qd, x, out); break;
+      case Algorithm::Gravity: floating::gravity_torques(m, d, q, out); break;
+      case Algorithm::Aba: ok = floating::aba(m, d, q, qd, x, out); break;
+      case Algorithm::ForwardDynamics:
+        ok = floating::forward_dynamics_crba(m, d, q, qd, x, out);
+        break;
+      case Algorithm::Crba:
         floating::crba(m, d, q);
         for (int i = 0; i < m.nv; ++i)
           for (int j = 0; j < m.nv; ++j) out[i * m.nv + j] = d.M(i, j);
         break;
       default:
-        throw std::invalid_argument(std::string("op counts: '") + kNames[static_cast<int>(a)] +
+        throw std::invalid_argument(std::string("op counts: '") + algorithm_name(a) +
                                     "' is not available for a free-floating base");
     }
     if (!ok)
@@ -96,25 +67,15 @@ void run(Algo a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S
     return;
   }
   switch (a) {
-    case Algo::Rnea: rnea(m, d, q, qd, x, out); break;
-    case Algo::Kane: kane(m, d, q, qd, x, out); break;
-    case Algo::Gravity: gravity_torques(m, d, q, out); break;
-    case Algo::Aba: ok = aba(m, d, q, qd, x, out); break;
-    case Algo::ForwardDynamics: ok = forward_dynamics_crba(m, d, q, qd, x, out); break;
-    case Algo::KaneForward: ok = kane_forward(m, d, q, qd, x, out); break;
-    case Algo::RneaDerivatives: rnea_derivatives(m, d, q, qd, x, out, out + m.n * m.n); break;
-    case Algo::ForwardDynamicsDerivatives: {
+    case Algorithm::RneaDerivatives: rnea_derivatives(m, d, q, qd, x, out, out + m.n * m.n); break;
+    case Algorithm::ForwardDynamicsDerivatives: {
       const int nn = m.n * m.n;
       ok = forward_dynamics_derivatives(m, d, q, qd, x, out + 3 * nn, out, out + nn,
                                         out + 2 * nn);
       break;
     }
-    case Algo::Regressor: regressor(m, d, q, qd, x, out); break;
-    case Algo::Crba:
-      crba(m, d, q);
-      for (int i = 0; i < m.n; ++i)
-        for (int j = 0; j < m.n; ++j) out[i * m.n + j] = d.M(i, j);
-      break;
+    case Algorithm::Regressor: regressor(m, d, q, qd, x, out); break;
+    default: ok = run_algorithm(a, m, d, q, qd, x, out); break;
   }
   if (!ok)
     throw std::invalid_argument("op counts: the algorithm failed at the fixed state (an "
@@ -178,7 +139,7 @@ void check_eigen_kernels() {
 }  // namespace
 
 std::array<long, 3> count_ops(const Model& m, const std::string& algorithm) {
-  const Algo a = parse(algorithm);
+  const Algorithm a = algorithm_from_name(algorithm);
   static const bool kernels_ok = (check_eigen_kernels(), true);
   (void)kernels_ok;
   const int n = m.nv;

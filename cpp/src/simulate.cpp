@@ -40,15 +40,14 @@ double* output(py::handle h, const char* name, py::ssize_t rows, py::ssize_t col
 double* buffer(py::handle h, const char* name, py::ssize_t size, bool writeable) {
   PyObject* o = h.ptr();
   if (!boundary::is_native_f64_c(o)) bad(name, "must be a C-contiguous float64 numpy array");
-  auto* a = py::detail::array_proxy(o);
-  if (writeable && !(a->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_))
-    bad(name, "is not writeable");
-  py::ssize_t count = 1;
-  for (int k = 0; k < a->nd; ++k) count *= a->dimensions[k];
+  const py::array a = boundary::array_of(o);
+  if (writeable && !a.writeable()) bad(name, "is not writeable");
+  const py::ssize_t count = a.size();
   if (count != size)
     bad(name, "expected " + std::to_string(size) + " values, got shape " +
                   boundary::shape_str(o));
-  return reinterpret_cast<double*>(a->data);
+  // read-only when !writeable: the callers only read through it then
+  return const_cast<double*>(static_cast<const double*>(a.data()));
 }
 
 // fn(args..., name=value...) by the vectorcall protocol: no argument tuple or keyword dict is
@@ -88,9 +87,9 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
          py::handle q_ref, py::handle qd_ref, py::handle qdd_ref, py::handle tau, py::handle v,
          py::handle g, py::handle inverse_dynamics, py::handle gravity_torques) {
         if (law < 0 || law > 3) bad("law", "expected an index into CONTROL_LAWS");
-        if (!boundary::is_array(kp.ptr()) || py::detail::array_proxy(kp.ptr())->nd != 1)
+        if (!boundary::is_array(kp.ptr()) || boundary::array_of(kp.ptr()).ndim() != 1)
           bad("kp", "expected an (n,) array");
-        const py::ssize_t n = py::detail::array_proxy(kp.ptr())->dimensions[0];
+        const py::ssize_t n = boundary::array_of(kp.ptr()).shape(0);
         const ControlGains gains{buffer(kp, "kp", n, false), buffer(kd, "kd", n, false),
                                  feedback};
         const py::handle arrays[8] = {q, qd, q_ref, qd_ref, qdd_ref, tau, v, g};
@@ -158,11 +157,11 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       [](py::handle Z, py::handle tmp, py::tuple q_s, py::tuple qd_s, py::tuple qdd_s,
          py::handle tau, double h, bool rk4, py::handle forward_dynamics, py::handle method,
          double t, py::handle control) {
-        if (!boundary::is_array(Z.ptr()) || py::detail::array_proxy(Z.ptr())->nd != 2 ||
-            py::detail::array_proxy(Z.ptr())->dimensions[0] != 4 ||
-            py::detail::array_proxy(Z.ptr())->dimensions[1] % 3 != 0)
+        if (!boundary::is_array(Z.ptr())) bad("Z", "expected a (4, 3n) array");
+        const py::array za = boundary::array_of(Z.ptr());
+        if (za.ndim() != 2 || za.shape(0) != 4 || za.shape(1) % 3 != 0)
           bad("Z", "expected a (4, 3n) array");
-        const py::ssize_t n = py::detail::array_proxy(Z.ptr())->dimensions[1] / 3;
+        const py::ssize_t n = za.shape(1) / 3;
         double* z = buffer(Z, "Z", 12 * n, true);
         double* scratch = buffer(tmp, "tmp", 2 * n, true);
         buffer(tau, "tau", n, false);

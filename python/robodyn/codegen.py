@@ -9,8 +9,10 @@ How it works:
    simplified: identical operations are one node (common subexpressions, sin/cos of an angle
    computed once), constants folded, ``x*0``, ``x*1``, ``x+0``, ``-(-x)`` removed, negations
    absorbed into additions.
-2. **Simplify** (:func:`simplify`, here): the graph is rebuilt bottom-up with the same rules and
-   the trigonometric identities (see :func:`simplify`); nodes no output needs are dropped.
+2. **Simplify** (:func:`simplify`, by the C++ core, ``cpp/src/simplify.cpp``): the graph is
+   rebuilt bottom-up through the same rules (tracing.hpp is the one place they are written)
+   with the identity sin^2 + cos^2 = 1 applied where it pays; nodes no output needs are
+   dropped.
 3. **Emit** (:func:`generate`): one C function per algorithm, one ``const double`` per node
    in creation order, constants printed exactly (shortest round-trip form), the mass matrix's
    lower triangle computed and mirrored. The output is byte-for-byte deterministic.
@@ -43,7 +45,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import hashlib
-import math
 import os
 import pickle
 import re
@@ -68,18 +69,13 @@ _CALL = {SIN: "std::sin", COS: "std::cos", SQRT: "std::sqrt"}
 
 # the kernels, in the order of RobotCore._set_kernels; algorithm traced, inputs, output
 FUNCTIONS = ("inverse_dynamics", "mass_matrix", "gravity", "forward_dynamics")
-# (each function is traced from every generic formulation listed; the shortest code is kept)
-_TRACED = {"inverse_dynamics": ("inverse_dynamics", "inverse_dynamics_kane"),
-           "mass_matrix": ("mass_matrix", "mass_matrix_kane"),
+# each function is traced from every generic formulation listed (names of the table of
+# algorithms, cpp/include/robodyn/algorithms.hpp, shared with Robot.op_counts); the shortest
+# code is kept
+_TRACED = {"inverse_dynamics": ("rnea", "kane"),
+           "mass_matrix": ("crba", "kane_inertia"),
            "gravity": ("gravity", "gravity_kane"),
-           "forward_dynamics": ("forward_dynamics_crba", "forward_dynamics_kane",
-                                "forward_dynamics_aba")}
-# the generic C++ each traced algorithm runs
-_FROM = {"inverse_dynamics": "rnea", "inverse_dynamics_kane": "kane",
-         "mass_matrix": "crba", "mass_matrix_kane": "kane_inertia",
-         "gravity": "gravity_torques", "gravity_kane": "kane at qd = qdd = 0",
-         "forward_dynamics_crba": "forward_dynamics_crba", "forward_dynamics_kane": "kane_forward",
-         "forward_dynamics_aba": "aba"}
+           "forward_dynamics": ("forward_dynamics", "kane_forward", "aba")}
 _ARGS = {"inverse_dynamics": (("q", "qd", "qdd"), "tau"), "mass_matrix": (("q",), "M"),
          "gravity": (("q",), "tau"), "forward_dynamics": (("q", "qd", "tau"), "qdd")}
 # Robot.op_counts algorithm names answered by the generated kernels
@@ -94,10 +90,14 @@ FORMAT_VERSION = 1  # part of the cache key of compiled kernels
 
 
 class Graph:
-    """A hash-consed expression DAG with the simplifying constructors of tracing.hpp.
+    """An expression DAG as the C++ core returns it: nodes numbered in creation order (every
+    operand before its users); ``op[k]``, ``a[k]``, ``b[k]``, ``c[k]`` describe node k (Input:
+    ``a`` = input index; Const: ``c`` = value; unary ops use ``a``, binary ``a`` and ``b``).
 
-    Nodes are numbered in creation order (every operand before its users); ``op[k]``, ``a[k]``,
-    ``b[k]``, ``c[k]`` describe node k (Input: ``a`` = input index; Const: ``c`` = value).
+    A plain container: the simplification rules live in the C++ core only
+    (``cpp/include/robodyn/tracing.hpp`` applies them as the tracer builds the graph,
+    ``cpp/src/simplify.cpp`` as :func:`simplify` rebuilds it). :meth:`node` appends a node as
+    given, with no simplification.
     """
 
     def __init__(self):
@@ -105,169 +105,27 @@ class Graph:
         self.a: list[int] = []
         self.b: list[int] = []
         self.c: list[float] = []
-        self._index: dict = {}
-        self.const(0.0)
-        self.const(1.0)
 
-    ZERO, ONE = 0, 1
+    @classmethod
+    def _from_core(cls, d):
+        g = cls()
+        g.op, g.a, g.b, g.c = list(d["op"]), list(d["a"]), list(d["b"]), list(d["c"])
+        return g, list(d["outputs"])
 
     def __len__(self):
         return len(self.op)
 
-    def _intern(self, op, a=0, b=0, c=0.0):
-        key = (op, a, b, c)
-        k = self._index.get(key)
-        if k is None:
-            k = len(self.op)
-            self.op.append(op)
-            self.a.append(a)
-            self.b.append(b)
-            self.c.append(c)
-            self._index[key] = k
-        return k
-
-    def truncate(self, size):
-        """Forget the nodes created after the graph had ``size`` nodes."""
-        for k in range(size, len(self.op)):
-            del self._index[(self.op[k], self.a[k], self.b[k], self.c[k])]
-        for arr in (self.op, self.a, self.b, self.c):
-            del arr[size:]
-
-    # leaves
-    def const(self, v):
-        v = float(v)
-        if not math.isfinite(v):
-            raise ValueError(f"codegen: non-finite constant {v!r} in the model")
-        return self._intern(CONST, c=v + 0.0)  # -0.0 + 0.0 = +0.0
-
-    def input(self, k):
-        return self._intern(INPUT, a=int(k))
+    def node(self, op, a=0, b=0, c=0.0):
+        """Append the node (op, a, b, c) as it is; returns its id."""
+        self.op.append(int(op))
+        self.a.append(int(a))
+        self.b.append(int(b))
+        self.c.append(float(c))
+        return len(self.op) - 1
 
     def is_const(self, x):
         return self.op[x] == CONST
 
-    # simplifying constructors (the rules of tracing.hpp)
-    def neg(self, x):
-        op = self.op[x]
-        if op == CONST:
-            return self.const(-self.c[x])
-        if op == NEG:
-            return self.a[x]
-        if op == SUB:
-            return self.sub(self.b[x], self.a[x])
-        return self._intern(NEG, x)
-
-    def add(self, x, y):
-        cx, cy = self.op[x] == CONST, self.op[y] == CONST
-        if cx and cy:
-            return self.const(self.c[x] + self.c[y])
-        if x == self.ZERO:
-            return y
-        if y == self.ZERO:
-            return x
-        if self.op[x] == NEG:
-            return self.sub(y, self.a[x])
-        if self.op[y] == NEG:
-            return self.sub(x, self.a[y])
-        if cy and self.c[y] < 0:
-            return self.sub(x, self.const(-self.c[y]))
-        if cx and self.c[x] < 0:
-            return self.sub(y, self.const(-self.c[x]))
-        if x > y:
-            x, y = y, x
-        return self._intern(ADD, x, y)
-
-    def sub(self, x, y):
-        cx, cy = self.op[x] == CONST, self.op[y] == CONST
-        if cx and cy:
-            return self.const(self.c[x] - self.c[y])
-        if y == self.ZERO:
-            return x
-        if x == self.ZERO:
-            return self.neg(y)
-        if x == y:
-            return self.ZERO
-        if self.op[y] == NEG:
-            return self.add(x, self.a[y])
-        if self.op[x] == NEG:
-            return self.neg(self.add(self.a[x], y))
-        if cy and self.c[y] < 0:
-            return self.add(x, self.const(-self.c[y]))
-        return self._intern(SUB, x, y)
-
-    def mul(self, x, y):
-        cx, cy = self.op[x] == CONST, self.op[y] == CONST
-        if cx and cy:
-            return self.const(self.c[x] * self.c[y])
-        if cy:
-            x, y, cx, cy = y, x, True, False
-        if x == self.ZERO or y == self.ZERO:
-            return self.ZERO
-        if x == self.ONE:
-            return y
-        if self.op[x] == NEG:
-            return self.neg(self.mul(self.a[x], y))
-        if self.op[y] == NEG:
-            return self.neg(self.mul(x, self.a[y]))
-        if cx:
-            c = self.c[x]
-            if c == -1.0:
-                return self.neg(y)
-            if c < 0:
-                return self.neg(self.mul(self.const(-c), y))
-            if self.op[y] == MUL and self.op[self.a[y]] == CONST:
-                return self.mul(self.const(c * self.c[self.a[y]]), self.b[y])
-            return self._intern(MUL, x, y)
-        if x > y:
-            x, y = y, x
-        return self._intern(MUL, x, y)
-
-    def div(self, x, y):
-        if self.op[x] == CONST and self.op[y] == CONST:
-            return self.const(self.c[x] / self.c[y])
-        if x == self.ZERO:
-            return self.ZERO
-        if y == self.ONE:
-            return x
-        if self.op[x] == NEG:
-            return self.neg(self.div(self.a[x], y))
-        if self.op[y] == NEG:
-            return self.neg(self.div(x, self.a[y]))
-        if self.op[y] == CONST:
-            return self.mul(self.const(1.0 / self.c[y]), x)
-        return self._intern(DIV, x, y)
-
-    def unary(self, op, x):
-        if self.op[x] == CONST:
-            v = self.c[x]
-            return self.const({SIN: math.sin, COS: math.cos, SQRT: math.sqrt,
-                               SIGN: lambda t: (t > 0) - (t < 0)}[op](v))
-        if self.op[x] == NEG:
-            if op in (SIN, SIGN):
-                return self.neg(self.unary(op, self.a[x]))
-            if op == COS:
-                return self.unary(op, self.a[x])
-        return self._intern(op, x)
-
-    def build(self, op, a, b=0, c=0.0):
-        """The node (op, a, b) through the simplifying constructors."""
-        if op == CONST:
-            return self.const(c)
-        if op == INPUT:
-            return self.input(a)
-        if op == NEG:
-            return self.neg(a)
-        if op == ADD:
-            return self.add(a, b)
-        if op == SUB:
-            return self.sub(a, b)
-        if op == MUL:
-            return self.mul(a, b)
-        if op == DIV:
-            return self.div(a, b)
-        return self.unary(op, a)
-
-    # queries
     def live(self, outputs):
         """Ids of the nodes the outputs depend on, ascending (a topological order)."""
         seen = bytearray(len(self.op))
@@ -300,332 +158,23 @@ class Graph:
 
 
 def trace(robot, algorithm):
-    """The expression graph of ``algorithm`` on ``robot`` (traced by the C++ core) and its
-    output node ids. Algorithms: "inverse_dynamics", "mass_matrix", "gravity", "bias",
-    "forward_dynamics_aba", "forward_dynamics_crba". Inputs: q = 0..n-1, qd = n..2n-1, the
-    third argument = 2n..3n-1."""
-    d = robot._trace(str(algorithm))
-    g = Graph()
-    ops = d["op"]
-    ids = []
-    for k in range(len(ops)):
-        op = ops[k]
-        if op == CONST:
-            ids.append(g.const(d["c"][k]))
-        elif op == INPUT:
-            ids.append(g.input(d["a"][k]))
-        elif op in (ADD, SUB, MUL, DIV):
-            ids.append(g.build(op, ids[d["a"][k]], ids[d["b"][k]]))
-        else:
-            ids.append(g.build(op, ids[d["a"][k]]))
-    return g, [ids[o] for o in d["outputs"]]
-
-
-# ---------------------------------------------------------------------------------------------
-# simplification
+    """The expression graph of ``algorithm`` on ``robot`` (traced by the C++ core, simplified
+    as it was built) and its output node ids. Algorithms: the straight-line ones of the table
+    in ``cpp/include/robodyn/algorithms.hpp`` ("rnea", "kane", "gravity", "gravity_kane",
+    "bias", "crba", "kane_inertia", "aba", "forward_dynamics", "kane_forward"); ValueError for
+    another name. Inputs: q = 0..n-1, qd = n..2n-1, the third argument = 2n..3n-1."""
+    return Graph._from_core(robot._trace(str(algorithm)))
 
 
 def simplify(g, outputs):
-    """A new (graph, outputs) computing the same values with fewer operations.
+    """A new (graph, outputs) computing the same values with fewer operations: ``g`` rebuilt
+    through the simplifying rules of the tracer, the nodes no output needs dropped, and the
+    identity sin^2 + cos^2 = 1 applied where it lowers the operation count (the C++ core,
+    ``cpp/src/simplify.cpp``). Sine and cosine of each angle are single nodes throughout.
+    ValueError for a malformed graph (an operand after its user, a non-finite constant)."""
+    from . import _core
 
-    The graph is rebuilt bottom-up through the simplifying constructors (keeping only what
-    the outputs need), then the identity sin^2 + cos^2 = 1 is applied where it pays (see
-    :func:`_pythagoras`). Sine and cosine of each angle are single nodes throughout.
-    """
-    h, outs = _rebuild(g, outputs, {})
-    return _pythagoras(h, outs)
-
-
-# The identity sin^2 + cos^2 = 1. A rotation applied and undone (gravity rotated out to a link
-# and its weight rotated back, E I E^T of a symmetric inertia) leaves c^2 x + s^2 x in the
-# expression, invisible node by node. Every node is expanded into a polynomial over "atoms"
-# (inputs, sin/cos, quotients, square roots, and nodes whose expansion is too large), kept in a
-# normal form where s^2 is replaced by 1 - c^2, so that such sums cancel. A node is rebuilt
-# from its reduced polynomial (greedy factoring of the most frequent atom) when that makes the
-# whole graph cheaper: candidates are tried from the outputs down, each accepted only if the
-# operation count (mul + add + 20 trig) drops.
-
-_POLY_LIMIT = 48        # largest expansion (terms) kept; larger nodes are atoms
-_PRODUCT_LIMIT = 512    # largest term product formed when expanding a multiplication
-_TRIG_WEIGHT = 20       # a sin/cos/sqrt call weighs this many mul/add in the acceptance test
-
-
-def _add_term(poly, mono, coef, mag):
-    old = poly.get(mono)
-    poly[mono] = (coef, mag) if old is None else (old[0] + coef, old[1] + mag)
-
-
-def _cancel(poly):
-    # terms that cancelled to rounding level (|c| <= 1e-13 of what was summed) are exact zeros
-    return {m: cm for m, cm in poly.items() if abs(cm[0]) > 1e-13 * cm[1]}
-
-
-class _Expansion:
-    """The polynomials of the nodes and where terms cancelled (the rewrite candidates)."""
-
-    def __init__(self, P, fired):
-        self.P, self.fired = P, fired
-
-
-def _polynomials(g, live):
-    """node -> {monomial (sorted atom ids): (coefficient, magnitude summed)} or None (atom)."""
-    cos_of = {g.a[k]: k for k in live if g.op[k] == COS}
-    sin_to_cos = {k: cos_of[g.a[k]] for k in live if g.op[k] == SIN and g.a[k] in cos_of}
-
-    def reduce_squares(poly):
-        # s^2 m -> m - c^2 m until no square of a sine is left
-        while True:
-            out, changed = {}, False
-            for mono, (c, mag) in poly.items():
-                hit = next((a for a, b in zip(mono, mono[1:]) if a == b and a in sin_to_cos),
-                           None)
-                if hit is None:
-                    _add_term(out, mono, c, mag)
-                    continue
-                changed = True
-                rest = list(mono)
-                rest.remove(hit)
-                rest.remove(hit)
-                cs = sin_to_cos[hit]
-                _add_term(out, tuple(rest), c, mag)
-                _add_term(out, tuple(sorted(rest + [cs, cs])), -c, mag)
-            poly = _cancel(out)
-            if not changed:
-                return poly
-
-    P, fired = {}, set()
-    for k in live:
-        op = g.op[k]
-        if op == CONST:
-            P[k] = {(): (g.c[k], abs(g.c[k]))}
-            continue
-        if op not in (NEG, ADD, SUB, MUL):
-            P[k] = None
-            continue
-        A = P[g.a[k]] or {(g.a[k],): (1.0, 1.0)}
-        if op == NEG:
-            P[k] = {m: (-c, mag) for m, (c, mag) in A.items()}
-            continue
-        B = P[g.b[k]] or {(g.b[k],): (1.0, 1.0)}
-        if op in (ADD, SUB):
-            sign = 1.0 if op == ADD else -1.0
-            R = dict(A)
-            for m, (c, mag) in B.items():
-                _add_term(R, m, sign * c, mag)
-            size = len(R)
-            R = _cancel(R)
-        else:
-            if len(A) * len(B) > _PRODUCT_LIMIT:
-                P[k] = None
-                continue
-            R = {}
-            for ma, (ca, ga) in A.items():
-                for mb, (cb, gb) in B.items():
-                    _add_term(R, tuple(sorted(ma + mb)), ca * cb, ga * gb)
-            size = len(R)
-            R = reduce_squares(_cancel(R))
-        # a cancellation here or below: the candidates for a rewrite
-        if len(R) < size or g.a[k] in fired or g.b[k] in fired:
-            fired.add(k)
-        P[k] = R if len(R) <= _POLY_LIMIT else None
-    return _Expansion(P, fired)
-
-
-def _build_polynomial(h, terms, get):
-    """sum c * prod(atoms) in graph h, factoring out the most frequent atom first, then equal
-    coefficients; terms: sorted list of (monomial, coefficient)."""
-    if not terms:
-        return h.ZERO
-    if len(terms) == 1:
-        mono, c = terms[0]
-        x = h.const(c)
-        for a in mono:
-            x = h.mul(x, get(a))
-        return x
-    count = {}
-    for mono, _ in terms:
-        for a in set(mono):
-            count[a] = count.get(a, 0) + 1
-    if count:
-        best = min(count, key=lambda a: (-count[a], a))
-        if count[best] >= 2:
-            inner, rest = [], []
-            for mono, c in terms:
-                if best in mono:
-                    m = list(mono)
-                    m.remove(best)
-                    inner.append((tuple(m), c))
-                else:
-                    rest.append((mono, c))
-            return h.add(h.mul(_build_polynomial(h, inner, get), get(best)),
-                         _build_polynomial(h, rest, get))
-    groups = {}
-    for mono, c in terms:
-        groups.setdefault(abs(c), []).append((mono, 1.0 if c > 0 else -1.0))
-    x = h.ZERO
-    for value in sorted(groups):
-        group = groups[value]
-        if len(group) >= 2 and value != 1.0:
-            x = h.add(x, h.mul(h.const(value), _build_polynomial(h, group, get)))
-        else:
-            for mono, sign in group:
-                x = h.add(x, _build_polynomial(h, [(mono, sign * value)], get))
-    return x
-
-
-def _rebuild(g, outputs, replace, visited=None, compact=True):
-    """g rebuilt through the simplifying constructors, dead nodes dropped, the nodes in
-    ``replace`` built from their polynomials. ``visited`` (a dict) receives, for each node of
-    g that was needed, its id in the new graph (before compaction)."""
-    # the nodes needed: operands, or for a replaced node the atoms of its polynomial
-    need = bytearray(len(g))
-    stack = list(outputs)
-    while stack:
-        x = stack.pop()
-        if need[x]:
-            continue
-        need[x] = 1
-        if x in replace:
-            for mono in replace[x]:
-                stack.extend(mono)
-        elif g.op[x] in (ADD, SUB, MUL, DIV):
-            stack.append(g.a[x])
-            stack.append(g.b[x])
-        elif g.op[x] not in (CONST, INPUT):
-            stack.append(g.a[x])
-    h = Graph()
-    new = {}
-    for k in range(len(g)):  # ascending ids: operands and atoms first
-        if not need[k]:
-            continue
-        op = g.op[k]
-        if k in replace:
-            terms = sorted((m, c) for m, (c, _) in replace[k].items())
-            new[k] = _build_polynomial(h, terms, new.__getitem__)
-        elif op == CONST:
-            new[k] = h.const(g.c[k])
-        elif op == INPUT:
-            new[k] = h.input(g.a[k])
-        elif op in (ADD, SUB, MUL, DIV):
-            new[k] = h.build(op, new[g.a[k]], new[g.b[k]])
-        else:
-            new[k] = h.build(op, new[g.a[k]])
-    if visited is not None:
-        visited.update(new)
-    outs = [new[o] for o in outputs]
-    return _compact(h, outs) if compact else (h, outs)
-
-
-def _cost(g, outputs):
-    c = g.counts(outputs)
-    return c["mul"] + c["add"] + _TRIG_WEIGHT * c["trig"]
-
-
-def _compact(g, outputs):
-    """g with only the nodes the outputs need, renumbered in the same (topological) order."""
-    h = Graph()
-    new = {}
-    for k in g.live(outputs):
-        op = g.op[k]
-        if op == CONST:
-            new[k] = h.const(g.c[k])
-        elif op == INPUT:
-            new[k] = h.input(g.a[k])
-        elif op in (ADD, SUB, MUL, DIV):
-            new[k] = h._intern(op, new[g.a[k]], new[g.b[k]])
-        else:
-            new[k] = h._intern(op, new[g.a[k]])
-    return h, [new[o] for o in outputs]
-
-
-def _use_counts(g, outputs):
-    uses = [0] * len(g)
-    for k in g.live(outputs):
-        op = g.op[k]
-        if op in (ADD, SUB, MUL, DIV):
-            uses[g.a[k]] += 1
-            uses[g.b[k]] += 1
-        elif op not in (CONST, INPUT):
-            uses[g.a[k]] += 1
-    for o in outputs:
-        uses[o] += 1
-    return uses
-
-
-def _weight(op):
-    if op in (ADD, SUB, MUL, DIV):
-        return 1
-    if op in (SIN, COS, SQRT):
-        return _TRIG_WEIGHT
-    return 0
-
-
-def _operands(g, y):
-    op = g.op[y]
-    if op in (ADD, SUB, MUL, DIV):
-        return (g.a[y], g.b[y])
-    if op in (CONST, INPUT):
-        return ()
-    return (g.a[y],)
-
-
-def _rewrite_gain(h, x, root, before, uses):
-    """Cost saved by using node ``root`` (built from node ``before`` on) instead of node x:
-    the weighted operations of x's fanout-free cone that the new nodes do not reuse, minus
-    the weighted new operations."""
-    if root == x:
-        return 0
-    extra = {}
-    for y in range(before, len(h)):
-        for z in _operands(h, y):
-            if z < before:
-                extra[z] = extra.get(z, 0) + 1
-    if root < before:
-        extra[root] = extra.get(root, 0) + 1
-    added = sum(_weight(h.op[y]) for y in range(before, len(h)))
-    freed, taken, stack = 0, {}, [x]
-    while stack:
-        y = stack.pop()
-        freed += _weight(h.op[y])
-        for z in _operands(h, y):
-            taken[z] = taken.get(z, 0) + 1
-            if taken[z] == uses[z] + extra.get(z, 0):
-                stack.append(z)
-    return freed - added
-
-
-def _pythagoras(g, outputs):
-    live = g.live(outputs)
-    ex = _polynomials(g, live)
-    P = ex.P
-    # candidates: the nodes at or above a cancellation, tried from the outputs down; each is
-    # rewritten when that saves operations, then the whole graph is rebuilt and re-checked
-    candidates = [k for k in live if k in ex.fired and P[k] is not None]
-    accepted, where = {}, {}
-    h, outs = _rebuild(g, outputs, accepted, where, compact=False)
-    best, uses = _cost(h, outs), _use_counts(h, outs)
-    for k in reversed(candidates):
-        if k not in where:
-            continue  # no longer needed after an accepted rewrite above it
-        x = where[k]
-        if uses[x] == 0:
-            continue
-        before = len(h)
-        root = _build_polynomial(h, sorted((m, c) for m, (c, _) in P[k].items()),
-                                 where.__getitem__)
-        gain = _rewrite_gain(h, x, root, before, uses)
-        h.truncate(before)
-        if gain <= 0:
-            continue
-        trial = dict(accepted)
-        trial[k] = P[k]
-        trial_where = {}
-        h2, outs2 = _rebuild(g, outputs, trial, trial_where, compact=False)
-        cost = _cost(h2, outs2)
-        if cost < best:
-            best, accepted, where, h, outs = cost, trial, trial_where, h2, outs2
-            uses = _use_counts(h, outs)
-    return _rebuild(g, outputs, accepted)
+    return Graph._from_core(_core._simplify(bytes(g.op), g.a, g.b, g.c, [int(o) for o in outputs]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -680,7 +229,7 @@ class Kernel:
     graph: Graph
     outputs: list
     counts: dict
-    traced: str = ""   # the algorithm it was traced from (codegen.cpp's name)
+    traced: str = ""   # the algorithm it was traced from (cpp/include/robodyn/algorithms.hpp)
 
 
 @dataclass
@@ -877,11 +426,12 @@ def generate(robot, name=None):
         "//",
         "// Operations per call (mul = multiplications + divisions, add = additions +",
         "// subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm",
-        "// each function was traced from (the shortest of robodyn's formulations):",
+        "// each function was traced from (the shortest of robodyn's formulations; names of the",
+        "// table in cpp/include/robodyn/algorithms.hpp):",
     ]
     for function in FUNCTIONS:
         k = gen.kernels[function]
-        head.append("//   " + _count_line(function, k.counts) + f"  (from {_FROM[k.traced]})")
+        head.append("//   " + _count_line(function, k.counts) + f"  (from {k.traced})")
     head.append("//")
     head.append("// Joints in q order (joint 'name', link 'name'; names percent-encoded):")
     for i, b in enumerate(spec.bodies):

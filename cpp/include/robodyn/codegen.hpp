@@ -23,14 +23,19 @@ struct ExprGraph {
   long assumptions = 0;               // comparisons decided by assumption (see tracing.hpp)
 };
 
-// Runs `algorithm` once with the tracing scalar: "inverse_dynamics" (rnea),
-// "inverse_dynamics_kane" (kane), "mass_matrix" (crba), "mass_matrix_kane" (kane_inertia),
-// "gravity" (gravity_torques), "gravity_kane" (kane at qd = qdd = 0), "bias" (bias_torques),
-// "forward_dynamics_aba" (aba), "forward_dynamics_crba" (bias + crba + Cholesky) or
-// "forward_dynamics_kane" (kane_forward). Constants within 1e-14 (relative) of zero in the
-// model's inertias are taken as zero first (rounding residue of pi/2 rotations).
-// Throws std::invalid_argument for an unknown algorithm.
+// Runs `algorithm` once with the tracing scalar: any straight-line algorithm of the table of
+// algorithms.hpp ("rnea", "kane", "gravity", "gravity_kane", "bias", "crba", "kane_inertia",
+// "aba", "forward_dynamics", "kane_forward"). Constants within 1e-14 (relative) of zero in the
+// model's inertias are taken as zero first (rounding residue of pi/2 rotations). The graph is
+// simplified as it is built (tracing.hpp). Throws std::invalid_argument for an unknown
+// algorithm or one that cannot be traced.
 ExprGraph trace_algorithm(const Model& model, const std::string& algorithm);
+
+// The graph with the same outputs and fewer operations (simplify.cpp): rebuilt through the
+// rules of tracing.hpp, nodes no output needs dropped, and sin^2 + cos^2 = 1 applied where it
+// lowers the count. Throws std::invalid_argument for a malformed graph (an operand that does
+// not come before its user, an unknown operation, a non-finite constant).
+ExprGraph simplify(const ExprGraph& graph);
 
 // The kernels of cpp/generated/ (C ABI, see robodyn.codegen).
 using IdKernel = void (*)(const double* q, const double* qd, const double* qdd, double* tau);

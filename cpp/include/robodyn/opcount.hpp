@@ -9,8 +9,9 @@
 namespace robodyn {
 
 // {multiplications + divisions, additions + subtractions, sin/cos/sqrt} of one call of
-// `algorithm` ("rnea", "kane", "crba", "aba", "forward_dynamics", "kane_forward", "gravity")
-// at a general state. Throws std::invalid_argument for an unknown algorithm.
+// `algorithm` (a name of the table in algorithms.hpp: "rnea", "kane", "crba", "aba",
+// "forward_dynamics", "kane_forward", "gravity", ...) at a general state. Throws
+// std::invalid_argument for an unknown algorithm.
 std::array<long, 3> count_ops(const Model& model, const std::string& algorithm);
 
 }  // namespace robodyn

@@ -63,16 +63,24 @@ class Graph {
 
   std::int32_t constant(double v) {
     if (v == 0) v = 0.0;  // -0 and +0 are one constant
-    std::uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    return intern(Op::Const, 0, 0, bits, v);
+    return intern(Op::Const, 0, 0, bits_of(v), v);
   }
   std::int32_t input(int k) { return intern(Op::Input, k, 0, 0, 0.0); }
   std::int32_t node(Op op, std::int32_t a, std::int32_t b = 0) { return intern(op, a, b, 0, 0.0); }
 
   const Node& operator[](std::int32_t id) const { return nodes[static_cast<size_t>(id)]; }
+  std::int32_t size() const { return static_cast<std::int32_t>(nodes.size()); }
   bool is_const(std::int32_t id) const { return (*this)[id].op == Op::Const; }
   double value(std::int32_t id) const { return (*this)[id].c; }
+
+  // forget the nodes created after the graph had `size` nodes (a trial build undone)
+  void truncate(std::int32_t size) {
+    for (std::int32_t k = size; k < this->size(); ++k) {
+      const Node& n = (*this)[k];
+      index_.erase(key(n.op, n.a, n.b, n.op == Op::Const ? bits_of(n.c) : 0));
+    }
+    nodes.resize(static_cast<size_t>(size));
+  }
 
  private:
   struct Key {
@@ -88,12 +96,21 @@ class Graph {
     }
   };
 
+  static std::uint64_t bits_of(double v) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
+  }
+  static Key key(Op op, std::int32_t a, std::int32_t b, std::uint64_t bits) {
+    return Key{static_cast<std::uint64_t>(op) << 56 |
+                   (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) & 0xfffffffULL)
+                       << 28 |
+                   (static_cast<std::uint64_t>(static_cast<std::uint32_t>(b)) & 0xfffffffULL),
+               bits};
+  }
+
   std::int32_t intern(Op op, std::int32_t a, std::int32_t b, std::uint64_t bits, double c) {
-    const Key key{static_cast<std::uint64_t>(op) << 56 |
-                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) & 0xfffffffULL)
-                          << 28 |
-                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(b)) & 0xfffffffULL),
-                  bits};
+    const Key key = Graph::key(op, a, b, bits);
     auto it = index_.find(key);
     if (it != index_.end()) return it->second;
     const auto id = static_cast<std::int32_t>(nodes.size());
@@ -116,18 +133,28 @@ inline Graph& graph() {
   return *g;
 }
 
+// Makes `g` the graph of this thread for its lifetime: the simplifying constructors below
+// (and Traced arithmetic) build into it.
+class UseGraph {
+ public:
+  explicit UseGraph(Graph& g) : prev_(current_graph()) { current_graph() = &g; }
+  ~UseGraph() { current_graph() = prev_; }
+  UseGraph(const UseGraph&) = delete;
+  UseGraph& operator=(const UseGraph&) = delete;
+
+ private:
+  Graph* prev_;
+};
+
 // Installs a fresh graph on this thread for its lifetime.
 class TraceScope {
  public:
-  TraceScope() : prev_(current_graph()) { current_graph() = &graph_; }
-  ~TraceScope() { current_graph() = prev_; }
-  TraceScope(const TraceScope&) = delete;
-  TraceScope& operator=(const TraceScope&) = delete;
+  TraceScope() : use_(graph_) {}
   Graph& graph() { return graph_; }
 
  private:
   Graph graph_;
-  Graph* prev_;
+  UseGraph use_;
 };
 
 // Constant folding goes through a volatile so that no compiler fuses a fold into an FMA: the

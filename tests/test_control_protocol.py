@@ -192,3 +192,28 @@ def test_python_and_cpp_loops_share_the_law_and_step(robot):
     scale = max(1.0, float(np.max(np.abs(a.tau))))
     np.testing.assert_allclose(b.tau, a.tau, rtol=0, atol=1e-12 * scale)
     np.testing.assert_allclose(b.q, a.q, rtol=0, atol=1e-12)
+
+
+def test_joint_stops_put_joints_back_and_count_them():
+    # written out per joint: beyond a bound -> on the bound, outward velocity * -restitution
+    lower = np.array([-1.0, -np.inf, 0.0, -2.0])
+    upper = np.array([1.0, 0.5, np.inf, 2.0])
+    q = np.array([1.25, 0.75, -0.5, 0.0])
+    qd = np.array([2.0, -1.0, -3.0, 5.0])
+    for stops in (True, False):
+        for e in (0.0, 0.5):
+            qq, vv = q.copy(), qd.copy()
+            hits, excess = np.zeros(4), np.zeros(4)
+            _core._joint_stops(qq, vv, lower, upper, stops, e, hits, excess)
+            np.testing.assert_array_equal(hits, [1, 1, 1, 0])
+            np.testing.assert_allclose(excess, [0.25, 0.25, 0.5, 0.0], rtol=0, atol=1e-15)
+            if stops:
+                np.testing.assert_array_equal(qq, [1.0, 0.5, 0.0, 0.0])
+                # joint 1 moves inward already (qd < 0 at the upper bound): kept
+                np.testing.assert_array_equal(vv, [-e * 2.0, -1.0, e * 3.0, 5.0])
+            else:
+                np.testing.assert_array_equal(qq, q)
+                np.testing.assert_array_equal(vv, qd)
+    with pytest.raises(ValueError, match="hits"):
+        _core._joint_stops(q.copy(), qd.copy(), lower, upper, True, 0.0, np.zeros(3),
+                           np.zeros(4))

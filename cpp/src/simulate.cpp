@@ -153,6 +153,27 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       "Clips tau in place to [-limit, limit]; True if any joint was beyond its bound.");
 
   m.def(
+      "_joint_stops",
+      [](py::handle q, py::handle qd, py::handle lower, py::handle upper, bool stops,
+         double restitution, py::handle hits, py::handle excess) {
+        const py::ssize_t n = py::len(lower);
+        SimLimits L;
+        L.lower = buffer(lower, "lower", n, false);
+        L.upper = buffer(upper, "upper", n, false);
+        L.stops = stops;
+        L.restitution = restitution;
+        L.hits = buffer(hits, "hits", n, true);
+        L.excess = buffer(excess, "excess", n, true);
+        joint_stops(static_cast<int>(n), buffer(q, "q", n, true), buffer(qd, "qd", n, true), L);
+      },
+      py::arg("q"), py::arg("qd"), py::arg("lower"), py::arg("upper"), py::arg("stops"),
+      py::arg("restitution"), py::arg("hits"), py::arg("excess"),
+      "The joint limits at the end of a step (robodyn/simulate.hpp joint_stops): a joint "
+      "beyond [lower, upper] (+-inf: none) is counted in hits and its largest excess kept and, "
+      "with stops, put back on the bound with its outward velocity times -restitution. All "
+      "arrays C-contiguous float64 (n,); q, qd, hits, excess written in place.");
+
+  m.def(
       "_fixed_step",
       [](py::handle Z, py::handle tmp, py::tuple q_s, py::tuple qd_s, py::tuple qdd_s,
          py::handle tau, double h, bool rk4, py::handle forward_dynamics, py::handle method,

@@ -243,22 +243,18 @@ class Controller:
         q_r, qd_r, qdd_r = (_vector(r, n, f"ref[{i}]") for i, r in
                             enumerate(self._resolve_reference(t, ref)))
         tau = out if out is not None and _vector(out, n, "out") is out else np.empty(n)
-        self._step(t, q, qd, q_r, qd_r, qdd_r, tau)
+        self.step(t, q, qd, q_r, qd_r, qdd_r, tau)
         if out is not None and tau is not out:
             out[...] = tau
             return out
         return tau
 
-    def step(self, t, q, qd, q_ref, qd_ref, qdd_ref, out):
-        """One control update into ``out``: measurement, control law and saturation, for
-        C-contiguous ``(n,)`` float64 arrays that are not checked (a real-time loop's entry
-        point, e.g. robodyn-ros2's tick). Allocates nothing when the robot's methods take
-        ``out=``. Returns ``out``."""
-        return self._step(t, q, qd, q_ref, qd_ref, qdd_ref, out)
-
-    def _step(self, t, q, qd, q_r, qd_r, qdd_r, tau):
-        """Measurement, control law and saturation into ``tau``, for checked ``(n,)`` float64
-        arrays (the simulator's entry point)."""
+    def step(self, t, q, qd, q_r, qd_r, qdd_r, tau):
+        """One control update into ``tau``: measurement, control law and saturation, for
+        C-contiguous ``(n,)`` float64 arrays that are not converted (a real-time loop's entry
+        point: robodyn.simulate's Python loop, robodyn-ros2's tick; an array of another kind
+        is a ValueError). Allocates nothing when the robot's methods take ``out=``. Returns
+        ``tau``."""
         if not self._ideal:
             q, qd = self._measure(q, qd)
         self._law(t, q, qd, q_r, qd_r, qdd_r, tau)

@@ -197,34 +197,21 @@ def _time_grid(duration, dt, period, max_steps):
 
 
 class _JointLimits:
-    """Hard stops (or only the record of violations) at the end of every step; the same
-    operations in the same order as ``Simulator::apply_limits`` in simulate.hpp."""
+    """Hard stops (or only the record of violations) at the end of every step: the C++ loop's
+    ``joint_stops`` (simulate.hpp), called through ``robodyn._core``."""
 
     def __init__(self, lower, upper, stops, restitution):
-        self.lower, self.upper = lower, upper
+        self.lower = np.ascontiguousarray(lower, dtype=np.float64)
+        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
         self.stops = stops
         self.restitution = restitution
         n = lower.shape[0]
         self.hits = np.zeros(n)
         self.excess = np.zeros(n)
-        self._hi = np.empty(n, dtype=bool)
-        self._lo = np.empty(n, dtype=bool)
 
     def __call__(self, q, qd):
-        hi = np.greater(q, self.upper, out=self._hi)
-        lo = np.less(q, self.lower, out=self._lo)
-        if not (hi.any() or lo.any()):
-            return
-        for i in np.flatnonzero(hi | lo):
-            high = bool(hi[i])
-            bound = self.upper[i] if high else self.lower[i]
-            over = q[i] - bound if high else bound - q[i]
-            self.hits[i] += 1.0
-            self.excess[i] = max(self.excess[i], over)
-            if self.stops:
-                q[i] = bound
-                if (qd[i] > 0.0) if high else (qd[i] < 0.0):
-                    qd[i] = -self.restitution * qd[i]
+        _core._joint_stops(q, qd, self.lower, self.upper, self.stops, self.restitution,
+                           self.hits, self.excess)
 
 
 def _joint_limits(robot, mode, restitution):
@@ -599,7 +586,7 @@ class _Loop:
     def _fast_control(self, t, q, qd):
         """robodyn controller and trajectory: no argument checks, no allocation."""
         q_r, qd_r, qdd_r = self.reference(t, out=self.ref_buf)
-        self.controller._step(t, q, qd, q_r, qd_r, qdd_r, self.tau)
+        self.controller.step(t, q, qd, q_r, qd_r, qdd_r, self.tau)
         self.n_control += 1
 
     def _generic_control(self, t, q, qd):

@@ -103,6 +103,22 @@ struct SimLimits {
   double* excess = nullptr;       // (n,) out: largest distance beyond a bound
 };
 
+// The joint limits of SimLimits applied to the state (q, qd) (n,) at the end of a step: the
+// one implementation, also run by the Python loop (robodyn.simulation, _core._joint_stops).
+inline void joint_stops(int n, double* q, double* qd, const SimLimits& L) {
+  for (int i = 0; i < n; ++i) {
+    const double over = q[i] > L.upper[i] ? q[i] - L.upper[i]
+                        : q[i] < L.lower[i] ? L.lower[i] - q[i] : 0.0;
+    if (!(over > 0.0)) continue;
+    L.hits[i] += 1.0;
+    L.excess[i] = std::max(L.excess[i], over);
+    if (!L.stops) continue;
+    const bool high = q[i] > L.upper[i];
+    q[i] = high ? L.upper[i] : L.lower[i];
+    if (high ? qd[i] > 0.0 : qd[i] < 0.0) qd[i] = -L.restitution * qd[i];
+  }
+}
+
 // The record: (N + 1, n) row-major arrays, row k the state at t_k and the torque applied from
 // t_k on (the held command, or the first-stage torque in continuous mode).
 struct SimOutput {
@@ -157,7 +173,6 @@ class Simulator {
   bool forward(const double* q, const double* qd, double* qdd);
   void inverse(const double* q, const double* qd, const double* qdd, double* tau);
   bool control(const double* q, const double* qd, const SimReference& ref, long row);
-  void apply_limits(double* q, double* qd);
   bool finite(const double* x, long size) const {
     for (long i = 0; i < size; ++i)
       if (!std::isfinite(x[i])) return false;
@@ -242,22 +257,6 @@ inline bool Simulator::control(const double* q, const double* qd, const SimRefer
   return finite(tau, n);
 }
 
-// hard stops (or only the record of violations) at the end of a step; see SimLimits
-inline void Simulator::apply_limits(double* q, double* qd) {
-  const SimLimits& L = limits_;
-  for (int i = 0; i < n_; ++i) {
-    const double over = q[i] > L.upper[i] ? q[i] - L.upper[i]
-                        : q[i] < L.lower[i] ? L.lower[i] - q[i] : 0.0;
-    if (!(over > 0.0)) continue;
-    L.hits[i] += 1.0;
-    L.excess[i] = std::max(L.excess[i], over);
-    if (!L.stops) continue;
-    const bool high = q[i] > L.upper[i];
-    q[i] = high ? L.upper[i] : L.lower[i];
-    if (high ? qd[i] > 0.0 : qd[i] < 0.0) qd[i] = -L.restitution * qd[i];
-  }
-}
-
 template <class Progress>
 SimResult Simulator::run(const SimGrid& grid, const SimReference& ref, const double* q0,
                          const double* qd0, const SimOutput& out, long every,
@@ -311,7 +310,7 @@ SimResult Simulator::run(const SimGrid& grid, const SimReference& ref, const dou
                               : euler_step(n, Z_.data(), h, fd);
     if (st == StepStatus::StageFailed) return finish(SimStatus::Diverged, t);
     if (st == StepStatus::ForwardFailed) return fd_failed(t);
-    if (limits_.lower) apply_limits(y, y + n);
+    if (limits_.lower) joint_stops(n, y, y + n, limits_);
     if (!finite(y, 2 * n)) return finish(SimStatus::Diverged, grid.t[k + 1]);
     if (every > 0 && k % every == 0 && !progress(t)) return finish(SimStatus::Stopped, t);
   }

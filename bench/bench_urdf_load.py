@@ -2,6 +2,12 @@
 side by side with Pinocchio's pin.buildModelFromUrdf when it is installed.
 
     python bench/bench_urdf_load.py [--repeat N] [file.urdf ...]
+    python bench/bench_urdf_load.py --chain 10000 [--repeat N]
+
+``--chain N``: robodyn.load_urdf (parsing and building the model) of an N-link chain (the
+text of tests/test_hardening.py's chain_urdf, 3.5 MB for N = 10,000), as process CPU seconds
+per load (median and min over the repeats) with the load average (issue 13's figure: under
+1 s for 10,000 links).
 """
 
 import argparse
@@ -56,11 +62,53 @@ def median_ms(fn, repeat):
     return 1e3 * statistics.median(times)
 
 
+def chain_urdf(n):
+    """An n-link chain, as tests/test_hardening.py writes it."""
+    parts = ['<robot name="chain">', '<link name="l0"/>']
+    for i in range(1, n + 1):
+        parts.append(
+            f'<link name="l{i}"><inertial><origin xyz="0 0 0.05"/>'
+            '<mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" '
+            'izz="0.005"/></inertial></link>')
+        axis = "0 0 1" if i % 2 else "0 1 0"
+        parts.append(
+            f'<joint name="j{i}" type="revolute"><parent link="l{i - 1}"/>'
+            f'<child link="l{i}"/><origin xyz="0.01 0 0.1" rpy="0 0 0"/>'
+            f'<axis xyz="{axis}"/><limit lower="-3" upper="3" effort="10" velocity="5"/>'
+            "</joint>")
+    parts.append("</robot>")
+    return "\n".join(parts)
+
+
+def chain_cpu(n, repeat):
+    import os
+
+    import robodyn
+
+    text = chain_urdf(n)
+    robodyn.load_urdf(text)  # warm-up
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        robodyn.load_urdf(text)
+        times.append(time.process_time() - start)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load_urdf, {n}-link chain ({len(text) / 1e6:.1f} MB): median "
+          f"{statistics.median(times):.3f} s CPU, min {min(times):.3f} s over {repeat} loads "
+          f"(load average {load})")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=pathlib.Path)
-    parser.add_argument("--repeat", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--chain", type=int, default=None,
+                        help="time load_urdf of an N-link chain (CPU seconds)")
     args = parser.parse_args()
+    if args.chain is not None:
+        chain_cpu(args.chain, args.repeat or 5)
+        return
+    args.repeat = args.repeat or 50
     urdf = urdf_module()
     try:
         import pinocchio as pin

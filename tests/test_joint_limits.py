@@ -109,3 +109,93 @@ def test_command_line_reports_the_stop():
     assert proc.returncode == 0, proc.stderr
     assert "joint limits (hard stops, restitution 0)" in proc.stdout
     assert "stopped at its limits" in proc.stdout
+
+
+# ---------------------------------------------------------------- free-floating robots
+
+FLOATING_URDF = """<robot name="limited">
+  <link name="body"><inertial><mass value="5"/>
+    <inertia ixx="0.2" ixy="0" ixz="0" iyy="0.3" iyz="0" izz="0.25"/></inertial></link>
+  <link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="1"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.03" iyz="0" izz="0.03"/></inertial></link>
+  <link name="hand"><inertial><origin xyz="0.1 0 0"/><mass value="0.5"/>
+    <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.005" iyz="0" izz="0.005"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="body"/><child link="arm"/>
+    <origin xyz="0.2 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-0.5" upper="0.5" effort="10" velocity="10"/></joint>
+  <joint name="wrist" type="revolute"><parent link="arm"/><child link="hand"/>
+    <origin xyz="0.6 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="10"/></joint>
+  <robodyn gravity="0 0 0"/>
+</robot>"""
+
+
+@pytest.fixture(scope="module")
+def floating():
+    """A free-flying body with a two-joint arm whose shoulder (+-0.5 rad) is driven into its
+    stop by the initial velocity; no gravity, no losses: a free system."""
+    robot = robodyn.load_urdf(FLOATING_URDF, floating_base=True)
+    q0 = np.r_[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    v0 = np.r_[0.1, -0.2, 0.3, 0.05, 0.0, 0.0, 2.0, -1.5]
+    return robot, q0, v0
+
+
+def _free(robot, q0, v0, **kw):
+    return robodyn.simulate(robot, q0=q0, qd0=v0, duration=kw.pop("duration", 1.0),
+                            dt=1e-3, control_rate="continuous", **kw)
+
+
+@pytest.mark.parametrize("integrator", ["rk4", "euler", "rk45"])
+def test_floating_robot_joint_stops(floating, integrator):
+    """The joints of a floating robot stop at their limits like a fixed robot's, in every
+    manifold integrator; the result reports them in the layout of qd (the base's six
+    entries unbounded, never hit) and the summary names the joint."""
+    robot, q0, v0 = floating
+    free = _free(robot, q0, v0, joint_limits="ignore")
+    assert free.q[:, 7].max() > 1.0  # unlimited, the shoulder swings far past its stop
+    res = _free(robot, q0, v0, integrator=integrator)
+    assert res.q[:, 7].max() <= 0.5 and res.q[:, 7].min() >= -0.5
+    assert res.q[:, 8].max() <= 1.0 and res.q[:, 8].min() >= -1.0
+    assert res.limit_hits.shape == (8,) and res.limit_hits[6] >= 1
+    assert not res.limit_hits[:6].any() and 0.0 < res.limit_excess[6] < 0.1
+    lower, upper = res.position_limits
+    assert lower.shape == upper.shape == (8,)
+    assert np.all(np.isinf(lower[:6])) and (lower[6], upper[6]) == (-0.5, 0.5)
+    text = res.summary()
+    assert "joint shoulder stopped at its limits [-0.5, 0.5] rad" in text
+    # stopped dead: right after the hit the shoulder is at its limit, not moving outward
+    k = int(np.argmax(res.q[:, 7] >= 0.5))
+    assert res.q[k, 7] == 0.5 and res.qd[k, 6] <= 1e-12
+
+
+def test_floating_stop_keeps_the_momentum(floating, monkeypatch):
+    """The stop is an internal impulse (M dv = E lam): the base takes the reaction, and the
+    base's velocity takes up what moving the joint back onto its limit changed, so the total
+    momentum of the free system stays to rounding; an elastic stop also keeps the kinetic
+    energy (to the overshoot's effect). Without the reaction (only the joint's velocity
+    zeroed, the fixed-base rule) the momentum jumps by about 1 N m s."""
+    robot, q0, v0 = floating
+    res = _free(robot, q0, v0)
+    h0 = np.abs(res.momentum[0]).max()
+    ang, lin = res.momentum_drift
+    assert max(ang, lin) < 1e-11 * h0
+    elastic = _free(robot, q0, v0, restitution=1.0, duration=2.0)
+    assert elastic.limit_hits[6] >= 2
+    assert max(elastic.momentum_drift) < 1e-11 * h0
+    assert abs(elastic.kinetic[-1] - elastic.kinetic[0]) < 1e-3 * elastic.kinetic[0]
+    # the plastic stop takes the shoulder's relative motion's energy away
+    assert res.kinetic[-1] < 0.95 * res.kinetic[0]
+    # the fixed-base rule on the joints alone (no reaction) would not keep it
+    from robodyn import simulation as S
+
+    monkeypatch.setattr(S._FloatingLimits, "__call__",
+                        lambda self, q, v: S._JointLimits.__call__(self, q[7:], v[6:]))
+    assert max(_free(robot, q0, v0).momentum_drift) > 0.1 * h0
+
+
+def test_floating_report_mode_warns_and_does_not_stop(floating):
+    robot, q0, v0 = floating
+    with pytest.warns(RuntimeWarning, match="joint shoulder went beyond its limits"):
+        res = _free(robot, q0, v0, joint_limits="report", integrator="rk45")
+    assert res.q[:, 7].max() > 1.0 and res.limit_excess[6] > 0.5
+    assert max(res.momentum_drift) < 1e-9

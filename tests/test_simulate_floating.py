@@ -233,3 +233,57 @@ def test_result_names_and_csv(free_system, tmp_path):
                                  "momentum_ly", "momentum_lz"]
     close(data[:, 1:10], res.q, rtol=0, atol=0)
     close(data[:, at:at + 6], res.momentum, rtol=0, atol=0)
+
+
+def test_plot_names_the_base_coordinates_and_draws_them(tmp_path):
+    """res.plot on a floating robot: the base's 7 configuration coordinates in two rows (its
+    position in m beside the force on it; its quaternion beside the moment on it), then each
+    joint with its own q and tau columns, and a momentum row (before: one row per entry of
+    qd, each drawing the q column of the same index)."""
+    pytest.importorskip("matplotlib")
+    robot = robodyn.robots.lynch_satellite()
+    q0, v0 = robodyn.robots.initial_state("lynch_satellite", robot)
+    tau = np.r_[0.1, 0.2, 0.3, 1.0, 2.0, 3.0, 0.5, -0.5]  # a wrench on the base, joint torques
+    res = robodyn.simulate(robot, lambda t, q, v, ref: tau, q0=q0, qd0=v0, duration=0.2,
+                           dt=1e-3)
+    path = tmp_path / "floating.png"
+    fig = res.plot(path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    axes = fig.axes
+    rows = 2 + (robot.nv - 6)
+    labels = [axes[3 * r].get_ylabel() for r in range(rows)]
+    assert labels == ["base position\n(m)", "base orientation\n(quaternion)"] + [
+        f"{name}\n(rad)" for name in res.joint_names[6:]]
+    efforts = [axes[3 * r + 2].get_ylabel() for r in range(rows)]
+    assert efforts[:2] == ["force (N)", "moment (N m)"]
+    # the lines are the right columns of q and tau
+    for r, (qc, tc) in enumerate([((0, 1, 2), (3, 4, 5)), ((3, 4, 5, 6), (0, 1, 2))]
+                                 + [((7 + k,), (6 + k,)) for k in range(robot.nv - 6)]):
+        lines = [ln for ln in axes[3 * r].get_lines() if ln.get_linestyle() == "-"]
+        assert len(lines) == len(qc)
+        for k, c in enumerate(qc):
+            np.testing.assert_array_equal(lines[k].get_ydata(), res.q[:, c])
+        steps = axes[3 * r + 2].get_lines()
+        for k, c in enumerate(tc):
+            np.testing.assert_array_equal(steps[k].get_ydata(), res.tau[:, c])
+    assert [[x for x in ax.get_legend_handles_labels()[1] if x != "reference"]
+            for ax in axes[:6:3]] == [["x", "y", "z"], ["qx", "qy", "qz", "qw"]]
+    assert axes[-1].get_ylabel() == "momentum change"
+
+
+def test_actuator_work_of_a_floating_robot_is_the_energy_change():
+    """No gravity, no friction: the energy changes by the work of the base wrench (along the
+    base's twist, difference(q_k, q_k+1)) and of the joint torques."""
+    robot = robodyn.robots.lynch_satellite()
+    q0, v0 = robodyn.robots.initial_state("lynch_satellite", robot)
+    assert not np.any(robot.gravity)
+    tau = np.r_[0.1, 0.2, 0.3, 1.0, 2.0, 3.0, 0.5, -0.5]
+    res = robodyn.simulate(robot, lambda t, q, v, ref: tau, q0=q0, qd0=v0, duration=0.5,
+                           dt=1e-3)
+    work = res.actuator_work()
+    change = res.energy - res.energy[0]
+    assert abs(work[-1]) > 0.1
+    np.testing.assert_allclose(work, change, rtol=0, atol=1e-6 * abs(work[-1]))
+    # a result built by hand (no robot): the base's work by the trapezoidal rule on qd
+    res.robot = None
+    np.testing.assert_allclose(res.actuator_work(), change, rtol=0, atol=1e-4 * abs(work[-1]))

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "robodyn/aba.hpp"
+#include "robodyn/centroidal.hpp"
 #include "robodyn/codegen.hpp"
 #include "robodyn/coriolis.hpp"
 #include "robodyn/crba.hpp"
@@ -927,6 +928,27 @@ PYBIND11_MODULE(_core, m) {
                             });
           },
           py::arg("q"), py::arg("out") = py::none(), "Centre of mass in world coordinates, (3,).")
+      .def(
+          "centroidal_momentum_matrix",
+          [](RobotCore& r, py::handle q, py::handle out) {
+            const py::ssize_t nv = r.model_->nv;
+            return r.run<1>({q}, {"q"}, out, {6, nv},
+                            "centroidal_momentum_matrix: the model has no mass",
+                            [](const Model& m, Data& d, const Ptrs1& x, double* o) {
+                              return centroidal_momentum_matrix(m, d, x[0], o);
+                            });
+          },
+          py::arg("q"), py::arg("out") = py::none(),
+          R"doc(centroidal_momentum_matrix(q, out=None) -> A_G, shape (6, nv)
+
+The centroidal momentum matrix (Orin, Lee & Goswami 2013): A_G(q) v is the spatial momentum of
+the bodies [angular about the centre of mass; linear] in world axes (the base frame of a
+fixed-base model), for any velocity v. Row block 0-2: N m s per unit of v, rows 3-5: N s.
+The same momentum as robot.momentum(q, v), whose angular part is about the world origin:
+A_G v = [L - c x p; p] with (L, p) = momentum(q, v), c = center_of_mass(q). Rigid bodies only
+(no rotor inertia). A free base's six columns are its angular and linear velocity in its own
+frame, like v. q: (nq,); (N, nq) batches give (N, 6, nv). out: a C-contiguous float64 (6, nv)
+array written in place. ValueError if the bodies have no mass.)doc")
       .def(
           "integrate",
           [](RobotCore& r, py::handle q, py::handle v, double dt, py::handle out) {

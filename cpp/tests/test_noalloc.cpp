@@ -47,6 +47,7 @@ void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
 #include <vector>
 
 #include "robodyn/aba.hpp"
+#include "robodyn/centroidal.hpp"
 #include "robodyn/coriolis.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
@@ -590,13 +591,14 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   }
   Data d(m);
   std::vector<double> tau(nv), a1(nv), a2(nv), bias(nv), grav(nv), h(6), c(3), q1(nq), dv(nv),
-      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv);
+      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv), AG(6 * nv);
   double energy = 0;
-  const int kCalls = 15;
+  const int kCalls = 16;
   const char* names[kCalls] = {"rnea", "crba", "aba", "forward_dynamics_crba", "bias_torques",
                                "gravity_torques", "forward_kinematics", "jacobian",
                                "kinetic_energy", "potential_energy", "momentum",
-                               "center_of_mass", "integrate", "difference", "self-check"};
+                               "center_of_mass", "integrate", "difference",
+                               "centroidal_momentum_matrix", "self-check"};
   long news[kCalls] = {}, mallocs[kCalls] = {}, eigen[kCalls] = {};
   auto run = [&](int k, int s, bool armed) {
     const double *q = Q[s].data(), *v = V[s].data(), *a = A[s].data();
@@ -623,7 +625,8 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
       case 11: center_of_mass(m, d, q, c.data()); break;
       case 12: integrate(m, q, v, 0.01, q1.data()); break;
       case 13: difference(m, q, q1.data(), dv.data()); break;
-      case 14:
+      case 14: centroidal_momentum_matrix(m, d, q, AG.data()); break;
+      case 15:
         if (armed && mode == "--self-check-new") {
           delete[] static_cast<double*>(g_sink);
           g_sink = new double[64];

@@ -368,6 +368,14 @@ class CoupledRobot(Robot):
         q = self._state(q, "q")
         return Robot.center_of_mass(self, self._expand(q, True), out=out)
 
+    def centroidal_momentum_matrix(self, q, out=None):
+        """A_G = A_G_full(q_full) G: (6, n), with A_G v the momentum about the centre of mass;
+        see Robot.centroidal_momentum_matrix."""
+        q = self._state(q, "q")
+        full = self._full(Robot.centroidal_momentum_matrix, (q,), ("q",))
+        shape = (q.shape[0], 6, self._nr) if q.ndim == 2 else (6, self._nr)
+        return np.matmul(full, self._G, out=self._out(out, shape))
+
     def integrate(self, q, v, dt=1.0, out=None):
         """q + dt v (the independent joints; a coupled robot has no free base)."""
         q, v = self._states(("q", "v"), (q, v))

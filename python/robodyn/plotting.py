@@ -71,6 +71,37 @@ def _scaled(values, unit):
     return np.asarray(values), unit  # pragma: no cover
 
 
+class _Row:
+    """One row of :func:`plot_result`: the entries of q and of qd / tau it shows."""
+
+    def __init__(self, name, q_cols, v_cols, lines, pos_unit, eff_unit, effort):
+        self.name = name          # the row's label
+        self.q_cols = q_cols      # columns of res.q (and q_ref) drawn as positions
+        self.v_cols = v_cols      # columns of res.tau (and limits) drawn as efforts
+        self.lines = lines        # legend labels of the lines, or None for one line
+        self.pos_unit, self.eff_unit = pos_unit, eff_unit
+        self.effort = effort      # "torque", "force" or "moment"
+
+
+def _rows(res):
+    """The rows of :func:`plot_result`: a fixed-base robot's joints one by one; a floating
+    robot's base position (q 0-2; the force on the base, tau 3-5) and orientation quaternion
+    (q 3-6; the moment on the base, tau 0-2), then its joints (q 7:, tau 6:)."""
+    rows = []
+    base_q = 7 if res.floating else 0
+    base_v = 6 if res.floating else 0
+    if res.floating:
+        rows.append(_Row("base position", [0, 1, 2], [3, 4, 5], ["x", "y", "z"], "m", "N",
+                         "force"))
+        rows.append(_Row("base orientation", [3, 4, 5, 6], [0, 1, 2],
+                         ["qx", "qy", "qz", "qw"], "quaternion", "N m", "moment"))
+    for i in range(base_v, res.n):
+        pos_unit, _, eff_unit = res.units(i)
+        rows.append(_Row(res.joint_names[i], [base_q + i - base_v], [i], None, pos_unit,
+                         eff_unit, "torque" if eff_unit == "N m" else "force"))
+    return rows
+
+
 def plot_result(res, path=None, show=False, title=None):
     """One row per joint: position with its reference, tracking error, applied torque, each in
     the joint's own unit (rad / N m or m / N), then the energy. Saved to ``path`` if given
@@ -81,35 +112,59 @@ def plot_result(res, path=None, show=False, title=None):
     Energy: kinetic, potential and their sum, and the work the joint torques did on the robot
     since the start; without friction, damping or stops the sum changes by exactly that work
     (a passive run keeps the sum constant).
+
+    A floating robot's base takes two rows before its joints: its position (x, y, z in the
+    world, m) beside the force on it, and its orientation quaternion (qx, qy, qz, qw) beside
+    the moment on it (both in the base frame: the base block of ``res.tau``); a last row shows
+    the change of its total momentum from the start (angular, N m s; linear, N s).
     """
     require_matplotlib()
-    n = res.n
+    rows = _rows(res)
+    n = len(rows)
     has_ref = res.q_ref is not None
-    fig = _figure((12, 1.6 * n + 2.8), show)
-    grid = fig.add_gridspec(n + 1, 3, height_ratios=[1.0] * n + [1.4])
+    momentum = res.momentum is not None
+    extra = 2 if momentum else 1
+    fig = _figure((12, 1.6 * n + 2.8 * extra), show)
+    grid = fig.add_gridspec(n + extra, 3, height_ratios=[1.0] * n + [1.4] * extra)
     t = res.t
     first = None
-    for i in range(n):
-        pos_unit, _, eff_unit = res.units(i)
-        name = res.joint_names[i]
+    efforts = {row.effort for row in rows}
+    for i, row in enumerate(rows):
+        pos_unit, eff_unit = row.pos_unit, row.eff_unit
         ax = fig.add_subplot(grid[i, 0], sharex=first)
         first = first or ax
-        ax.plot(t, res.q[:, i], color=f"C{i % 10}", lw=1.6, label="simulated")
-        if has_ref:
-            ax.plot(t, res.q_ref[:, i], color="k", lw=0.9, ls="--", label="reference")
-        if res.position_limits is not None and res.limit_hits[i]:
-            for bound in (res.position_limits[0][i], res.position_limits[1][i]):
-                if np.isfinite(bound):
-                    ax.axhline(bound, color="r", lw=0.8, ls=":", label="limit")
-        ax.set_ylabel(f"{name}\n({pos_unit})")
+        for k, c in enumerate(row.q_cols):
+            label = "simulated" if row.lines is None else row.lines[k]
+            color = f"C{i % 10}" if row.lines is None else f"C{k}"
+            ax.plot(t, res.q[:, c], color=color, lw=1.6, label=label)
+            if has_ref:
+                ax.plot(t, res.q_ref[:, c], color="k", lw=0.9, ls="--",
+                        label="reference" if k == 0 else None)
+        for c in row.v_cols:
+            if res.position_limits is not None and res.limit_hits[c]:
+                for bound in (res.position_limits[0][c], res.position_limits[1][c]):
+                    if np.isfinite(bound):
+                        ax.axhline(bound, color="r", lw=0.8, ls=":", label="limit")
+        ax.set_ylabel(f"{row.name}\n({pos_unit})")
+        if row.lines is not None:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small",
+                      frameon=False, handlelength=1.0)
         if i == 0:
             ax.set_title("position")
-            ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.15), ncol=3, fontsize="small",
-                      frameon=False)
+            if row.lines is None:
+                ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.15), ncol=3,
+                          fontsize="small", frameon=False)
         ax = fig.add_subplot(grid[i, 1], sharex=first)
         if has_ref:
-            e, unit = _scaled(res.error[:, i], pos_unit)
-            ax.plot(t, e, color=f"C{i % 10}", lw=1.0)
+            if pos_unit == "quaternion":  # dimensionless: the scale as a factor
+                e, unit = _scaled(res.error[:, row.q_cols], "")
+                factor = {"": "", "m": "1e-3", "\u00b5": "1e-6", "n": "1e-9"}[unit]
+                unit = f"x {factor}" if factor else "1"
+            else:
+                e, unit = _scaled(res.error[:, row.q_cols], pos_unit)
+            for k in range(len(row.q_cols)):
+                ax.plot(t, e[:, k], color=f"C{i % 10}" if row.lines is None else f"C{k}",
+                        lw=1.0)
             ax.ticklabel_format(axis="y", useOffset=False, style="plain")
             ax.set_ylabel(f"error ({unit})")
         else:
@@ -117,12 +172,14 @@ def plot_result(res, path=None, show=False, title=None):
         if i == 0:
             ax.set_title("tracking error q_ref - q")
         ax = fig.add_subplot(grid[i, 2], sharex=first)
-        ax.step(t, res.tau[:, i], where="post", color=f"C{i % 10}", lw=1.0)
+        for k, c in enumerate(row.v_cols):
+            ax.step(t, res.tau[:, c], where="post", lw=1.0,
+                    color=f"C{i % 10}" if row.lines is None else f"C{k}")
         ax.ticklabel_format(axis="y", useOffset=False)
-        ax.set_ylabel(f"torque ({eff_unit})")
+        ax.set_ylabel(f"{row.effort} ({eff_unit})")
         if i == 0:
-            ax.set_title("applied joint torque" + (" / force" if "N" in
-                                                  [res.units(j)[2] for j in range(n)] else ""))
+            ax.set_title("applied " + " / ".join(
+                e for e in ("torque", "force", "moment") if e in efforts))
     ax = fig.add_subplot(grid[n, :], sharex=first)
     if res.energy is not None:
         ax.plot(t, res.kinetic, lw=1.0, label="kinetic")
@@ -138,6 +195,20 @@ def plot_result(res, path=None, show=False, title=None):
     ax.set_ylabel("energy (J)")
     ax.set_title("energy: the total changes by the torques' work (friction, damping and "
                  "stops take some away)")
+    if momentum:
+        ax = fig.add_subplot(grid[n + 1, :], sharex=first)
+        d = res.momentum - res.momentum[0]
+        for k, label in enumerate(("angular x (N m s)", "angular y (N m s)",
+                                   "angular z (N m s)", "linear x (N s)", "linear y (N s)",
+                                   "linear z (N s)")):
+            ax.plot(t, d[:, k], lw=1.0, ls="-" if k < 3 else "--", color=f"C{k % 3}",
+                    label=label)
+        ax.ticklabel_format(axis="y", useOffset=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
+                  frameon=False)
+        ax.set_ylabel("momentum change")
+        ax.set_title("total momentum (world axes, angular about the world origin): change "
+                     "from the start")
     ax.set_xlabel("t (s)")
     fig.suptitle(title or f"{res.robot_name}: controller {res.controller_name}, "
                           f"{res.integrator}, dt {res.dt:g} s")

@@ -12,20 +12,31 @@ from ._spec import ModelSpec
 __all__ = ["Robot"]
 
 
+def _shallow(obj):
+    """copy.copy of a plain dataclass instance, without copy's reduce protocol (5x faster:
+    this runs once per body of every Robot built)."""
+    c = object.__new__(type(obj))
+    c.__dict__.update(obj.__dict__)
+    return c
+
+
 def _copy_spec(spec):
     """A copy of ``spec`` sharing nothing mutable with it (O(n); copy.deepcopy of a
     10,000-body spec takes seconds)."""
     s = copy.copy(spec)
     s.bodies = []
+    array = np.array
     for b in spec.bodies:
-        c = copy.copy(b)
-        for attr in ("axis", "origin", "com", "inertia"):
-            setattr(c, attr, np.array(getattr(b, attr), dtype=float))
+        c = _shallow(b)
+        c.axis = array(b.axis, dtype=float)
+        c.origin = array(b.origin, dtype=float)
+        c.com = array(b.com, dtype=float)
+        c.inertia = array(b.inertia, dtype=float)
         s.bodies.append(c)
     s.frames = []
     for f in spec.frames:
-        c = copy.copy(f)
-        c.pose = np.array(f.pose, dtype=float)
+        c = _shallow(f)
+        c.pose = array(f.pose, dtype=float)
         s.frames.append(c)
     if spec.gravity is not None:
         s.gravity = np.array(spec.gravity, dtype=float)

@@ -60,7 +60,14 @@ frame, joints]) are integrated on their configuration manifold, always by the Py
   base is not actuated); robodyn's joint-space controllers (ComputedTorque, PDGravity,
   Feedforward) are for fixed-base models and are refused;
 - the result records the momentum ``robot.momentum(q, v)`` (angular about the world origin;
-  linear) and the summary its drift, which is zero for a free system without losses.
+  linear) and the summary its drift, which is zero for a free system without losses;
+- joint limits apply to the joints (q[7:], v[6:]) as on a fixed base, but a stop's velocity
+  change is an internal impulse ``M dv = E lam`` (E the stopped joints' columns of the
+  identity): the stopped joint gets exactly the fixed-base rule's velocity and the base and
+  the other joints take the reaction; then the base's velocity takes up the momentum that
+  putting the joint back on its limit changed. So the momentum is kept to rounding, and an
+  elastic stop keeps the kinetic energy (to the effect of the overshoot, about ``|qd| dt``).
+  ``result.limit_hits`` etc. are in the layout of qd, the base's six entries never hit.
 
 External wrenches on bodies: a controller may return ``(tau, wrenches)`` instead of ``tau``,
 ``wrenches`` a mapping from a link name (``robot.link_names``) to a (6,) wrench [moment about
@@ -214,8 +221,53 @@ class _JointLimits:
                            self.hits, self.excess)
 
 
-def _joint_limits(robot, mode, restitution):
-    """The plant's limits as a :class:`_JointLimits`, or None (no finite limit, "ignore")."""
+class _FloatingLimits(_JointLimits):
+    """The joints' limits of a free-floating robot, on the full q (nq,) and v (nv,): the same
+    stops as :class:`_JointLimits` on q[7:], v[6:] (the position put back on the limit, the
+    joint's outward velocity reversed and scaled by the restitution), but the velocity change
+    is made by an internal impulse between the link and its parent, ``M dv = E lam``, so
+    that the base and the other joints take the reaction (a fixed base absorbs it; a free one
+    cannot), and the base's velocity then restores the momentum ``robot.momentum`` had before
+    the stop (moving a joint back onto its limit moves the bodies)."""
+
+    def __init__(self, robot, lower, upper, stops, restitution):
+        super().__init__(lower, upper, stops, restitution)
+        self.robot = robot
+
+    def __call__(self, q, v):
+        """The stops on q (nq,), v (nv,) in place; True if the state was changed."""
+        qj, vj = q[7:], v[6:]
+        if not ((qj > self.upper).any() or (qj < self.lower).any()):
+            return False
+        if not self.stops:
+            super().__call__(qj, vj)  # only the record
+            return False
+        h0 = np.asarray(self.robot.momentum(q, v))
+        before = vj.copy()
+        super().__call__(qj, vj)
+        robot = self.robot
+        idx = np.flatnonzero(vj != before)  # the joints whose outward velocity was stopped
+        if idx.size:
+            wanted = vj[idx] - before[idx]  # the joints' velocity change the stops ask for
+            vj[idx] = before[idx]
+            idx = idx + 6
+            # dv = M^-1 E lam with (E' M^-1 E) lam = wanted: exactly `wanted` on the joints
+            MinvE = np.linalg.solve(robot.mass_matrix(q), np.eye(v.shape[0])[:, idx])
+            v += MinvE @ np.linalg.solve(MinvE[idx], wanted)
+        # the joints put back on their limits moved the bodies (by about |qd| dt): the base's
+        # velocity takes up the momentum that changed, h(q, v) = h0, through the base columns
+        # of the momentum's matrix about the world origin (A_G with the moment moved there)
+        A = np.array(robot.centroidal_momentum_matrix(q)[:, :6])
+        c = np.asarray(robot.center_of_mass(q))
+        A[:3] += np.cross(c, A[3:].T).T
+        v[:6] += np.linalg.solve(A, h0 - np.asarray(robot.momentum(q, v)))
+        return True
+
+
+def _joint_limits(robot, mode, restitution, floating=False):
+    """The plant's limits as a :class:`_JointLimits`, or None (no finite limit, "ignore").
+    ``floating``: the robot's q starts with its free base's 7 coordinates, which have no
+    limits; the result then covers the joints only (q[7:], v[6:])."""
     if mode not in JOINT_LIMITS:
         raise ValueError(f"joint_limits: expected one of {', '.join(JOINT_LIMITS)}, "
                          f"got {mode!r}")
@@ -229,8 +281,12 @@ def _joint_limits(robot, mode, restitution):
     if mode == "ignore" or limits is None:
         return None
     lower, upper = (np.array(x, dtype=np.float64) for x in limits)
+    if floating:
+        lower, upper = lower[7:], upper[7:]
     if not (np.isfinite(lower).any() or np.isfinite(upper).any()):
         return None
+    if floating:
+        return _FloatingLimits(robot, lower, upper, mode == "stop", e)
     return _JointLimits(lower, upper, mode == "stop", e)
 
 
@@ -299,9 +355,7 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
             raise ValueError(f"control_rate: {control_rate!r} Hz is too small (its period "
                              "1 / control_rate overflows)")
         continuous = False
-    limits = _joint_limits(robot, joint_limits, restitution)
-    if floating:
-        limits = None  # free-flyer models: the joint limits are not enforced (yet)
+    limits = _joint_limits(robot, joint_limits, restitution, floating)
     if int(max_steps) != max_steps or max_steps < 1:
         raise ValueError(f"max_steps: expected a positive integer, got {max_steps!r}")
     if integrator == "rk45":
@@ -373,7 +427,10 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
                                   duration=duration, joint_limits=joint_limits,
                                   restitution=float(restitution))
     if limits is not None:
-        res.limit_hits, res.limit_excess = limits.hits.astype(np.int64), limits.excess
+        # in the layout of qd: a floating robot's six base entries have no limits
+        base = n - limits.hits.shape[0]
+        res.limit_hits[base:] = limits.hits
+        res.limit_excess[base:] = limits.excess
         if not limits.stops and limits.hits.any():
             import warnings
 
@@ -800,6 +857,27 @@ class _Loop:
         out[:] = self.robot.integrate(q0, theta, 1.0)
         out[3:7] /= math.sqrt(float(np.dot(out[3:7], out[3:7])))
 
+    def _finish_manifold(self, rec, grid, flags, q, v, progress, duration):
+        """The end of a manifold run: the last state checked, the controller's last call (if
+        due) and the last recorded row."""
+        N = grid.shape[0] - 1
+        t = grid[N]
+        if not (np.isfinite(q).all() and np.isfinite(v).all()):
+            self._diverged(t, None)
+        if self.continuous or flags[N]:
+            self.control(t, q, v)
+        rec["y"][N, :self.nq] = q
+        rec["y"][N, self.nq:] = v
+        rec["tau"][N] = self.tau
+        if progress is not None:
+            progress(duration, duration)
+
+    def _check_failure(self, t, q, v, exc):
+        """A ValueError inside a manifold loop: a SimulationError if the state or the torque
+        is no longer finite (the cause of the error), else the caller re-raises it."""
+        if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(self.tau).all()):
+            self._diverged(t, None, exc)
+
     def run_fixed_manifold(self, integrator, grid, flags, q0, qd0, progress, duration):
         """RK4 (Munthe-Kaas, stages in the tangent space at the step's start) or
         semi-implicit Euler on a floating robot's configuration manifold."""
@@ -808,6 +886,7 @@ class _Loop:
         Yr, TAUr = rec["y"], rec["tau"]
         tau, fd, method, control = self.tau, self.fd, self.method, self.control
         cont = self.continuous
+        limits = self.limits
         q, v = q0.copy(), qd0.copy()
         qs, vs = np.empty(nq), np.empty(n)
         theta = np.empty(n)
@@ -851,25 +930,18 @@ class _Loop:
                     v += h * kv[0]
                     np.multiply(v, h, out=theta)
                     self._retract(q.copy(), theta, q)
+                if limits is not None:
+                    limits(q, v)
                 if not (k & _FINITE_CHECK_MASK) and not (np.isfinite(q).all()
                                                          and np.isfinite(v).all()):
                     self._diverged(grid[k + 1], None)
                 if progress is not None and k % every == 0:
                     progress(t, duration)
             t = grid[N]
-            if not (np.isfinite(q).all() and np.isfinite(v).all()):
-                self._diverged(t, None)
-            if cont or flags[N]:
-                control(t, q, v)
+            self._finish_manifold(rec, grid, flags, q, v, progress, duration)
         except ValueError as exc:
-            if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(tau).all()):
-                self._diverged(t, None, exc)
+            self._check_failure(t, q, v, exc)
             raise
-        Yr[N, :nq] = q
-        Yr[N, nq:] = v
-        TAUr[N] = tau
-        if progress is not None:
-            progress(duration, duration)
         stats = {"steps": N, "rejected": 0, "fd_calls": (4 if rk4 else 1) * N,
                  "control_calls": self.n_control}
         return rec, stats
@@ -883,6 +955,7 @@ class _Loop:
         Yr, TAUr = rec["y"], rec["tau"]
         tau, fd, method, control = self.tau, self.fd, self.method, self.control
         cont = self.continuous
+        limits = self.limits
         C, A, E = _dormand_prince()
         self._Jinv = np.empty((6, 6))
         q, v = q0.copy(), qd0.copy()
@@ -967,20 +1040,17 @@ class _Loop:
                     else:
                         rejected += 1
                         h_prop = h * max(0.2, 0.9 * enorm ** -0.2)
+                # the stops at the end of the grid interval, as the fixed-base rk45 loop;
+                # a stopped joint invalidates the acceleration carried to the next step
+                if limits is not None and limits(q, v):
+                    fsal = False
                 if progress is not None and k % every == 0:
                     progress(t, duration)
             t = grid[N]
-            if cont or flags[N]:
-                control(t, q, v)
+            self._finish_manifold(rec, grid, flags, q, v, progress, duration)
         except ValueError as exc:
-            if not (np.isfinite(q).all() and np.isfinite(v).all() and np.isfinite(tau).all()):
-                self._diverged(t, None, exc)
+            self._check_failure(t, q, v, exc)
             raise
-        Yr[N, :nq] = q
-        Yr[N, nq:] = v
-        TAUr[N] = tau
-        if progress is not None:
-            progress(duration, duration)
         stats = {"steps": attempts - rejected, "rejected": rejected, "fd_calls": fd_calls,
                  "control_calls": self.n_control}
         return rec, stats
@@ -1048,7 +1118,8 @@ class SimulationResult:
     engine: "cpp" or "python").
     joint_limits ("stop", "report" or "ignore"), restitution, position_limits ((n,) lower,
     (n,) upper or None), limit_hits ((n,) steps that ended beyond a limit), limit_excess ((n,)
-    largest distance beyond a limit, rad or m).
+    largest distance beyond a limit, rad or m); all three in the layout of qd (a floating
+    robot's six base entries have no limits).
     """
 
     def __init__(self, t, q, qd, tau, q_ref=None, qd_ref=None, qdd_ref=None, kinetic=None,
@@ -1117,7 +1188,10 @@ class SimulationResult:
         if nq != n:  # the free-flyer's angular and linear velocity, then the joints
             types = ["revolute"] * 3 + ["prismatic"] * 3 + (types or [])[-(n - 6):] \
                 if n > 6 else ["revolute"] * 3 + ["prismatic"] * 3
-            limits = None
+            if limits is not None:  # in the layout of qd: the base's six entries unbounded
+                limits = tuple(np.concatenate([np.full(6, sign * np.inf),
+                                               np.asarray(x, dtype=float)[7:]])
+                               for sign, x in zip((-1.0, 1.0), limits))
         return cls(grid, Q, QD, rec["tau"], q_ref, qd_ref, qdd_ref, kin, pot, names,
                    robot_name=robot_name, controller_name=cname, wall_time=wall, stats=stats,
                    saturated_calls=getattr(controller, "saturated_calls", 0), q_names=q_names,
@@ -1197,10 +1271,22 @@ class SimulationResult:
 
     def actuator_work(self):
         """(N+1,) work done on the robot by the applied joint torques since ``t[0]`` (J):
-        ``sum_k tau[k] . (q[k+1] - q[k])``, exact for a torque held over each interval."""
+        ``sum_k tau[k] . (q[k+1] - q[k])``, exact for a torque held over each interval. A
+        floating robot's base wrench works along ``robot.difference(q[k], q[k+1])`` (the
+        base's twist over the interval, exact for a twist constant over it)."""
         w = np.zeros(self.t.shape[0])
-        if self.t.shape[0] > 1:
-            w[1:] = np.cumsum(np.einsum("ij,ij->i", self.tau[:-1], np.diff(self.q, axis=0)))
+        if self.t.shape[0] < 2:
+            return w
+        if not self.floating:
+            dq = np.diff(self.q, axis=0)
+        elif self.robot is not None:
+            # the base's step in its tangent space (its twist over the interval, base frame)
+            dq = np.asarray(self.robot.difference(self.q[:-1], self.q[1:]), dtype=np.float64)
+        else:  # a result built by hand: the base's step by the trapezoidal rule on qd
+            dq = np.empty((self.t.shape[0] - 1, self.n))
+            dq[:, 6:] = np.diff(self.q[:, 7:], axis=0)
+            dq[:, :6] = (0.5 * np.diff(self.t)[:, None]) * (self.qd[:-1, :6] + self.qd[1:, :6])
+        w[1:] = np.cumsum(np.einsum("ij,ij->i", self.tau[:-1], dq))
         return w
 
     def summary(self):

@@ -43,7 +43,17 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _MOVING = ("revolute", "continuous", "prismatic")
 _UNSUPPORTED = ("planar",)
 ROOT_JOINT = "root_joint"  # name of the free-flyer joint that floating_base=True adds
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER = re.compile(_NUM)
+# the fast paths of _Reader.number / vector: an attribute that is exactly one / three such
+# numbers (surrounded and separated by whitespace as str.strip / str.split see it: \s is
+# the same set) and finite reads in one match; anything else takes the per-token path,
+# which accepts nothing more and gives the messages
+_ONE_NUMBER = re.compile(rf"\s*({_NUM})\s*")
+_THREE_NUMBERS = re.compile(rf"\s*({_NUM})\s+({_NUM})\s+({_NUM})\s*")
+# several one-number attributes of an element joined by "," (which no number or whitespace
+# contains, so the k - 1 commas of a match are the joins): one match reads them all
+_JOINED = {k: re.compile(",".join([rf"\s*({_NUM})\s*"] * k)) for k in (2, 6)}
 _INFINITY = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
 _DTD = re.compile(r"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 _DECLARED_ENCODING = re.compile(rb"\s*<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._-]+)[\"']")
@@ -263,6 +273,7 @@ class _Reader:
     def __init__(self, label):
         self.label = label
         self.notes = []  # (element, reason): warnings, or refusals when strict
+        self.rotations = {}  # rpy attribute text -> its rotation matrix (read once per text)
 
     def error(self, where, reason):
         return URDFError(f"{self.label}: {where}: {reason}")
@@ -287,17 +298,43 @@ class _Reader:
             if default is None:
                 raise self.error(where, f"missing required attribute {name!r}")
             return float(default)
+        match = _ONE_NUMBER.fullmatch(text)
+        if match is not None:
+            value = float(match[1])
+            if value - value == 0.0:  # finite (inf - inf is nan)
+                return value
         return self._to_float(text.strip(), name, where, allow_inf)
 
+    def numbers(self, el, names, where, default=None, allow_inf=False):
+        """[number(el, name, ...) for name in names] (2 or 6 names), in one regex match when
+        every attribute is present and a plain finite number; otherwise name by name."""
+        texts = [el.get(name) for name in names]
+        if None not in texts:
+            match = _JOINED[len(names)].fullmatch(",".join(texts))
+            if match is not None:
+                values = [float(x) for x in match.groups()]
+                if 0.0 * sum(values) == 0.0:  # all finite (an inf or overflow gives nan)
+                    return values
+        return [self.number(el, name, where, default, allow_inf) for name in names]
+
     def vector(self, el, name, where, default):
-        """Three finite floats separated by whitespace."""
+        """Three finite floats separated by whitespace, as a (3,) array."""
         text = el.get(name)
         if text is None:
             return np.array(default, dtype=float)
+        return np.array(self.triple(text, name, where))
+
+    def triple(self, text, name, where):
+        """The three finite floats of an attribute's text, as a tuple."""
+        match = _THREE_NUMBERS.fullmatch(text)
+        if match is not None:
+            x, y, z = float(match[1]), float(match[2]), float(match[3])
+            if (x - x) + (y - y) + (z - z) == 0.0:  # all finite
+                return x, y, z
         tokens = text.split()
         if len(tokens) != 3:
             raise self.error(where, f"attribute {name!r} must hold 3 numbers, got {text!r}")
-        return np.array([self._to_float(t, name, where, False) for t in tokens])
+        return tuple(self._to_float(t, name, where, False) for t in tokens)
 
     def _to_float(self, token, name, where, allow_inf):
         if allow_inf and token.lower() in _INFINITY:
@@ -333,27 +370,49 @@ def _matrix_to_rpy(R):
     return roll, pitch, yaw
 
 
+_EYE4 = np.eye(4)
+_ROT0 = _rpy_to_matrix(0.0, 0.0, 0.0)  # what an absent rpy gives (with -0.0 at [2, 0])
+
+
 def _pose(reader, el, where):
     """4x4 pose of an <origin> element (identity when absent)."""
-    T = np.eye(4)
+    T = _EYE4.copy()
     if el is None:
         return T
     where = f"{where} <origin>"
-    T[:3, 3] = reader.vector(el, "xyz", where, (0.0, 0.0, 0.0))
-    T[:3, :3] = _rpy_to_matrix(*reader.vector(el, "rpy", where, (0.0, 0.0, 0.0)))
+    if el.get("xyz") is not None:
+        T[:3, 3] = reader.vector(el, "xyz", where, None)
+    T[:3, :3] = _rotation(reader, el, where)
     return T
+
+
+def _rotation(reader, el, where):
+    """The rotation of an <origin>'s rpy (of (0, 0, 0) when absent), computed once per text
+    (the caller copies it)."""
+    rpy = el.get("rpy")
+    R = reader.rotations.get(rpy)
+    if R is None:
+        R = _rpy_to_matrix(*reader.vector(el, "rpy", where, (0.0, 0.0, 0.0)))
+        reader.rotations[rpy] = R
+    return R
 
 
 # ---------------------------------------------------------------- links and joints
 
 def _inertial(reader, link_el, name):
     """(mass, com, inertia about the COM in the link frame, inertia as written) or None
-    without <inertial>."""
+    without <inertial>. (Called under np.errstate(all="ignore"): an overflowing product is
+    caught by the finiteness check of the combined bodies.)"""
     el = link_el.find("inertial")
     if el is None:
         return None
     where = f"link {name!r} <inertial>"
-    T = _pose(reader, el.find("origin"), where)
+    origin = el.find("origin")
+    if origin is None or origin.get("xyz") is None:
+        com = np.zeros(3)
+    else:
+        com = reader.vector(origin, "xyz", f"{where} <origin>", None)
+    R = _rotation(reader, origin, f"{where} <origin>") if origin is not None else _ROT0
     mass_el = el.find("mass")
     if mass_el is None:
         raise reader.error(where, "missing <mass>")
@@ -364,13 +423,12 @@ def _inertial(reader, link_el, name):
     if inertia_el is None:
         raise reader.error(where, "missing <inertia>")
     w = f"{where} <inertia>"
-    ixx, ixy, ixz, iyy, iyz, izz = (
-        reader.number(inertia_el, k, w) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+    ixx, ixy, ixz, iyy, iyz, izz = reader.numbers(inertia_el, _INERTIA_KEYS, w)
     written = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    R = T[:3, :3]
-    with np.errstate(all="ignore"):
-        inertia = R @ written @ R.T
-    return mass, T[:3, 3].copy(), inertia, written
+    return mass, com, R @ written @ R.T, written
+
+
+_INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
 def inertia_violation(inertia):
@@ -418,12 +476,15 @@ def _joint(reader, el, index):
     if j.type not in _MOVING and j.type not in ("fixed", "floating"):
         raise reader.error(where, f"unknown joint type {j.type!r} "
                            "(expected revolute, continuous, prismatic, fixed or floating)")
-    for role in ("parent", "child"):
-        role_el = el.find(role)
-        if role_el is None:
-            raise reader.error(where, f"missing <{role}>")
-        link = reader.attr(role_el, "link", f"{where} <{role}>")
-        setattr(j, role, link)
+    parent_el, child_el = el.find("parent"), el.find("child")
+    j.parent = parent_el.get("link") if parent_el is not None else None
+    j.child = child_el.get("link") if child_el is not None else None
+    if j.parent is None or j.child is None:  # say which, as the attribute reader does
+        for role in ("parent", "child"):
+            role_el = el.find(role)
+            if role_el is None:
+                raise reader.error(where, f"missing <{role}>")
+            reader.attr(role_el, "link", f"{where} <{role}>")
     j.origin = _pose(reader, el.find("origin"), where)
     if j.type == "fixed":
         return j
@@ -435,16 +496,20 @@ def _joint(reader, el, index):
         return j
 
     axis_el = el.find("axis")
-    axis = np.array([1.0, 0.0, 0.0])  # the URDF default
+    x, y, z = 1.0, 0.0, 0.0  # the URDF default
     if axis_el is not None:
-        if axis_el.get("xyz") is None:
+        text = axis_el.get("xyz")
+        if text is None:
             raise reader.error(f"{where} <axis>", "missing required attribute 'xyz'")
-        axis = reader.vector(axis_el, "xyz", f"{where} <axis>", None)
-    scale = float(np.max(np.abs(axis)))
+        x, y, z = reader.triple(text, "xyz", f"{where} <axis>")
+    scale = max(abs(x), abs(y), abs(z))
     if scale == 0.0:
         raise reader.error(f"{where} <axis>", "the axis is zero")
-    axis = axis / scale
-    j.axis = axis / math.sqrt(float(axis @ axis))
+    axis = np.array((x / scale, y / scale, z / scale))
+    if (x == 0.0) + (y == 0.0) + (z == 0.0) == 2:  # along a frame axis: already unit
+        j.axis = axis
+    else:
+        j.axis = axis / math.sqrt(float(axis @ axis))
 
     limit_el = el.find("limit")
     j.lower, j.upper, j.velocity, j.effort = -math.inf, math.inf, math.inf, math.inf
@@ -452,16 +517,16 @@ def _joint(reader, el, index):
         raise reader.error(where, f"missing <limit> (required for {j.type} joints)")
     if limit_el is not None:
         w = f"{where} <limit>"
-        j.effort = reader.number(limit_el, "effort", w, allow_inf=True)
-        j.velocity = reader.number(limit_el, "velocity", w, allow_inf=True)
+        j.effort, j.velocity = reader.numbers(limit_el, ("effort", "velocity"), w,
+                                              allow_inf=True)
         for key in ("effort", "velocity"):
             if getattr(j, key) < 0.0:
                 raise reader.error(w, f"attribute {key!r} is negative")
             if getattr(j, key) == 0.0:  # 0: not given (exporters write it for "unknown")
                 setattr(j, key, math.inf)
         if j.type != "continuous":
-            j.lower = reader.number(limit_el, "lower", w, default=0.0, allow_inf=True)
-            j.upper = reader.number(limit_el, "upper", w, default=0.0, allow_inf=True)
+            j.lower, j.upper = reader.numbers(limit_el, ("lower", "upper"), w, default=0.0,
+                                              allow_inf=True)
             # the largest finite double is "no limit" (what spec_to_urdf writes for +-inf)
             if j.lower == -sys.float_info.max:
                 j.lower = -math.inf
@@ -502,16 +567,17 @@ def _tree(reader, links, joints):
     """Root link and, per link, its child joints in document order; checks the topology."""
     by_child, children = {}, {name: [] for name in links}
     for j in joints:
-        where = f"joint {j.name!r}"
-        for role in ("parent", "child"):
-            link = getattr(j, role)
-            if link not in links:
-                raise reader.error(where, f"{role} link {link!r} is not defined (unknown link)")
+        if j.parent not in links or j.child not in links:
+            for role in ("parent", "child"):
+                link = getattr(j, role)
+                if link not in links:
+                    raise reader.error(f"joint {j.name!r}",
+                                       f"{role} link {link!r} is not defined (unknown link)")
         if j.parent == j.child:
-            raise reader.error(where, f"parent and child are the same link {j.child!r} "
-                               "(closed loop / cycle)")
+            raise reader.error(f"joint {j.name!r}", f"parent and child are the same link "
+                               f"{j.child!r} (closed loop / cycle)")
         if j.child in by_child:
-            raise reader.error(where, f"link {j.child!r} has two parents: joints "
+            raise reader.error(f"joint {j.name!r}", f"link {j.child!r} has two parents: joints "
                                f"{by_child[j.child].name!r} and {j.name!r}")
         by_child[j.child] = j
         children[j.parent].append(j)
@@ -563,11 +629,12 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
     robot_name = reader.name(root_el, "robot")
 
     links = {}  # name -> inertial tuple or None, in document order
-    for i, el in enumerate(root_el.findall("link")):
-        name = reader.name(el, f"link #{i + 1}")
-        if name in links:
-            raise reader.error(f"link {name!r}", "duplicate link name")
-        links[name] = _inertial(reader, el, name)
+    with np.errstate(all="ignore"):
+        for i, el in enumerate(root_el.findall("link")):
+            name = reader.name(el, f"link #{i + 1}")
+            if name in links:
+                raise reader.error(f"link {name!r}", "duplicate link name")
+            links[name] = _inertial(reader, el, name)
     if not links:
         raise reader.error("robot", "no <link> elements")
 
@@ -592,7 +659,9 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
     # depth-first from the root, children in document order (a floating joint first):
     # parent index < child index
     bodies, frames, parts = [], {}, []
-    place = {root: (-1, np.eye(4))}  # link -> (body index or -1, pose in that body)
+    # link -> (body index or -1, pose in that body; None for the identity: the link is the
+    # body's own frame)
+    place = {root: (-1, None)}
     if floating_base and not floating:
         # the root link on a free-flyer joint: body 0, its pose in the world is q[:7]
         name = ROOT_JOINT
@@ -604,13 +673,14 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
         bodies.append(Body(name=root, joint_name=name, parent=-1, joint_type="floating",
                            axis=np.array([0.0, 0.0, 1.0]), origin=np.eye(4)))
         parts.append([] if links[root] is None else [links[root][:3]])
-        place[root] = (0, np.eye(4))
+        place[root] = (0, None)
     stack = sorted(reversed(children[root]), key=lambda j: j.type == "floating")
     with np.errstate(all="ignore"):
         while stack:
             j = stack.pop()
             parent_body, T_parent = place[j.parent]
-            T = T_parent @ j.origin
+            # I @ origin, which for a pose is origin with its -0.0 entries made +0.0
+            T = j.origin + 0.0 if T_parent is None else T_parent @ j.origin
             if j.type == "fixed":
                 place[j.child] = (parent_body, T)
                 frames[j.index] = Frame(name=j.child, parent=parent_body, pose=T)
@@ -621,7 +691,7 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
                     parts[parent_body].append((m, R @ c + T[:3, 3], R @ Ic @ R.T))
             else:
                 index = len(bodies)
-                place[j.child] = (index, np.eye(4))
+                place[j.child] = (index, None)
                 kind = j.type if j.type in ("prismatic", "floating") else "revolute"
                 bodies.append(Body(
                     name=j.child, joint_name=j.name, parent=parent_body, joint_type=kind,
@@ -641,9 +711,10 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
 
     # finiteness of everything combined, checked in one vectorised pass (O(n))
     if bodies:
-        packed = np.array([np.concatenate((b.origin.ravel(), np.ravel(b.com),
-                                           np.ravel(b.inertia), [b.mass])) for b in bodies])
-        bad = ~np.isfinite(packed).all(axis=1)
+        bad = ~(np.isfinite(np.array([b.origin for b in bodies])).all(axis=(1, 2))
+                & np.isfinite(np.array([b.com for b in bodies])).all(axis=1)
+                & np.isfinite(np.array([b.inertia for b in bodies])).all(axis=(1, 2))
+                & np.isfinite(np.array([b.mass for b in bodies])))
         if bad.any():
             body = bodies[int(np.argmax(bad))]
             raise reader.error(f"link {body.name!r}", "non-finite pose or inertia after "

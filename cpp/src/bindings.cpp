@@ -513,12 +513,6 @@ py::object inverse_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                       k(x[0], x[1], x[2], o);
                       return true;
                     });
-  if (r.model_->floating && (method.is_none() || str_is(method, "rnea")))
-    return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
-                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
-                      floating::rnea(m, d, x[0], x[1], x[2], o);
-                      return true;
-                    });
   if (method.is_none() || str_is(method, "rnea"))
     return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -605,12 +599,6 @@ py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
 }
 
 py::object bias_torques_impl(RobotCore& r, py::handle q, py::handle qd, py::handle out) {
-  if (r.model_->floating)
-    return r.run<2>({q, qd}, {"q", "qd"}, out, {r.n()}, "",
-                    [](const Model& m, Data& d, const Ptrs2& x, double* o) {
-                      floating::bias_torques(m, d, x[0], x[1], o);
-                      return true;
-                    });
   return r.run<2>({q, qd}, {"q", "qd"}, out, {r.n()}, "",
                   [](const Model& m, Data& d, const Ptrs2& x, double* o) {
                     bias_torques(m, d, x[0], x[1], o);
@@ -623,12 +611,6 @@ py::object gravity_torques_impl(RobotCore& r, py::handle q, py::handle out) {
     return r.run<1>({q}, {"q"}, out, {r.n()}, "",
                     [k = r.kernels_.g](const Model&, Data&, const Ptrs1& x, double* o) {
                       k(x[0], o);
-                      return true;
-                    });
-  if (r.model_->floating)
-    return r.run<1>({q}, {"q"}, out, {r.n()}, "",
-                    [](const Model& m, Data& d, const Ptrs1& x, double* o) {
-                      floating::gravity_torques(m, d, x[0], o);
                       return true;
                     });
   return r.run<1>({q}, {"q"}, out, {r.n()}, "",

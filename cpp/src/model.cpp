@@ -233,6 +233,46 @@ void check_derived(const Model& m, const std::vector<BodySpec>& bodies,
 
 }  // namespace
 
+// the link kind of a body (model.hpp's LinkKind): how Xup applies its transform
+static LinkKind link_kind(JointType t, ConstRotation::Kind rc, const std::array<bool, 3>& pc_nz) {
+  if (t == JointType::FreeFlyer) return LinkKind::FreeFlyer;
+  if (t == JointType::Prismatic)
+    return rc == ConstRotation::Permutation ? LinkKind::PrisPerm
+           : rc == ConstRotation::RotX      ? LinkKind::PrisRotX
+                                            : LinkKind::PrisGeneral;
+  if (rc == ConstRotation::Permutation) return LinkKind::RevPerm;
+  if (rc == ConstRotation::General) return LinkKind::RevGeneral;
+  return pc_nz[0] && !pc_nz[1] && pc_nz[2] ? LinkKind::RevDH : LinkKind::RevRotX;
+}
+
+// Kane's method's constants (model.hpp's KaneConstants) from (mass, h = mass c, Ibar about the
+// origin): c = h / mass, I = Ibar - mass (c.c 1 - c c^T); components of c below 1e-15 m and
+// products of inertia below 1e-14 of the largest moment count as zero (as for pc)
+static KaneConstants kane_constants(const Model& m) {
+  KaneConstants K;
+  K.c.assign(m.n + 1, Vec3::Zero());
+  K.c_nz.assign(m.n + 1, {{false, false, false}});
+  K.I.assign(m.n + 1, Mat3::Zero());
+  K.principal.assign(m.n + 1, 1);
+  for (int k = 1; k <= m.n; ++k) {
+    const double mk = m.mass[k];
+    Vec3 c = mk > 0 ? Vec3(m.h[k] / mk) : Vec3::Zero();
+    for (int j = 0; j < 3; ++j)
+      if (std::abs(c[j]) < 1e-15) c[j] = 0;
+    Mat3 I = m.Ibar[k] - mk * (c.dot(c) * Mat3::Identity() - c * c.transpose());
+    I = 0.5 * (I + I.transpose());
+    const double tol = 1e-14 * I.diagonal().cwiseAbs().maxCoeff();
+    const bool principal =
+        std::abs(I(0, 1)) <= tol && std::abs(I(0, 2)) <= tol && std::abs(I(1, 2)) <= tol;
+    if (principal) I = Mat3(I.diagonal().asDiagonal());
+    K.c[k] = c;
+    for (int j = 0; j < 3; ++j) K.c_nz[k][j] = c[j] != 0;
+    K.I[k] = I;
+    K.principal[k] = principal ? 1 : 0;
+  }
+  return K;
+}
+
 Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSpec>& frames,
                   const Vec3& gravity, bool check_inertia_flag, bool check_singular) {
   const int n = static_cast<int>(bodies.size());
@@ -434,7 +474,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.link_names.push_back(fr.name);
   }
   m.root_rev.assign(n + 1, 0);
-  m.dh_link.assign(n + 1, 0);
+  m.link.assign(n + 1, LinkKind::RevPerm);
   m.kz.assign(n + 1, Vec3::Zero());
   m.kz_nz.assign(n + 1, {{false, false, false}});
   m.kzr.assign(n + 1, Vec3::Zero());
@@ -446,8 +486,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.pcsq.assign(n + 1, {{0, 0, 0, 0}});
   for (int i = 1; i <= n; ++i) {
     m.root_rev[i] = m.parent[i] == 0 && m.type[i] == JointType::Revolute;
-    m.dh_link[i] = m.type[i] == JointType::Revolute && m.Rc[i].kind == ConstRotation::RotX &&
-                   m.pc_nz[i][0] && !m.pc_nz[i][1] && m.pc_nz[i][2];
+    m.link[i] = link_kind(m.type[i], m.Rc[i].kind, m.pc_nz[i]);
     Vec3 k = m.Rc[i].R.row(2).transpose();
     for (int c = 0; c < 3; ++c) {
       if (std::abs(k[c]) < 1e-15) k[c] = 0;
@@ -473,9 +512,10 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   }
   check_derived(m, bodies, frames);
   set_gravity(m, m.gravity);
+  m.kane = kane_constants(m);
   Data d(m);
   for (int i = 1; i <= n; ++i)
-    if (!d.kc[i].allFinite() || !d.kI[i].allFinite())
+    if (!m.kane.c[i].allFinite() || !m.kane.I[i].allFinite())
       fail(body_label(bodies[i - 1], i - 1),
            "its central inertia overflows (numbers too large)");
   if (!check_singular) return m;

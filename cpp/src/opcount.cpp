@@ -47,8 +47,8 @@ void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
   if (m.floating) {
     // a free-floating base: the algorithms of floating.hpp (no Kane's method)
     switch (a) {
-      case Algorithm::Rnea: floating::rnea(m, d, q, qd, x, out); break;
-      case Algorithm::Gravity: floating::gravity_torques(m, d, q, out); break;
+      case Algorithm::Rnea: rnea(m, d, q, qd, x, out); break;
+      case Algorithm::Gravity: gravity_torques(m, d, q, out); break;
       case Algorithm::Aba: ok = floating::aba(m, d, q, qd, x, out); break;
       case Algorithm::ForwardDynamics:
         ok = floating::forward_dynamics_crba(m, d, q, qd, x, out);

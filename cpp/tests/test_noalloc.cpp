@@ -604,7 +604,7 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
     const double *q = Q[s].data(), *v = V[s].data(), *a = A[s].data();
     const long n0 = g_news, m0 = g_mallocs, e0 = g_eigen_asserts;
     switch (k) {
-      case 0: floating::rnea(m, d, q, v, a, tau.data()); break;
+      case 0: rnea(m, d, q, v, a, tau.data()); break;
       case 1:
         floating::crba(m, d, q);
         for (int i = 0; i < nv; ++i)
@@ -612,8 +612,8 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
         break;
       case 2: floating::aba(m, d, q, v, tau.data(), a1.data()); break;
       case 3: floating::forward_dynamics_crba(m, d, q, v, tau.data(), a2.data()); break;
-      case 4: floating::bias_torques(m, d, q, v, bias.data()); break;
-      case 5: floating::gravity_torques(m, d, q, grav.data()); break;
+      case 4: bias_torques(m, d, q, v, bias.data()); break;
+      case 5: gravity_torques(m, d, q, grav.data()); break;
       case 6: forward_kinematics(m, d, q, fk.data()); break;
       case 7:
         for (int f = 0; f < static_cast<int>(m.frame_body.size()); ++f)
@@ -681,7 +681,7 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   // integrate
   double err = 0;
   for (int s = 0; s < states; ++s) {
-    floating::rnea(m, d, Q[s].data(), V[s].data(), A[s].data(), tau.data());
+    rnea(m, d, Q[s].data(), V[s].data(), A[s].data(), tau.data());
     floating::aba(m, d, Q[s].data(), V[s].data(), tau.data(), a1.data());
     floating::forward_dynamics_crba(m, d, Q[s].data(), V[s].data(), tau.data(), a2.data());
     integrate(m, Q[s].data(), V[s].data(), 0.3, q1.data());

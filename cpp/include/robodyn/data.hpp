@@ -38,7 +38,8 @@ struct DataTpl {
   long cache_hits = 0;   // calls that found q_key == q
   long cache_misses = 0;  // calls that recomputed
   AVec<S> s, c;          // sin, cos of q_i + qoff_i (revolute; prismatic: 0, 1)
-  AVec<V3> r;            // parent-to-body translation, parent internal frame
+  AVec<V3> r;            // parent-to-body translation, parent internal frame (level >= 1; a
+                         // revolute joint's constant pc is written when the Data is made)
   AVec<M3> E;            // parent-to-body rotation Rc * Rz(q)               (level 2)
   AVec<M3> oR;           // base-to-body rotation                            (level 3)
   AVec<V3> op;           // base-to-body translation                         (level 3)
@@ -91,11 +92,7 @@ struct DataTpl {
   M6 Uf;                 // aba, free-flyer: Cholesky factor L of D = IA (lower triangle)
   V6 uf;                 // aba, free-flyer: tau - pA, then qdd
 
-  // Kane's method (kane.hpp): classical, mass-centre based quantities
-  std::vector<Vec3> kc;  // mass centre c_k of body k, body frame (m), (n+1); model constant
-  std::vector<std::array<bool, 3>> kc_nz;  // which components of kc are non-zero, (n+1)
-  std::vector<Mat3> kI;  // central inertia I_k about c_k, body frame (kg m^2), (n+1); constant
-  std::vector<char> kI_principal;  // 1 if kI is diagonal (principal body axes), (n+1)
+  // Kane's method (kane.hpp; its constants are Model::kane)
   AVec<V3> ka;           // classical acceleration of the origin o_k, body frame k, (n+1)
   AVec<V3> kg;           // gravity vector in body frame k (thesis g Y^k), (n+1)
 };
@@ -120,28 +117,11 @@ DataTpl<S>::DataTpl(const Model& m)
       cT(m.n + 1, M3::Zero()), cP(m.n + 1, V3::Zero()),
       M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()), tmp(VecX::Zero(m.nv)),
       Uf(M6::Zero()), uf(V6::Zero()),
-      kc(m.n + 1, Vec3::Zero()), kc_nz(m.n + 1, {{false, false, false}}),
-      kI(m.n + 1, Mat3::Zero()), kI_principal(m.n + 1, 1),
       ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {
-  // Kane constants from the model's (mass, h = mass c, Ibar about the origin):
-  // c = h / mass, I = Ibar - mass (c.c 1 - c c^T); components of c below 1e-15 m and products
-  // of inertia below 1e-14 of the largest moment count as zero (as the model does for pc)
-  for (int k = 1; k <= m.n; ++k) {
-    const double mk = m.mass[k];
-    Vec3 c = mk > 0 ? Vec3(m.h[k] / mk) : Vec3::Zero();
-    for (int j = 0; j < 3; ++j)
-      if (std::abs(c[j]) < 1e-15) c[j] = 0;
-    Mat3 I = m.Ibar[k] - mk * (c.dot(c) * Mat3::Identity() - c * c.transpose());
-    I = 0.5 * (I + I.transpose());
-    const double tol = 1e-14 * I.diagonal().cwiseAbs().maxCoeff();
-    const bool principal =
-        std::abs(I(0, 1)) <= tol && std::abs(I(0, 2)) <= tol && std::abs(I(1, 2)) <= tol;
-    if (principal) I = Mat3(I.diagonal().asDiagonal());
-    kc[k] = c;
-    for (int j = 0; j < 3; ++j) kc_nz[k][j] = c[j] != 0;
-    kI[k] = I;
-    kI_principal[k] = principal ? 1 : 0;
-  }
+  // the parent-to-body translation of a revolute joint is the constant pc: valid at every
+  // cache level (prismatic joints and a free-flyer write theirs at level 1)
+  for (int i = 1; i <= m.n; ++i)
+    if (m.type[i] == JointType::Revolute) r[i] = m.pc[i].template cast<S>();
 }
 
 using Data = DataTpl<double>;

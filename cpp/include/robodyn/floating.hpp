@@ -18,6 +18,7 @@
 #include "robodyn/joint.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
+#include "robodyn/rnea.hpp"
 #include "robodyn/spatial.hpp"
 
 namespace robodyn {
@@ -56,54 +57,6 @@ ROBODYN_INLINE S joint_terms(const Model& m, int i, const S* qd, const S* qdd) {
   return t;
 }
 
-// One Newton-Euler sweep (Table 5.1). kVel: velocity terms; kAcc: accelerations; kJoint:
-// armature and friction added to the 1-DOF joints' forces.
-template <bool kVel, bool kAcc, bool kJoint, class S>
-void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
-  update_kinematics(m, d, q, 1);
-  d.wd[0].setZero();
-  d.al[0] = -m.gravity.template cast<S>();
-  for (int i = 1; i <= m.n; ++i) {
-    const int p = m.parent[i];
-    const JointType t = m.type[i];
-    // a_i = X a_p + S qdd + v_i x S qd,  v_i = X v_p + S qd
-    V3T<S> aw, av;
-    motion_to_body(m, d, i, d.wd[p], d.al[p], aw, av);
-    if (kAcc) add_joint_motion(t, qdd + m.iv[i], aw, av);
-    V3T<S> n, f;
-    if (kVel) {
-      V3T<S> w, v, cw, cv;
-      motion_to_body(m, d, i, d.w[p], d.vl[p], w, v);
-      add_joint_motion(t, qd + m.iv[i], w, v);
-      joint_velocity_product(t, w, v, qd + m.iv[i], cw, cv);
-      aw += cw;
-      av += cv;
-      d.w[i] = w;
-      d.vl[i] = v;
-      // f = I a + v x* I v
-      V3T<S> bn, bf;
-      bias_force<S>(m, i, w, v, bn, bf);
-      inertia_times<S>(m, i, aw, av, n, f);
-      n += bn;
-      f += bf;
-    } else {
-      inertia_times<S>(m, i, aw, av, n, f);
-    }
-    d.wd[i] = aw;
-    d.al[i] = av;
-    d.fn[i] = n;
-    d.ff[i] = f;
-  }
-  // tau_i = S' f_i; f_p += X^T f_i
-  for (int i = m.n; i >= 1; --i) {
-    S* ti = tau + m.iv[i];
-    joint_force(m.type[i], d.fn[i], d.ff[i], ti);
-    if (kJoint && m.type[i] != JointType::FreeFlyer) ti[0] += joint_terms<kAcc, S>(m, i, qd, qdd);
-    const int p = m.parent[i];
-    if (p > 0) add_force_to_parent(m, d, i, d.fn[i], d.ff[i], d.fn[p], d.ff[p]);
-  }
-}
-
 // In-place Cholesky L L' of a symmetric positive definite 6x6 matrix (lower triangle of A).
 template <class S>
 bool cholesky6(Eigen::Matrix<S, 6, 6>& A) {
@@ -140,25 +93,6 @@ void cholesky6_solve(const Eigen::Matrix<S, 6, 6>& L, Eigen::Matrix<S, 6, 1>& x)
 inline int axis_index(JointType t) { return t == JointType::Revolute ? 2 : 5; }
 
 }  // namespace detail
-
-// Inverse dynamics: tau = M(q) qdd + C(q, qd) qd + g(q) + armature qdd + damping qd
-//                         + friction sign(qd).  q (nq,), qd, qdd, tau (nv,).
-template <class S>
-void rnea(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
-  floating::detail::rnea_sweep<true, true, true, S>(m, d, q, qd, qdd, tau);
-}
-
-// Bias forces C(q, qd) qd + g(q) (rigid-body terms only: no friction).
-template <class S>
-void bias_torques(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* tau) {
-  floating::detail::rnea_sweep<true, false, false, S>(m, d, q, qd, nullptr, tau);
-}
-
-// Gravity forces g(q).
-template <class S>
-void gravity_torques(const Model& m, DataTpl<S>& d, const S* q, S* tau) {
-  floating::detail::rnea_sweep<false, false, false, S>(m, d, q, nullptr, nullptr, tau);
-}
 
 // Mass matrix M(q) + diag(armature) (Table 6.2) into d.M, (nv, nv), both triangles.
 template <class S>
@@ -216,7 +150,7 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
 template <class S>
 bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* qd,
                            const S* tau, S* qdd) {
-  floating::bias_torques(m, d, q, qd, d.tmp.data());
+  robodyn::bias_torques(m, d, q, qd, d.tmp.data());
   floating::crba(m, d, q);
   for (int k = 0; k < m.nv; ++k) d.tmp[k] = tau[k] - d.tmp[k];
   for (int i = 1; i <= m.n; ++i)

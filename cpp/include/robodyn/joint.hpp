@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "robodyn/data.hpp"
+#include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/spatial.hpp"
 
@@ -33,45 +34,67 @@ inline M3T<S> quaternion_matrix(const S* xyzw) {
   return R;
 }
 
-// body i's parent-to-body rotation applied to a body vector, E x (any kind)
+namespace detail {
+// sign(x) as -1, 0, +1 (Coulomb friction is zero at rest)
 template <class S>
-ROBODYN_INLINE V3T<S> linkE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  if (m.type[i] == JointType::FreeFlyer) return d.E[i] * x;
-  return applyE(m, d, i, x);
+inline S signum(const S& x) {
+  return x > S(0) ? S(1) : (x < S(0) ? S(-1) : S(0));
+}
+}  // namespace detail
+
+// t += the joint terms of body i's 1-DOF joint: armature qdd (kAcc) + damping qd + friction
+// sign(qd) (nothing for a free-flyer: its armature, damping and friction are 0); qd, qdd (nv,)
+template <bool kAcc, class S>
+ROBODYN_INLINE void add_joint_terms(const Model& m, int i, const S* qd, const S* qdd, S& t) {
+  const int k = m.iv[i];
+  if (kAcc && m.armature[i] != 0) t += S(m.armature[i]) * qdd[k];
+  if (m.damping[i] != 0) t += S(m.damping[i]) * qd[k];
+  if (m.friction[i] != 0) t += S(m.friction[i]) * detail::signum(qd[k]);
 }
 
-// E^T x for a parent vector x
-template <class S>
-ROBODYN_INLINE V3T<S> linkET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  if (m.type[i] == JointType::FreeFlyer) return d.E[i].transpose() * x;
-  return applyET(m, d, i, x);
-}
-
-// x cross r_i, r_i the parent-to-body translation in parent axes
-template <class S>
-ROBODYN_INLINE V3T<S> link_cross_r(const Model& m, const DataTpl<S>& d, int i,
-                                   const V3T<S>& x) {
-  if (m.type[i] == JointType::FreeFlyer) return cross<S>(x, d.r[i]);
-  return cross_r(m, d, i, x);
-}
-
-// a parent motion (w, v) seen from body i: X_i (w, v) = (E^T w, E^T (v + w x r))
-template <class S>
-ROBODYN_INLINE void motion_to_body(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& w,
-                                   const V3T<S>& v, V3T<S>& wi, V3T<S>& vi) {
-  wi = linkET(m, d, i, w);
-  vi = linkET(m, d, i, V3T<S>(v + link_cross_r(m, d, i, w)));
-}
-
-// a body force (n, f) moved to the parent: X_i^T (n, f) = (E n + r x E f, E f), added to
-// (np, fp)
-template <class S>
-ROBODYN_INLINE void add_force_to_parent(const Model& m, const DataTpl<S>& d, int i,
-                                        const V3T<S>& n, const V3T<S>& f, V3T<S>& np,
-                                        V3T<S>& fp) {
-  const V3T<S> Ef = linkE(m, d, i, f);
-  np += linkE(m, d, i, n) - link_cross_r(m, d, i, Ef);
-  fp += Ef;
+// The joint's part of Newton-Euler's classical accelerations (rnea.hpp): with (w, wd, a) the
+// parent's angular velocity, angular acceleration and classical origin acceleration seen from
+// body i (E^T w_p, E^T wd_p, E^T (a'_p + W_p r)), the joint velocity (wJ, vJ) = S qd and
+// acceleration (wJd, vJd) = S qdd (kAcc; else 0):
+//   wd += w x wJ + wJd,  a += 2 w x vJ + wJ x vJ + vJd,  w += wJ
+// moving_parent = false: the parent is the world (w = 0), its terms skipped.
+template <bool kAcc, class S>
+ROBODYN_INLINE void add_joint_classical(JointType t, bool moving_parent, const S* qd,
+                                        const S* qdd, V3T<S>& w, V3T<S>& wd, V3T<S>& a) {
+  switch (t) {
+    case JointType::Revolute:
+      if (moving_parent) {
+        // w x z u: 2 mul, 2 add
+        wd[0] += w[1] * qd[0];
+        wd[1] -= w[0] * qd[0];
+      }
+      w[2] += qd[0];
+      if (kAcc) wd[2] += qdd[0];
+      break;
+    case JointType::Prismatic:
+      if (moving_parent) {
+        // Coriolis term 2 w x z u of a sliding joint
+        const S u2 = qd[0] + qd[0];
+        a[0] += w[1] * u2;
+        a[1] -= w[0] * u2;
+      }
+      if (kAcc) a[2] += qdd[0];
+      break;
+    case JointType::FreeFlyer: {
+      const V3T<S> wJ(qd[0], qd[1], qd[2]), vJ(qd[3], qd[4], qd[5]);
+      if (moving_parent) {
+        wd += cross<S>(w, wJ);
+        a += S(2) * cross<S>(w, vJ);
+      }
+      a += cross<S>(wJ, vJ);
+      if (kAcc) {
+        wd += V3T<S>(qdd[0], qdd[1], qdd[2]);
+        a += V3T<S>(qdd[3], qdd[4], qdd[5]);
+      }
+      w += wJ;
+      break;
+    }
+  }
 }
 
 // (w, v) += S x for body i's joint velocity (or acceleration) x = qd + iv[i]

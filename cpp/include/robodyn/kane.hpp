@@ -23,6 +23,7 @@
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
 #include "robodyn/kinematics.hpp"
+#include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
 #include "robodyn/spatial.hpp"
@@ -59,8 +60,9 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     const int p = m.parent[k];
     const bool rev = m.type[k] == JointType::Revolute;
     // W^k = W^p + n3 u_k and alpha^k = alpha^p + W^p x n3 u_k + n3 ud_k, in frame k (3.7, 3.13)
-    const V3T<S> Wp = applyET(m, d, k, d.w[p]);
-    V3T<S> al = applyET(m, d, k, d.wd[p]);
+    const Xup<S> X(m, d, k);
+    const V3T<S> Wp = X.ET(d.w[p]);
+    V3T<S> al = X.ET(d.wd[p]);
     V3T<S> W = Wp;
     if (rev) {
       al += cross_z<S>(Wp, u[k - 1]);
@@ -69,25 +71,24 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     }
     // origin o_k (thesis s^k): a_o^p + alpha^p x r + W^p x (W^p x r), rotated into frame k;
     // a prismatic joint adds the Coriolis and relative terms 2 W^k x n3 u_k + n3 ud_k (3.33)
-    const V3T<S> Wr = cross_r(m, d, k, d.w[p]);
-    V3T<S> ao = applyET(
-        m, d, k, V3T<S>(d.ka[p] + cross_r(m, d, k, d.wd[p]) + cross<S>(d.w[p], Wr)));
+    const V3T<S> Wr = X.cross_r(d.w[p]);
+    V3T<S> ao = X.ET(V3T<S>(d.ka[p] + X.cross_r(d.wd[p]) + cross<S>(d.w[p], Wr)));
     if (!rev) {
       ao += cross_z<S>(W, S(u[k - 1] + u[k - 1]));
       if (kAcc) ao[2] += ud[k - 1];
     }
     // gravity in frame k (Y^k, 3.52)
-    const V3T<S> g = applyET(m, d, k, d.kg[p]);
+    const V3T<S> g = X.ET(d.kg[p]);
     // mass centre: V^k = V_o^k + W x c; a^k = sum_r v^k_r ud_r + D^k (3.38), D^k holding the
     // thesis' B^k = W x V^k (3.36-3.37), here as a_o + alpha x c + W x (W x c)
-    const Vec3& c = d.kc[k];
-    const auto& cnz = d.kc_nz[k];
+    const Vec3& c = m.kane.c[k];
+    const auto& cnz = m.kane.c_nz[k];
     const V3T<S> Wc = cross_const<S>(W, c, cnz);
     const V3T<S> a = ao + cross_const<S>(al, c, cnz) + cross<S>(W, Wc);
     // R_k = m_k (a^k - g): minus the inertia force and the weight of body k, at c_k
     const V3T<S> R = S(m.mass[k]) * (a - g);
     // H^k: minus the inertia torque about c_k (3.45)
-    const V3T<S> H = euler_moment<S>(d.kI[k], d.kI_principal[k] != 0, al, W);
+    const V3T<S> H = euler_moment<S>(m.kane.I[k], m.kane.principal[k] != 0, al, W);
     d.w[k] = W;
     d.wd[k] = al;
     d.ka[k] = ao;
@@ -108,9 +109,7 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     const int p = m.parent[k];
     if (p > 0) {
       // resultant: E R; moment about o_p: E N + r x E R
-      const V3T<S> ER = applyE(m, d, k, d.ff[k]);
-      d.fn[p] += applyE(m, d, k, d.fn[k]) - cross_r(m, d, k, ER);
-      d.ff[p] += ER;
+      Xup<S>(m, d, k).apply_transpose(d.fn[k], d.ff[k], d.fn[p], d.ff[p]);
     }
   }
 }
@@ -133,27 +132,8 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
   for (int k = m.n; k >= 1; --k) {
     const int p = m.parent[k];
     if (p == 0) continue;
-    const V3T<S> r = m.type[k] == JointType::Revolute ? V3T<S>(m.pc[k].template cast<S>())
-                                                       : d.r[k];
-    const S& M = d.Im[k];
-    const V3T<S> y = applyE(m, d, k, d.Ih[k]);
-    // E II E^T, column by column (II symmetric)
-    M3T<S> EI, J;
-    for (int j = 0; j < 3; ++j) EI.col(j) = applyE(m, d, k, V3T<S>(d.II[k].col(j)));
-    for (int j = 0; j < 3; ++j) J.col(j) = applyE(m, d, k, V3T<S>(EI.row(j).transpose()));
-    // parallel axes to o_p: + M (r.r 1 - r r^T) + 2 (r.y) 1 - y r^T - r y^T
-    const V3T<S> t = M * r + y;
-    const S diag = r.dot(t) + r.dot(y);
-    for (int i = 0; i < 3; ++i) {
-      for (int j = 0; j <= i; ++j) {
-        S x = J(i, j) - t[i] * r[j] - r[i] * y[j];
-        if (i == j) x += diag;
-        d.II[p](i, j) += x;
-        if (i != j) d.II[p](j, i) = d.II[p](i, j);
-      }
-    }
-    d.Ih[p] += t;
-    d.Im[p] += M;
+    // X^T Ic X: the composite moved to o_p in frame p (link.hpp)
+    Xup<S>(m, d, k).transport_inertia(d.Im[k], d.Ih[k], d.II[k], d.Im[p], d.Ih[p], d.II[p]);
   }
   d.size_mass_matrix();
   for (int i = 0; i < m.n; ++i)
@@ -173,8 +153,10 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
     }
     if (m.armature[r] != 0) d.M(r - 1, r - 1) += S(m.armature[r]);
     for (int j = r; m.parent[j] > 0; j = m.parent[j]) {
-      const V3T<S> EP = applyE(m, d, j, P);
-      G = applyE(m, d, j, G) - cross_r(m, d, j, EP);
+      // X_j^T (G, P): E P; moment about o_p: E G + r x E P
+      const Xup<S> X(m, d, j);
+      const V3T<S> EP = X.E(P);
+      G = X.E(G) - X.cross_r(EP);
       P = EP;
       const int pj = m.parent[j];
       d.M(r - 1, pj - 1) = m.type[pj] == JointType::Revolute ? G[2] : P[2];

@@ -5,6 +5,7 @@
 
 #include "robodyn/data.hpp"
 #include "robodyn/joint.hpp"
+#include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/spatial.hpp"
 
@@ -74,7 +75,8 @@ inline bool same_q(const DataTpl<S>& d, const S* q) {
 }  // namespace detail
 
 // Makes sin/cos and translations (level 1), rotations (level 2) or base-to-body poses (level 3)
-// valid for q, reusing what Data already holds for the same q.
+// valid for q, reusing what Data already holds for the same q. d.r[i] is valid for every joint
+// kind at level >= 1 (a revolute joint's r = pc is written when the Data is made).
 template <class S>
 void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
   if (d.level > 0 && detail::same_q(d, q)) {
@@ -114,7 +116,6 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
         d.E[i].col(0) = Rc.col(0) * d.c[i] + Rc.col(1) * d.s[i];
         d.E[i].col(1) = Rc.col(1) * d.c[i] - Rc.col(0) * d.s[i];
         d.E[i].col(2) = Rc.col(2);
-        d.r[i] = m.pc[i].template cast<S>();
       } else if (m.type[i] == JointType::Prismatic) {
         d.E[i] = Rc;
       }

@@ -57,6 +57,17 @@ struct FrameSpec {
   std::string name;
 };
 
+// How body i's parent-to-body transform is applied (link.hpp's Xup), chosen once in build_model
+// from the joint kind, the class of the constant rotation Rc and the zeros of pc:
+//   Rev*   revolute: E = Rc Rz(q + qoff), r = pc (constant, its zeros skipped)
+//   Pris*  prismatic: E = Rc, r = pc + Rc (0, 0, q) (cached in Data at level 1)
+//   *Perm  Rc a signed permutation (free), *RotX Rc a rotation about x (3 mul), *General
+//   RevDH  revolute with Rc a rotation about x and pc = (a, 0, d), a, d != 0 (a DH link)
+//   FreeFlyer  E and r the cached full rotation and translation of the free-flyer
+enum class LinkKind : unsigned char {
+  RevPerm, RevRotX, RevDH, RevGeneral, PrisPerm, PrisRotX, PrisGeneral, FreeFlyer
+};
+
 // A constant rotation, classified once at build so hot loops can skip its zeros and ones.
 struct ConstRotation {
   enum Kind : unsigned char { Permutation, RotX, General };
@@ -72,6 +83,16 @@ struct ConstRotation {
   std::array<bool, 3> ineg{{false, false, false}};
 };
 
+// Kane's method's constants (kane.hpp), built once with the model: each body's mass centre and
+// central inertia, in its internal frame. Entry 0 unused.
+struct KaneConstants {
+  std::vector<Vec3> c;                     // mass centre c_k = h / mass (m); components below
+                                           // 1e-15 m are zero
+  std::vector<std::array<bool, 3>> c_nz;   // which components of c are non-zero
+  std::vector<Mat3> I;                     // central inertia I_k = Ibar - mass (c.c 1 - c c^T)
+  std::vector<char> principal;             // 1: I is diagonal (principal body axes)
+};
+
 struct Model {
   int n = 0;                          // number of moving bodies (= joints)
   int nq = 0, nv = 0;                 // configuration and velocity sizes (n, n without a
@@ -81,6 +102,8 @@ struct Model {
   std::vector<JointType> type;        // size n+1 (entry 0 unused)
   std::vector<int> iq, iv;            // size n+1: first index of body i's joint in q and in v
   std::vector<ConstRotation> Rc;      // constant part of parent-to-body rotation
+  std::vector<LinkKind> link;         // size n+1: how Xup applies body i's transform (entry 0
+                                      // unused)
   std::vector<double> qoff;           // revolute: E = Rc Rz(q + qoff) (a rotation about z taken
                                       // out of Rc at build; 0 for most joints)
   std::vector<Vec3> pc;               // parent-to-body translation, parent internal frame
@@ -98,7 +121,6 @@ struct Model {
 
   // derived at build, so the bodies next to the base skip their known zeros
   std::vector<char> root_rev;         // 1: revolute joint on the base (w = qd z, wd = qdd z)
-  std::vector<char> dh_link;          // 1: revolute, Rc a rotation about x, pc = (a, 0, d)
   std::vector<Vec3> kz;               // Rc^T e_z: the parent's z axis in the joint frame
   std::vector<std::array<bool, 3>> kz_nz;
   std::vector<Vec3> kzr;              // Rc^T (e_z x pc): with kz, the parent's joint axis as a
@@ -110,6 +132,8 @@ struct Model {
   std::vector<std::array<double, 4>> pcsq;  // 2 pc_0, pc_0^2, 2 pc_2, pc_2^2 (aba's DH shifts)
   std::vector<Vec3> gb;               // Rc^T (-gravity) for a body on the base (set_gravity)
   std::vector<std::array<bool, 3>> gb_nz;
+
+  KaneConstants kane;                 // Kane's method's per-body constants
 
   // user-visible frames: first the n bodies' own frames, then the extra fixed frames
   std::vector<int> frame_body;        // body the frame is fixed to (0 = base)

@@ -1,21 +1,17 @@
 // Recursive Newton-Euler inverse dynamics (Featherstone 2008, Table 5.1) and its reductions:
-// bias torques C(q, qd) qd + g(q) and gravity torques g(q).
+// bias torques C(q, qd) qd + g(q) and gravity torques g(q), for fixed and free-floating bases.
 #pragma once
 
 #include "robodyn/data.hpp"
+#include "robodyn/joint.hpp"
 #include "robodyn/kinematics.hpp"
+#include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/spatial.hpp"
 
 namespace robodyn {
 
 namespace detail {
-
-// sign(x) as -1, 0, +1 (Coulomb friction is zero at rest)
-template <class S>
-inline S signum(const S& x) {
-  return x > S(0) ? S(1) : (x < S(0) ? S(-1) : S(0));
-}
 
 // One Newton-Euler sweep. kVel: velocity terms on; kAcc: joint accelerations on;
 // kJoint: armature, viscous and Coulomb friction added to the joint torques.
@@ -100,24 +96,39 @@ ROBODYN_INLINE S cross_z_sparse(const Vec3& h, const std::array<bool, 3>& hz, co
   return S(0);
 }
 
+// One Newton-Euler sweep (RBDA Table 5.1; names in docs/notation.md). kVel: velocity terms
+// on; kAcc: joint accelerations on; kJoint: armature, viscous and Coulomb friction added to the
+// 1-DOF joint forces. Any joint kind: revolute, prismatic, and a free-flyer (body 1).
+//
+// Table 5.1's a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i, f_i = I_i a_i + v_i x* I_i v_i is
+// written with the classical acceleration of the body origin a'_i = a_i + w_i x v_i (the linear
+// velocity is never needed) and W_i = [wd_i] + [w_i][w_i] (Balafoutis):
+//   w_i   = E^T w_p + wJ                       (v_i, angular; wJ, vJ: S qd)
+//   wd_i  = E^T wd_p + (E^T w_p) x wJ + wJd      (a_i, angular; wJd, vJd: S qdd)
+//   a'_i  = E^T (a'_p + W_p r) + 2 (E^T w_p) x vJ + wJ x vJ + vJd
+//   n_i   = skew(W_i J_i) + h_i x a'_i  (= Ibar wd + w x Ibar w + h x a'),  f_i = mass a' + W_i h
+//   tau_i = S_i' (n_i, f_i);  (n_p, f_p) += X_i' (n_i, f_i)
+// (add_joint_classical in joint.hpp holds the joint terms of each kind). Body 0 is the world:
+// w_0 = wd_0 = 0, a'_0 = -gravity (Featherstone 5.3). Without velocities (gravity torques)
+// w = wd = 0 and a'_i = E^T a'_p.
+// The bodies next to the world keep known zeros (the op counts of tests/test_opcount.py and
+// docs/opcounts.md rest on them): a revolute body on the base has w = u z, wd = ud z, a planar
+// W, and only its joint torque is read; its children read that W with its zeros and give it
+// only their projection on its axis.
 template <bool kVel, bool kAcc, bool kJoint, class S>
 void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
   static_assert(kVel || !kAcc, "accelerations without velocities are not used");
   update_kinematics(m, d, q, 1);
-  // The spatial recursion a_i = X a_p + S qdd + v x S qd, f = I a + v x* I v, written with the
-  // classical acceleration of the body origin a' = a + w x v (no linear velocity needed) and
-  // W = [wd] + [w][w] (Balafoutis):  a'_i = E^T (a'_p + W_p r) [+ 2 w x z u + z ud],
-  //   n_i = skew(W_i J_i) + h x a' (= Ibar wd + w x (Ibar w) + h x a'),  f_i = mass a' + W_i h.
-  // Without velocities (gravity torques) w = wd = 0: a'_i = E^T a'_p, n = h x a', f = mass a'.
-  // Base: w = wd = 0, a' = -gravity (fictitious upward acceleration, Featherstone 5.3).
-  // A revolute body on the base has w = u z, wd = ud z and a sparse W; its children see the
-  // parent's w and wd along their parent's z axis: both are written out with their zeros.
   d.al[0] = -m.gravity.template cast<S>();
   for (int i = 1; i <= m.n; ++i) {
     const int p = m.parent[i];
-    const bool rev = m.type[i] == JointType::Revolute;
+    const JointType t = m.type[i];
+    const Xup<S> X(m, d, i);
+    const int k = m.iv[i];
     const Vec3& h = m.h[i];
     const auto& hz = m.h_nz[i];
+    // a body on the base with a constant E^T a'_0 (revolute, prismatic)
+    const bool const_g = p == 0 && t != JointType::FreeFlyer;
     if (!kVel && m.root_rev[i]) {
       // only the joint torque (h x a')_z is read from a body turning on the base
       const V3T<S> a = gravity_in_root(m, d, i);
@@ -127,18 +138,18 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
       continue;
     }
     if (!kVel) {
-      const V3T<S> a = p == 0 ? gravity_in_root(m, d, i) : applyET(m, d, i, d.al[p]);
+      const V3T<S> a = const_g ? gravity_in_root(m, d, i) : X.ET(d.al[p]);
       d.al[i] = a;
       d.fn[i] = const_cross<S>(h, hz, a);
       d.ff[i] = S(m.mass[i]) * a;
       continue;
     }
-    const S u = qd[i - 1];
-    if (p == 0 && rev) {
+    if (m.root_rev[i]) {
       // w = u z, wd = ud z: W = [[-u^2, -ud, 0], [ud, -u^2, 0], [0, 0, 0]]
+      const S u = qd[k];
       const V3T<S> a = gravity_in_root(m, d, i);
       const S uu = u * u;
-      const S ud = kAcc ? qdd[i - 1] : S(0);
+      const S ud = kAcc ? qdd[k] : S(0);
       d.w[i] = V3T<S>(S(0), S(0), u);
       d.wd[i] = V3T<S>(S(0), S(0), ud);
       d.al[i] = a;
@@ -153,62 +164,42 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
       const auto az = gravity_in_root_nz(m, i);
       S nz_ = cross_z_sparse<S>(h, hz, a, az);
       if (kAcc && m.I_nz[i][2]) {
-        const S t = ud * S(m.Ibar[i](2, 2));
-        nz_ = (hz[0] && az[1]) || (hz[1] && az[0]) ? S(nz_ + t) : t;
+        const S tz = ud * S(m.Ibar[i](2, 2));
+        nz_ = (hz[0] && az[1]) || (hz[1] && az[0]) ? S(nz_ + tz) : tz;
       }
       d.fn[i] = V3T<S>(S(0), S(0), nz_);
       d.ff[i].setZero();
       continue;
     }
+    // the parent's motion seen from body i: w = E^T w_p, wd = E^T wd_p, a = E^T (a'_p + W_p r)
     V3T<S> w, wd, a;
-    if (p > 0 && m.root_rev[p]) {
+    if (p == 0) {
+      w.setZero();
+      wd.setZero();
+      a = const_g ? gravity_in_root(m, d, i) : X.ET(d.al[0]);
+    } else if (m.root_rev[p]) {
       // the parent turns about its own z only: W_p = [[-u_p^2, -ud_p, 0], [ud_p, -u_p^2, 0], 0]
       const M3T<S>& Wp = d.W[p];
-      const V3T<S> Wr = rev ? planar_apply<S>(Wp(0, 0), Wp(0, 1), Wp(1, 0), Wp(1, 1), m.pc[i],
+      const V3T<S> Wr = X.revolute()
+                            ? planar_apply<S>(Wp(0, 0), Wp(0, 1), Wp(1, 0), Wp(1, 1), m.pc[i],
                                               m.pc_nz[i])
                             : V3T<S>(Wp(0, 0) * d.r[i][0] + Wp(0, 1) * d.r[i][1],
                                      Wp(1, 0) * d.r[i][0] + Wp(1, 1) * d.r[i][1], S(0));
-      a = applyET(m, d, i, V3T<S>(d.al[p] + Wr));
+      a = X.ET(V3T<S>(d.al[p] + Wr));
       w = applyET_z(m, d, i, d.w[p][2]);
       wd = kAcc ? applyET_z(m, d, i, d.wd[p][2]) : V3T<S>(S(0), S(0), S(0));
-    } else if (p > 0) {
-      // a'_p + W_p r, r constant for a revolute joint (zeros skipped)
-      const V3T<S> Wr = rev ? accel_apply<S>(d.W[p], m.pc[i], m.pc_nz[i])
-                            : V3T<S>(d.W[p] * d.r[i]);
-      a = applyET(m, d, i, V3T<S>(d.al[p] + Wr));
-      wd = applyET(m, d, i, d.wd[p]);
-      w = applyET(m, d, i, d.w[p]);
     } else {
-      // a prismatic joint on the base
-      a = gravity_in_root(m, d, i);
-      wd.setZero();
-      w.setZero();
+      a = X.ET(V3T<S>(d.al[p] + X.times_r(d.W[p])));
+      wd = X.ET(d.wd[p]);
+      w = X.ET(d.w[p]);
     }
-    if (p > 0) {
-      if (rev) {
-        // wd += w_p x z u: 2 mul, 2 add
-        wd[0] += w[1] * u;
-        wd[1] -= w[0] * u;
-      } else {
-        // Coriolis term 2 w x z u of a sliding joint
-        const S u2 = u + u;
-        a[0] += w[1] * u2;
-        a[1] -= w[0] * u2;
-      }
-    }
-    if (rev)
-      w[2] += u;
-    if (kAcc) {
-      if (rev)
-        wd[2] += qdd[i - 1];
-      else
-        a[2] += qdd[i - 1];
-    }
+    // + the joint's motion S qd, S qdd and its velocity products
+    add_joint_classical<kAcc, S>(t, p > 0, qd + k, qdd + k, w, wd, a);
     d.w[i] = w;
     d.wd[i] = wd;
     d.al[i] = a;
-    if (p == 0) {
-      // prismatic on the base: w = wd = 0
+    if (p == 0 && t == JointType::Prismatic) {
+      // sliding on the base: w = wd = 0
       d.W[i].setZero();
       d.fn[i] = const_cross<S>(h, hz, a);
       d.ff[i] = S(m.mass[i]) * a;
@@ -219,16 +210,17 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
     d.fn[i] = moment_from_W<S>(d.W[i], m.J[i], m.J_nz[i]) + const_cross<S>(h, hz, a);
     d.ff[i] = S(m.mass[i]) * a + accel_apply<S>(d.W[i], h, hz);
   }
-  // backward pass: project on the joint axis, push the force to the parent
+  // backward pass: project on the joint axes, push the force to the parent
   for (int i = m.n; i >= 1; --i) {
-    const bool rev = m.type[i] == JointType::Revolute;
-    S t = rev ? d.fn[i][2] : d.ff[i][2];
-    if (kJoint) {
-      if (kAcc && m.armature[i] != 0) t += S(m.armature[i]) * qdd[i - 1];
-      if (m.damping[i] != 0) t += S(m.damping[i]) * qd[i - 1];
-      if (m.friction[i] != 0) t += S(m.friction[i]) * signum(qd[i - 1]);
+    const int k = m.iv[i];
+    if (m.type[i] == JointType::FreeFlyer) {
+      joint_force(m.type[i], d.fn[i], d.ff[i], tau + k);
+    } else {
+      // read qd, qdd before tau is written (tau may alias them)
+      S t = m.type[i] == JointType::Revolute ? d.fn[i][2] : d.ff[i][2];
+      if (kJoint) add_joint_terms<kAcc, S>(m, i, qd, qdd, t);
+      tau[k] = t;
     }
-    tau[i - 1] = t;
     const int p = m.parent[i];
     if (p > 0 && m.root_rev[p]) {
       // a parent on the base needs only its joint torque: n_p,z += (X_i S_p)' f_i
@@ -236,10 +228,7 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
       parent_axis_motion(m, d, i, va, vl);
       d.fn[p][2] += va.dot(d.fn[i]) + vl.dot(d.ff[i]);
     } else if (p > 0) {
-      // f_p += X_i^T f_i: (E n + r x E f, E f)
-      const V3T<S> Ef = applyE(m, d, i, d.ff[i]);
-      d.fn[p] += applyE(m, d, i, d.fn[i]) - cross_r(m, d, i, Ef);
-      d.ff[p] += Ef;
+      Xup<S>(m, d, i).apply_transpose(d.fn[i], d.ff[i], d.fn[p], d.ff[p]);
     }
   }
 }
@@ -247,7 +236,9 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
 }  // namespace detail
 
 // Inverse dynamics: tau = M(q) qdd + C(q, qd) qd + g(q) + armature qdd + damping qd
-//                         + friction sign(qd).  q, qd, qdd, tau: (n,).
+//                         + friction sign(qd).  q (nq,), qd, qdd, tau (nv,). With a free-flyer
+// (body 1) its block of tau is the wrench on the base in base axes [moment about the base
+// origin; force] and its block of qdd the spatial acceleration of the base in base axes.
 template <class S>
 void rnea(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
   detail::rnea_sweep<true, true, true, S>(m, d, q, qd, qdd, tau);

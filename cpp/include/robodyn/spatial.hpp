@@ -256,34 +256,6 @@ ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B) {
   }
 }
 
-// E B E^T with E = Rc Rz(q) the parent-to-body rotation of body i (B symmetric if kSym)
-template <bool kSym, class S>
-ROBODYN_INLINE M3T<S> rotate_to_parent(const Model& m, const DataTpl<S>& d, int i, M3T<S> B) {
-  if (m.type[i] == JointType::Revolute) {
-    if (kSym)
-      rotate_sym_plane<0, 1, 2>(plane_z(d, i), B);
-    else
-      rotate_gen_plane<0, 1, 2>(plane_z(d, i), B);
-  }
-  return rotate_const<kSym, S>(m.Rc[i], B);
-}
-
-// parent-to-body rotation applied to a body-frame vector: E x = Rc Rz(q) x
-template <class S>
-ROBODYN_INLINE V3T<S> applyE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  if (m.dh_link[i]) return rotx(m.Rc[i], rotz(d.c[i], d.s[i], x));  // no dispatch on the kind
-  if (m.type[i] == JointType::Revolute) return rotc(m.Rc[i], rotz(d.c[i], d.s[i], x));
-  return rotc(m.Rc[i], x);
-}
-
-// its transpose applied to a parent-frame vector: E^T x = Rz(q)^T Rc^T x
-template <class S>
-ROBODYN_INLINE V3T<S> applyET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  if (m.dh_link[i]) return rotzT(d.c[i], d.s[i], rotxT(m.Rc[i], x));
-  if (m.type[i] == JointType::Revolute) return rotzT(d.c[i], d.s[i], rotcT(m.Rc[i], x));
-  return rotcT(m.Rc[i], x);
-}
-
 // Rz(q)^T v for a v whose components 0 and 1 are known non-zero (n0, n1) or zero:
 // 4 mul with both, 2 with one
 template <class S>
@@ -300,56 +272,6 @@ ROBODYN_INLINE V3T<S> rotzT_const(const S& c, const S& s, const Vec3& k,
                                   const std::array<bool, 3>& nz) {
   const V3T<S> v(nz[0] ? S(k[0]) : S(0), nz[1] ? S(k[1]) : S(0), nz[2] ? S(k[2]) : S(0));
   return rotzT_sparse(c, s, v, nz[0], nz[1]);
-}
-
-// E^T (0, 0, x): a parent vector along the parent's z axis seen from body i
-// (for a rotation about x: 2 mul for x kz, 2 for the turn about z)
-template <class S>
-ROBODYN_INLINE V3T<S> applyET_z(const Model& m, const DataTpl<S>& d, int i, const S& x) {
-  const Vec3& k = m.kz[i];
-  const auto& nz = m.kz_nz[i];
-  V3T<S> v;
-  for (int j = 0; j < 3; ++j) v[j] = nz[j] ? S(x * S(k[j])) : S(0);
-  if (m.type[i] != JointType::Revolute) return v;
-  return rotzT_sparse(d.c[i], d.s[i], v, nz[0], nz[1]);
-}
-
-// the zero pattern of gravity_in_root(m, d, i) (the turn about z mixes components 0 and 1)
-inline std::array<bool, 3> gravity_in_root_nz(const Model& m, int i) {
-  const auto& g = m.gb_nz[i];
-  if (m.type[i] != JointType::Revolute) return g;
-  const bool xy = g[0] || g[1];
-  return {{xy, xy, g[2]}};
-}
-
-// The parent's joint axis S_p = (e_z, 0) as a motion of body i: X_i S_p = (E^T e_z,
-// E^T (e_z x r)); for a revolute joint both parts are constants turned about z
-template <class S>
-ROBODYN_INLINE void parent_axis_motion(const Model& m, const DataTpl<S>& d, int i, V3T<S>& a,
-                                       V3T<S>& l) {
-  if (m.type[i] == JointType::Revolute) {
-    a = rotzT_const<S>(d.c[i], d.s[i], m.kz[i], m.kz_nz[i]);
-    l = rotzT_const<S>(d.c[i], d.s[i], m.kzr[i], m.kzr_nz[i]);
-  } else {
-    a = V3T<S>(S(m.kz[i][0]), S(m.kz[i][1]), S(m.kz[i][2]));
-    l = applyET(m, d, i, V3T<S>(-d.r[i][1], d.r[i][0], S(0)));
-  }
-}
-
-// E^T (-gravity) for a body on the base: the constant Rc^T (-g) turned about z
-template <class S>
-ROBODYN_INLINE V3T<S> gravity_in_root(const Model& m, const DataTpl<S>& d, int i) {
-  if (m.type[i] == JointType::Revolute) return rotzT_const<S>(d.c[i], d.s[i], m.gb[i], m.gb_nz[i]);
-  const Vec3& g = m.gb[i];
-  return V3T<S>(S(g[0]), S(g[1]), S(g[2]));
-}
-
-// x cross r_i, with r_i the parent-to-body translation (constant for revolute joints)
-template <class S>
-ROBODYN_INLINE V3T<S> cross_r(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  if (m.dh_link[i]) return detail::cross_pattern<5, S>(x, m.pc[i]);  // pc = (a, 0, d)
-  if (m.type[i] == JointType::Revolute) return cross_const(x, m.pc[i], m.pc_nz[i]);
-  return cross(x, d.r[i]);
 }
 
 // rotational inertia (symmetric, constant) times vector, skipping zero entries

@@ -1,0 +1,309 @@
+// The link transform of body i, Featherstone's X_i = Xup[i] (RBDA 2.8, 4.1): the one place that
+// knows how each kind of link (model.hpp's LinkKind, chosen once in build_model) is applied.
+//
+// Body i's pose in its parent is (E, r): E the parent-to-body rotation (body axes to parent
+// axes), r the body origin in parent axes. The motion transform from the parent to body i is
+//
+//   X = [ E^T        0  ]      X m = (E^T w, E^T (v + w x r))   for m = (w, v) in the parent
+//       [ -E^T [r]  E^T ]      X^T f = (E n + r x E f, E f)      for f = (n, f) in body i
+//
+// (spatial vectors [angular; linear], each held as two 3-vectors). E = Rc Rz(q) for a revolute
+// joint (r = pc, a constant with known zeros), E = Rc for a prismatic one (r = pc + Rc q e_z),
+// E = Rc R(quat) for a free-flyer (its E and r computed by update_kinematics). Rc is a signed
+// permutation (free), a rotation about x (3 mul) or general; the kind of each body is fixed
+// at build time, so the only dispatch is the switch on Model::link[i] inside this type.
+//
+// Xup needs the configuration cache at level >= 1 (update_kinematics): d.c, d.s for revolute
+// joints, d.r (valid for every kind at level >= 1), d.E for a free-flyer.
+#pragma once
+
+#include <array>
+
+#include "robodyn/data.hpp"
+#include "robodyn/model.hpp"
+#include "robodyn/spatial.hpp"
+
+namespace robodyn {
+
+namespace detail {
+
+// R^T x and R x for a signed-permutation constant rotation (free)
+template <class S>
+ROBODYN_INLINE V3T<S> permT(const ConstRotation& R, const V3T<S>& x) {
+  return V3T<S>(R.neg[0] ? S(-x[R.perm[0]]) : x[R.perm[0]],
+                R.neg[1] ? S(-x[R.perm[1]]) : x[R.perm[1]],
+                R.neg[2] ? S(-x[R.perm[2]]) : x[R.perm[2]]);
+}
+template <class S>
+ROBODYN_INLINE V3T<S> perm(const ConstRotation& R, const V3T<S>& x) {
+  return V3T<S>(R.ineg[0] ? S(-x[R.iperm[0]]) : x[R.iperm[0]],
+                R.ineg[1] ? S(-x[R.iperm[1]]) : x[R.iperm[1]],
+                R.ineg[2] ? S(-x[R.iperm[2]]) : x[R.iperm[2]]);
+}
+
+// the symmetric parallel-axis shift of an inertia about the body origin, moved by r (parent
+// axes) with first moment y (parent axes) and mass mass:
+//   -[r][y] - [y][r] - mass [r][r] = 2 (r.z) 1 - (r z' + z r'),  z = y + (mass/2) r,
+// added to A; the zero components of r (nz) are skipped
+template <class S>
+ROBODYN_INLINE void add_shift(const V3T<S>& r, const std::array<bool, 3>& nz, const V3T<S>& z,
+                              M3T<S>& A) {
+  S p[3];
+  for (int k = 0; k < 3; ++k) p[k] = nz[k] ? S(r[k] * z[k]) : S(0);
+  auto sum2 = [&](int i, int j) -> S {  // 2 (p_i + p_j), skipping zeros
+    const S t = nz[i] && nz[j] ? S(p[i] + p[j]) : (nz[i] ? p[i] : (nz[j] ? p[j] : S(0)));
+    return nz[i] || nz[j] ? S(t + t) : S(0);
+  };
+  if (nz[1] || nz[2]) A(0, 0) += sum2(1, 2);
+  if (nz[0] || nz[2]) A(1, 1) += sum2(0, 2);
+  if (nz[0] || nz[1]) A(2, 2) += sum2(0, 1);
+  const int ij[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+  for (const auto& e : ij) {
+    const int i = e[0], j = e[1];
+    if (!nz[i] && !nz[j]) continue;
+    S t = nz[i] && nz[j] ? S(r[i] * z[j] + z[i] * r[j]) : (nz[i] ? S(r[i] * z[j]) : S(z[i] * r[j]));
+    A(i, j) -= t;
+    A(j, i) = A(i, j);
+  }
+}
+
+}  // namespace detail
+
+// X_i at the cached configuration: a view of the model's constants and the Data's cache.
+template <class S>
+struct Xup {
+  using V3 = V3T<S>;
+  using M3 = M3T<S>;
+  using M6 = Eigen::Matrix<S, 6, 6>;
+
+  const Model& m;
+  const DataTpl<S>& d;
+  const int i;
+  const LinkKind kind;
+
+  ROBODYN_INLINE Xup(const Model& model, const DataTpl<S>& data, int body)
+      : m(model), d(data), i(body), kind(model.link[body]) {}
+
+  bool revolute() const { return kind <= LinkKind::RevGeneral; }
+
+  // E x: a body-i vector in parent axes (revolute: 4 mul for Rz, then 0 / 3 / 9 for Rc)
+  ROBODYN_INLINE V3 E(const V3& x) const {
+    const ConstRotation& R = m.Rc[i];
+    switch (kind) {
+      case LinkKind::RevPerm: return detail::perm(R, rotz(d.c[i], d.s[i], x));
+      case LinkKind::RevRotX:
+      case LinkKind::RevDH: return rotx(R, rotz(d.c[i], d.s[i], x));
+      case LinkKind::RevGeneral: return R.R.template cast<S>() * rotz(d.c[i], d.s[i], x);
+      case LinkKind::PrisPerm: return detail::perm(R, x);
+      case LinkKind::PrisRotX: return rotx(R, x);
+      case LinkKind::PrisGeneral: return R.R.template cast<S>() * x;
+      default: return d.E[i] * x;  // free-flyer: the full rotation
+    }
+  }
+
+  // E^T x: a parent-axes vector in body i's axes
+  ROBODYN_INLINE V3 ET(const V3& x) const {
+    const ConstRotation& R = m.Rc[i];
+    switch (kind) {
+      case LinkKind::RevPerm: return rotzT(d.c[i], d.s[i], detail::permT(R, x));
+      case LinkKind::RevRotX:
+      case LinkKind::RevDH: return rotzT(d.c[i], d.s[i], rotxT(R, x));
+      case LinkKind::RevGeneral:
+        return rotzT(d.c[i], d.s[i], V3(R.R.transpose().template cast<S>() * x));
+      case LinkKind::PrisPerm: return detail::permT(R, x);
+      case LinkKind::PrisRotX: return rotxT(R, x);
+      case LinkKind::PrisGeneral: return R.R.transpose().template cast<S>() * x;
+      default: return d.E[i].transpose() * x;
+    }
+  }
+
+  // r, the body origin in parent axes (valid for every kind at cache level >= 1)
+  ROBODYN_INLINE const V3& r() const { return d.r[i]; }
+
+  // the zero pattern of r: the constant pc's for a revolute joint, else full
+  ROBODYN_INLINE std::array<bool, 3> r_nz() const {
+    if (revolute()) return m.pc_nz[i];
+    return {{true, true, true}};
+  }
+
+  // x cross r (revolute: the constant pc's zeros skipped; 4 mul for a DH link)
+  ROBODYN_INLINE V3 cross_r(const V3& x) const {
+    switch (kind) {
+      case LinkKind::RevDH: return detail::cross_pattern<5, S>(x, m.pc[i]);  // pc = (a, 0, d)
+      case LinkKind::RevPerm:
+      case LinkKind::RevRotX:
+      case LinkKind::RevGeneral: return cross_const(x, m.pc[i], m.pc_nz[i]);
+      default: return cross<S>(x, d.r[i]);
+    }
+  }
+
+  // A r for a 3x3 A (revolute: the zeros of pc skipped)
+  ROBODYN_INLINE V3 times_r(const M3& A) const {
+    if (!revolute()) return A * d.r[i];
+    const Vec3& c = m.pc[i];
+    const auto& nz = m.pc_nz[i];
+    return V3(dot_const<S>(A(0, 0), A(0, 1), A(0, 2), c, nz),
+              dot_const<S>(A(1, 0), A(1, 1), A(1, 2), c, nz),
+              dot_const<S>(A(2, 0), A(2, 1), A(2, 2), c, nz));
+  }
+
+  // X m for a parent motion m = (w, v): (E^T w, E^T (v + w x r))
+  ROBODYN_INLINE void apply(const V3& w, const V3& v, V3& wi, V3& vi) const {
+    wi = ET(w);
+    vi = ET(V3(v + cross_r(w)));
+  }
+
+  // X^T f for a body force f = (n, f), ADDED to the parent's (np, fp):
+  // np += E n + r x E f, fp += E f
+  ROBODYN_INLINE void apply_transpose(const V3& n, const V3& f, V3& np, V3& fp) const {
+    const V3 Ef = E(f);
+    np += E(n) - cross_r(Ef);
+    fp += Ef;
+  }
+
+  // E B E^T (B symmetric if kSym): a body-axes 3x3 tensor in parent axes
+  template <bool kSym>
+  ROBODYN_INLINE M3 rotate(M3 B) const {
+    if (kind == LinkKind::FreeFlyer) return d.E[i] * B * d.E[i].transpose();
+    if (revolute()) {
+      if (kSym)
+        rotate_sym_plane<0, 1, 2>(plane_z(d, i), B);
+      else
+        rotate_gen_plane<0, 1, 2>(plane_z(d, i), B);
+    }
+    return rotate_const<kSym, S>(m.Rc[i], B);
+  }
+
+  // X^T I X for a rigid (or composite) inertia I = (mass, h, Ibar) of body i (first moment h,
+  // rotational inertia Ibar about body i's origin, body axes), ADDED to the parent's
+  // (mass_p, h_p, Ibar_p): h_p += E h + mass r, Ibar_p += E Ibar E^T - [r][Eh] - [Eh][r]
+  // - mass [r][r]
+  ROBODYN_INLINE void transport_inertia(const S& mass, const V3& h, const M3& Ibar, S& mass_p,
+                                        V3& h_p, M3& Ibar_p) const {
+    const V3& rr = d.r[i];
+    const std::array<bool, 3> nz = r_nz();
+    const V3 y = E(h);
+    const S half = S(0.5) * mass;
+    V3 z = y, mr;
+    for (int k = 0; k < 3; ++k) {
+      mr[k] = nz[k] ? S(mass * rr[k]) : S(0);
+      if (nz[k]) z[k] += half * rr[k];
+    }
+    M3 Ip = rotate<true>(Ibar);
+    detail::add_shift<S>(rr, nz, z, Ip);
+    Ibar_p += Ip;
+    for (int k = 0; k < 3; ++k) h_p[k] += nz[k] ? S(y[k] + mr[k]) : y[k];
+    mass_p += mass;
+  }
+
+  // X^T IA X for a symmetric 6x6 (articulated) inertia of body i, [angular; linear] blocks
+  // [[A, B], [B', C]]: with A', B', C' the blocks rotated to parent axes (E . E^T),
+  //   [[A' - B'[r] + [r]B'^T - [r]C'[r],  B' + [r]C'], [.., C']]
+  // in parent coordinates (returned whole, both triangles)
+  ROBODYN_INLINE M6 transport(const M6& IA) const {
+    const M3 A = rotate<true>(IA.template topLeftCorner<3, 3>());
+    const M3 B = rotate<false>(IA.template topRightCorner<3, 3>());
+    const M3 C = rotate<true>(IA.template bottomRightCorner<3, 3>());
+    const M3 rx = skew<S>(d.r[i]);
+    const M3 Bn = B + rx * C;                      // B' + [r] C'
+    const M3 Br = B * rx;                          // B' [r]
+    M3 An = A - Br - Br.transpose() - rx * C * rx; // [r] B'^T = -(B' [r])^T
+    M6 out;
+    out.template topLeftCorner<3, 3>() = An;
+    out.template topRightCorner<3, 3>() = Bn;
+    out.template bottomLeftCorner<3, 3>() = Bn.transpose();
+    out.template bottomRightCorner<3, 3>() = C;
+    return out;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Transitional names of the algorithms not yet written on Xup (each forwards to it); delete a
+// name when nothing calls it.
+
+template <class S>
+ROBODYN_INLINE V3T<S> applyE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  return Xup<S>(m, d, i).E(x);
+}
+template <class S>
+ROBODYN_INLINE V3T<S> applyET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  return Xup<S>(m, d, i).ET(x);
+}
+template <class S>
+ROBODYN_INLINE V3T<S> cross_r(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  return Xup<S>(m, d, i).cross_r(x);
+}
+template <class S>
+ROBODYN_INLINE V3T<S> linkE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  return Xup<S>(m, d, i).E(x);
+}
+template <class S>
+ROBODYN_INLINE V3T<S> linkET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
+  return Xup<S>(m, d, i).ET(x);
+}
+template <class S>
+ROBODYN_INLINE V3T<S> link_cross_r(const Model& m, const DataTpl<S>& d, int i,
+                                   const V3T<S>& x) {
+  return Xup<S>(m, d, i).cross_r(x);
+}
+template <bool kSym, class S>
+ROBODYN_INLINE M3T<S> rotate_to_parent(const Model& m, const DataTpl<S>& d, int i,
+                                       const M3T<S>& B) {
+  return Xup<S>(m, d, i).template rotate<kSym>(B);
+}
+template <class S>
+ROBODYN_INLINE void motion_to_body(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& w,
+                                   const V3T<S>& v, V3T<S>& wi, V3T<S>& vi) {
+  Xup<S>(m, d, i).apply(w, v, wi, vi);
+}
+template <class S>
+ROBODYN_INLINE void add_force_to_parent(const Model& m, const DataTpl<S>& d, int i,
+                                        const V3T<S>& n, const V3T<S>& f, V3T<S>& np,
+                                        V3T<S>& fp) {
+  Xup<S>(m, d, i).apply_transpose(n, f, np, fp);
+}
+
+// The root-body helpers of today's fixed-base rnea, crba and aba (the parent's z axis and
+// gravity as constants turned about z); they go with the root special cases.
+
+// E^T (0, 0, x): a parent vector along the parent's z axis seen from body i
+template <class S>
+ROBODYN_INLINE V3T<S> applyET_z(const Model& m, const DataTpl<S>& d, int i, const S& x) {
+  const Vec3& k = m.kz[i];
+  const auto& nz = m.kz_nz[i];
+  V3T<S> v;
+  for (int j = 0; j < 3; ++j) v[j] = nz[j] ? S(x * S(k[j])) : S(0);
+  if (m.type[i] != JointType::Revolute) return v;
+  return rotzT_sparse(d.c[i], d.s[i], v, nz[0], nz[1]);
+}
+
+// the zero pattern of gravity_in_root(m, d, i) (the turn about z mixes components 0 and 1)
+inline std::array<bool, 3> gravity_in_root_nz(const Model& m, int i) {
+  const auto& g = m.gb_nz[i];
+  if (m.type[i] != JointType::Revolute) return g;
+  const bool xy = g[0] || g[1];
+  return {{xy, xy, g[2]}};
+}
+
+// the parent's joint axis S_p = (e_z, 0) as a motion of body i: X_i S_p
+template <class S>
+ROBODYN_INLINE void parent_axis_motion(const Model& m, const DataTpl<S>& d, int i, V3T<S>& a,
+                                       V3T<S>& l) {
+  if (m.type[i] == JointType::Revolute) {
+    a = rotzT_const<S>(d.c[i], d.s[i], m.kz[i], m.kz_nz[i]);
+    l = rotzT_const<S>(d.c[i], d.s[i], m.kzr[i], m.kzr_nz[i]);
+  } else {
+    a = V3T<S>(S(m.kz[i][0]), S(m.kz[i][1]), S(m.kz[i][2]));
+    l = Xup<S>(m, d, i).ET(V3T<S>(-d.r[i][1], d.r[i][0], S(0)));
+  }
+}
+
+// E^T (-gravity) for a body on the base: the constant Rc^T (-g) turned about z
+template <class S>
+ROBODYN_INLINE V3T<S> gravity_in_root(const Model& m, const DataTpl<S>& d, int i) {
+  if (m.type[i] == JointType::Revolute) return rotzT_const<S>(d.c[i], d.s[i], m.gb[i], m.gb_nz[i]);
+  const Vec3& g = m.gb[i];
+  return V3T<S>(S(g[0]), S(g[1]), S(g[2]));
+}
+
+}  // namespace robodyn

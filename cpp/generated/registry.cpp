@@ -19,7 +19,7 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "46fcec32ca51951568ff929d0cf598cf8f15cd386b8a24125226e3721338e9f2",
+       "33911c993ca4f6d0338eaf937b89b91b9c9ca3092e060ecab541f13c60bfbb3f",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,

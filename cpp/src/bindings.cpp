@@ -545,11 +545,6 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                                       : aba(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
-  if (r.model_->floating && (method.is_none() || str_is(method, "aba")))
-    return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
-                    [](const Model& m, Data& d, const Ptrs3& x, double* o) {
-                      return floating::aba(m, d, x[0], x[1], x[2], o);
-                    });
   if (r.model_->floating && str_is(method, "crba"))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {

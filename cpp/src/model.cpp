@@ -216,7 +216,7 @@ void check_derived(const Model& m, const std::vector<BodySpec>& bodies,
                     m.Ibar[i].allFinite() && m.J[i].allFinite() && m.kz[i].allFinite() &&
                     m.kzr[i].allFinite() && m.kzk[i].allFinite() && std::isfinite(m.kzr2[i]) &&
                     std::isfinite(m.kz22[i]) && std::isfinite(m.qoff[i]) &&
-                    std::isfinite(m.pcsq[i][0] + m.pcsq[i][1] + m.pcsq[i][2] + m.pcsq[i][3]);
+                    std::isfinite(m.pc[i].squaredNorm());
     if (!ok)
       fail(body_label(bodies[i - 1], i - 1),
            "the model constants derived from its origin, centre of mass and inertia overflow "
@@ -483,7 +483,6 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   m.kzk_nz.assign(n + 1, {{false, false, false}});
   m.kzr2.assign(n + 1, 0);
   m.kz22.assign(n + 1, 0);
-  m.pcsq.assign(n + 1, {{0, 0, 0, 0}});
   for (int i = 1; i <= n; ++i) {
     m.root_rev[i] = m.parent[i] == 0 && m.type[i] == JointType::Revolute;
     m.link[i] = link_kind(m.type[i], m.Rc[i].kind, m.pc_nz[i]);
@@ -507,8 +506,6 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.kzk[i] = kk;
     m.kzr2[i] = kr.squaredNorm();
     m.kz22[i] = k[2] * k[2];
-    const Vec3& q = m.pc[i];
-    m.pcsq[i] = {{2 * q[0], q[0] * q[0], 2 * q[2], q[2] * q[2]}};
   }
   check_derived(m, bodies, frames);
   set_gravity(m, m.gravity);
@@ -523,16 +520,14 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   // and memory. The articulated-body pivots D_i = S_i' IA_i S_i (+ armature) are the pivots of
   // a factorisation of M from the tips (Featherstone, RBDA 6.5), so M is positive definite
   // exactly when every D_i > 0, which aba() checks.
-  // (a free-flyer's 6x6 pivot is its articulated inertia, factorised by floating::aba)
+  // (a free-flyer's 6x6 pivot is its articulated inertia, factorised by aba)
   std::vector<double> q(m.nq), zero(m.nv, 0.0), qdd(m.nv);
   for (int trial = 0; trial < 3; ++trial) {
     for (int i = 0; i < m.nq; ++i)
       q[i] = trial == 0 ? 0.0 : std::sin(1.3 * (i + 1) * trial + 0.4);
     if (m.floating)  // the base at the world origin, its quaternion the identity
       for (int k = 0; k < 7; ++k) q[k] = k == 6 ? 1.0 : 0.0;
-    const bool ok = m.floating
-                        ? floating::aba(m, d, q.data(), zero.data(), zero.data(), qdd.data())
-                        : aba(m, d, q.data(), zero.data(), zero.data(), qdd.data());
+    const bool ok = aba(m, d, q.data(), zero.data(), zero.data(), qdd.data());
     if (!ok)
       throw std::invalid_argument(
           "model: the mass matrix is singular (a joint moves no mass or inertia; give the "

@@ -49,7 +49,7 @@ void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
     switch (a) {
       case Algorithm::Rnea: rnea(m, d, q, qd, x, out); break;
       case Algorithm::Gravity: gravity_torques(m, d, q, out); break;
-      case Algorithm::Aba: ok = floating::aba(m, d, q, qd, x, out); break;
+      case Algorithm::Aba: ok = aba(m, d, q, qd, x, out); break;
       case Algorithm::ForwardDynamics:
         ok = floating::forward_dynamics_crba(m, d, q, qd, x, out);
         break;

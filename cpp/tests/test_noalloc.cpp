@@ -610,7 +610,7 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
         for (int i = 0; i < nv; ++i)
           for (int j = 0; j < nv; ++j) M[i * nv + j] = d.M(i, j);
         break;
-      case 2: floating::aba(m, d, q, v, tau.data(), a1.data()); break;
+      case 2: aba(m, d, q, v, tau.data(), a1.data()); break;
       case 3: floating::forward_dynamics_crba(m, d, q, v, tau.data(), a2.data()); break;
       case 4: bias_torques(m, d, q, v, bias.data()); break;
       case 5: gravity_torques(m, d, q, grav.data()); break;
@@ -682,7 +682,7 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   double err = 0;
   for (int s = 0; s < states; ++s) {
     rnea(m, d, Q[s].data(), V[s].data(), A[s].data(), tau.data());
-    floating::aba(m, d, Q[s].data(), V[s].data(), tau.data(), a1.data());
+    aba(m, d, Q[s].data(), V[s].data(), tau.data(), a1.data());
     floating::forward_dynamics_crba(m, d, Q[s].data(), V[s].data(), tau.data(), a2.data());
     integrate(m, Q[s].data(), V[s].data(), 0.3, q1.data());
     difference(m, Q[s].data(), q1.data(), dv.data());

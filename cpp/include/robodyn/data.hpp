@@ -57,12 +57,14 @@ struct DataTpl {
   AVec<M3> II;           // composite rotational inertia about the origin (for a revolute body
                          // on the base only II(2, 2) is complete: the rest is never used)
   AVec<V6> ax;           // crba: X_i S_p, the joint axis of a parent on the base, seen from i
-  AVec<M6> IA;           // articulated inertia, 6x6 [angular; linear] (for a revolute body
-                         // on the base only its column 2 is complete: the rest is never used)
-  AVec<V6> pA;           // articulated bias force (body on the base: entry 2 only)
+  AVec<M6> IA;           // aba: articulated inertia, 6x6 [angular; linear] about the body
+                         // origin, body axes; upper triangle only (for a revolute body on
+                         // the base only its column 2 is complete: the rest is never used)
+  AVec<V6> pA;           // aba: articulated bias force (revolute body on the base: entry 2 only)
   AVec<V6> U;            // IA S
   AVec<S> D, u;          // S' IA S (+ armature), joint force minus projected bias
-  AVec<V6> cbias;        // aba: velocity-product term of the (classical) acceleration
+  AVec<V6> cbias;        // aba: Featherstone's c, the velocity-product term of the (classical)
+                         // acceleration, body axes
   AVec<S> w2;            // aba: |w_i|^2
 
   // world-frame quantities for the Coriolis matrix
@@ -89,7 +91,8 @@ struct DataTpl {
     if (M.rows() != nv) M.setZero(nv, nv);
   }
   VecX tmp;              // (nv,) scratch
-  M6 Uf;                 // aba, free-flyer: Cholesky factor L of D = IA (lower triangle)
+  M6 Uf;                 // aba, free-flyer: D = IA factorised as L diag L' (L unit lower:
+                         // below the diagonal; diag on it; diag L' above it)
   V6 uf;                 // aba, free-flyer: tau - pA, then qdd
 
   // Kane's method (kane.hpp; its constants are Model::kane)

@@ -12,7 +12,6 @@
 
 #include <cmath>
 
-#include "robodyn/aba.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
 #include "robodyn/joint.hpp"
@@ -55,38 +54,6 @@ ROBODYN_INLINE S joint_terms(const Model& m, int i, const S* qd, const S* qdd) {
   if (m.damping[i] != 0) t += S(m.damping[i]) * qd[k];
   if (m.friction[i] != 0) t += S(m.friction[i]) * robodyn::detail::signum(qd[k]);
   return t;
-}
-
-// In-place Cholesky L L' of a symmetric positive definite 6x6 matrix (lower triangle of A).
-template <class S>
-bool cholesky6(Eigen::Matrix<S, 6, 6>& A) {
-  using std::sqrt;
-  for (int j = 0; j < 6; ++j) {
-    S djj = A(j, j);
-    for (int k = 0; k < j; ++k) djj -= A(j, k) * A(j, k);
-    if (!(djj > S(0))) return false;
-    A(j, j) = sqrt(djj);
-    const S inv = S(1) / A(j, j);
-    for (int i = j + 1; i < 6; ++i) {
-      S x = A(i, j);
-      for (int k = 0; k < j; ++k) x -= A(i, k) * A(j, k);
-      A(i, j) = x * inv;
-    }
-  }
-  return true;
-}
-
-// x = (L L')^-1 x
-template <class S>
-void cholesky6_solve(const Eigen::Matrix<S, 6, 6>& L, Eigen::Matrix<S, 6, 1>& x) {
-  for (int i = 0; i < 6; ++i) {
-    for (int k = 0; k < i; ++k) x[i] -= L(i, k) * x[k];
-    x[i] /= L(i, i);
-  }
-  for (int i = 5; i >= 0; --i) {
-    for (int k = i + 1; k < 6; ++k) x[i] -= L(k, i) * x[k];
-    x[i] /= L(i, i);
-  }
 }
 
 // index of a 1-DOF joint's motion axis in a 6-vector: rotation about z or sliding along z
@@ -158,96 +125,6 @@ bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* q
       d.tmp[m.iv[i]] -= detail::joint_terms<false, S>(m, i, qd, nullptr);
   for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
   return cholesky_solve(d, qdd);
-}
-
-// Articulated-body forward dynamics (Table 7.1), the free-flyer as the articulated root:
-// its acceleration is IA^-1 (tau - pA) - X a_0. Returns false when an articulated inertia is
-// not positive definite. qdd may alias the inputs (they are read in the first two passes).
-template <class S>
-bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S* qdd) {
-  using M6 = Eigen::Matrix<S, 6, 6>;
-  using V6 = Eigen::Matrix<S, 6, 1>;
-  update_kinematics(m, d, q, 1);
-  // pass 1: velocities, velocity-product accelerations c, IA = I, pA = v x* I v
-  for (int i = 1; i <= m.n; ++i) {
-    const int p = m.parent[i];
-    const JointType t = m.type[i];
-    V3T<S> w, v, cw, cv;
-    motion_to_body(m, d, i, d.w[p], d.vl[p], w, v);
-    add_joint_motion(t, qd + m.iv[i], w, v);
-    joint_velocity_product(t, w, v, qd + m.iv[i], cw, cv);
-    d.w[i] = w;
-    d.vl[i] = v;
-    d.cbias[i] << cw, cv;
-    const Mat3 hx = skew<double>(m.h[i]);
-    M6& IA = d.IA[i];
-    IA << m.Ibar[i].template cast<S>(), hx.template cast<S>(),
-        hx.transpose().template cast<S>(), Mat3::Identity().template cast<S>() * S(m.mass[i]);
-    V3T<S> bn, bf;
-    detail::bias_force<S>(m, i, w, v, bn, bf);
-    d.pA[i] << bn, bf;
-  }
-  // pass 2: U = IA S, D = S' U, u = tau - S' pA; the articulated inertia and bias force
-  // passed to the parent: Ia = IA - U D^-1 U', pa = pA + Ia c + U D^-1 u
-  for (int i = m.n; i >= 1; --i) {
-    const JointType t = m.type[i];
-    if (t == JointType::FreeFlyer) {
-      // S = 1: D = IA, u = tau - pA (a free-flyer is the root: nothing passed on)
-      d.Uf = d.IA[i];
-      if (!detail::cholesky6<S>(d.Uf)) return false;
-      for (int k = 0; k < 6; ++k) d.uf[k] = tau[m.iv[i] + k] - d.pA[i][k];
-      continue;
-    }
-    const int s = detail::axis_index(t);
-    d.U[i] = d.IA[i].col(s);
-    d.D[i] = d.U[i][s] + S(m.armature[i]);
-    if (!(d.D[i] > S(0))) return false;
-    const int k = m.iv[i];
-    d.u[i] = tau[k] - d.pA[i][s];
-    if (m.damping[i] != 0) d.u[i] -= S(m.damping[i]) * qd[k];
-    if (m.friction[i] != 0) d.u[i] -= S(m.friction[i]) * robodyn::detail::signum(qd[k]);
-    const int p = m.parent[i];
-    if (p == 0) continue;
-    const V6 Ud = d.U[i] / d.D[i];
-    const M6 Ia = d.IA[i] - Ud * d.U[i].transpose();
-    const V6 pa = d.pA[i] + Ia * d.cbias[i] + Ud * d.u[i];
-    robodyn::detail::add_articulated_to_parent<S>(m, d, i, false, Ia, d.IA[p]);
-    V3T<S> pn = d.pA[p].template head<3>(), pf = d.pA[p].template tail<3>();
-    add_force_to_parent(m, d, i, V3T<S>(pa.template head<3>()), V3T<S>(pa.template tail<3>()),
-                        pn, pf);
-    d.pA[p] << pn, pf;
-  }
-  // pass 3: a' = X a_p + c, qdd = D^-1 (u - U' a'), a = a' + S qdd
-  d.wd[0].setZero();
-  d.al[0] = -m.gravity.template cast<S>();
-  for (int i = 1; i <= m.n; ++i) {
-    const int p = m.parent[i];
-    V3T<S> aw, av;
-    motion_to_body(m, d, i, d.wd[p], d.al[p], aw, av);
-    aw += d.cbias[i].template head<3>();
-    av += d.cbias[i].template tail<3>();
-    S* qi = qdd + m.iv[i];
-    if (m.type[i] == JointType::FreeFlyer) {
-      // a = IA^-1 (tau - pA), qdd = a - a'
-      V6 a = d.uf;
-      detail::cholesky6_solve<S>(d.Uf, a);
-      for (int k = 0; k < 3; ++k) {
-        qi[k] = a[k] - aw[k];
-        qi[3 + k] = a[3 + k] - av[k];
-      }
-      aw = a.template head<3>();
-      av = a.template tail<3>();
-    } else {
-      const V6& U = d.U[i];
-      const S Ua = U[0] * aw[0] + U[1] * aw[1] + U[2] * aw[2] + U[3] * av[0] + U[4] * av[1] +
-                   U[5] * av[2];
-      qi[0] = (d.u[i] - Ua) / d.D[i];
-      add_joint_motion(m.type[i], qi, aw, av);
-    }
-    d.wd[i] = aw;
-    d.al[i] = av;
-  }
-  return true;
 }
 
 }  // namespace floating

@@ -129,7 +129,6 @@ struct Model {
   std::vector<std::array<bool, 3>> kzk_nz;
   std::vector<double> kzr2;
   std::vector<double> kz22;           // kz_2^2
-  std::vector<std::array<double, 4>> pcsq;  // 2 pc_0, pc_0^2, 2 pc_2, pc_2^2 (aba's DH shifts)
   std::vector<Vec3> gb;               // Rc^T (-gravity) for a body on the base (set_gravity)
   std::vector<std::array<bool, 3>> gb_nz;
 

@@ -7,9 +7,13 @@
    process and on a LocalCluster of ``--workers`` processes (started once, outside the timing;
    its start-up is reported apart), alternating, ``--rounds`` times each; the ratio of the
    medians is the speed-up. The two tables are checked equal.
-2. Dataset: rows per second per core of ``robodyn.dataset`` (q, qd, qdd, tau, M written to
-   Parquet) on the same cluster, against one in-process batch call per quantity on a chunk's
-   worth of states (compute only), and against the whole pipeline in this process.
+2. Dataset: where a written chunk's CPU goes, step by step in this process (``breakdown``,
+   also alone with ``--breakdown-only``); rows per CPU-second and per core of
+   ``robodyn.dataset`` (q, qd, qdd, tau, M written to Parquet, and computed without writing) on
+   the same cluster, against one in-process batch call per quantity on a chunk's worth of
+   states, with each process's share and idle background; the cost of gathering a chunk's
+   arrays to the client instead of reducing them on the workers. ``--skip-campaign`` for these
+   alone (results: ``bench/results/dataset.json``).
 3. Overheads: the scheduler's cost per task (empty tasks), the bytes shipped per task and per
    result, the client's cost to write a batch; with them, a model of a 4-node x 32-core cluster
    running 10^6 simulations.
@@ -24,6 +28,7 @@ import json
 import os
 import pickle
 import platform
+import random
 import shutil
 import statistics
 import tempfile
@@ -178,13 +183,14 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
     def add(name, wall, cpu):
         res.setdefault(name, []).append(rows / wall / workers)
         res.setdefault(name + "_cpu", []).append(rows / sum(cpu))
-        # CPU seconds per chunk: this process (client and scheduler), the workers, and the
-        # workers net of their idle background (heartbeats, monitors: a rate per second of
-        # wall time, measured each round while they wait; it grows with the other jobs' load)
+        # CPU seconds per chunk: this process (client and scheduler) and the workers, and the
+        # idle background of each (heartbeats, monitors: a rate per second of wall time,
+        # measured each round while the cluster waits; it grows with the other jobs' load)
         per = rows / {"cluster_write_small": small}.get(name, chunk)  # chunks
         parts.setdefault(name, []).append({"client_scheduler": cpu[0] / per,
                                            "workers": cpu[1] / per,
-                                           "workers_idle": idle[-1] * wall / per})
+                                           "client_scheduler_idle": idle[-1][0] * wall / per,
+                                           "workers_idle": idle[-1][1] * wall / per})
 
     idle = []
     for r in range(rounds):
@@ -192,7 +198,7 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
         t0 = time.perf_counter()
         time.sleep(2.0)
         cpu = cpu_since(client, before)
-        idle.append(cpu[1] / (time.perf_counter() - t0))
+        idle.append((cpu[0] / (time.perf_counter() - t0), cpu[1] / (time.perf_counter() - t0)))
         t0, c0 = time.perf_counter(), time.process_time()
         robot.inverse_dynamics(q, qd, qdd)
         robot.mass_matrix(q)
@@ -227,11 +233,47 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
     net = {name: sizes[name] / med["batch_cpu"] / (v["client_scheduler"] + v["workers"]
                                                    - v["workers_idle"])
            for name, v in per_chunk.items()}
+    # (also net of the client + scheduler's background: an over-estimate when that exceeds
+    # what the process used)
+    net_both = {name: sizes[name] / med["batch_cpu"] / (
+        v["client_scheduler"] + v["workers"] - v["client_scheduler_idle"] - v["workers_idle"])
+        for name, v in per_chunk.items()}
     return {"rows": rows, "chunk": chunk, "small_chunk": small, "quantities": quantities,
             "rounds": res, "median_rows_per_s": med, "vs_batch_call": ratios,
-            "idle_worker_cpu_per_s": idle, "cpu_s_per_chunk": per_chunk,
-            "vs_batch_call_per_cpu_s_net_of_idle": net,
+            "idle_cpu_per_s_client_scheduler_workers": idle, "cpu_s_per_chunk": per_chunk,
+            "vs_batch_call_per_cpu_s_net_of_worker_idle": net,
+            "vs_batch_call_per_cpu_s_net_of_all_idle": net_both,
             "bytes_per_row": 8 * (4 * 6 + 36)}
+
+
+def bench_transfer(client, rows=400_000, chunk=200_000, rounds=7):
+    """The cost of moving a chunk's arrays to the client: the lazy arrays of a dataset gathered
+    into this process against reduced on the workers (interleaved; CPU seconds per chunk of
+    this process, client and scheduler, and of the workers; wall per chunk)."""
+    import dask
+
+    robot = robodyn.robots.intelledex_605()
+    if QUICK:
+        rows, chunk, rounds = rows // 10, chunk // 10, 3
+    quantities = ["q", "qd", "qdd", "tau", "M"]
+    res = {"gathered": [], "reduced": []}
+    for r in range(rounds):
+        for mode in ("reduced", "gathered"):
+            arrays = robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r)
+            before = cpu_seconds(client)
+            t0 = time.perf_counter()
+            if mode == "reduced":
+                dask.compute(*[a.sum() for a in arrays.values()], scheduler=client)
+            else:
+                dask.compute(*arrays.values(), scheduler=client)
+            wall = time.perf_counter() - t0
+            cpu = cpu_since(client, before)
+            res[mode].append([cpu[0] * chunk / rows, cpu[1] * chunk / rows, wall * chunk / rows])
+    med = {mode: dict(zip(("client_scheduler_cpu_s", "workers_cpu_s", "wall_s"),
+                          (statistics.median(x[i] for x in v) for i in range(3))))
+           for mode, v in res.items()}
+    print(f"  per chunk of {chunk}: {med}  load {load()[0]:.2f}", flush=True)
+    return {"rows": rows, "chunk": chunk, "per_chunk": med, "rounds": res}
 
 
 def bench_breakdown(tmp, chunk=200_000, rounds=7):
@@ -265,26 +307,39 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
         return [np.ascontiguousarray(v.reshape(chunk, -1).T) for v in parts.values()]
 
     f = str(Path(tmp) / "b.parquet")
+    parts = ds._chunk(robot, quantities, sampler, 0, 0, chunk)
+    cols = ds._chunk_columns(robot, quantities, sampler, 0, 0, chunk)
+
+    def dataset(r):
+        return robodyn.dataset(robot, chunk, quantities, chunk=chunk, path=Path(tmp) / f"s{r}",
+                               scheduler="synchronous")
+
+    todo = [("batch call ID + M", lambda r: (robot.inverse_dynamics(q, qd, qdd),
+                                             robot.mass_matrix(q))),
+            ("draw states", lambda r: ds._states(robot, sampler, 0, r, chunk)),
+            ("draw + whole-chunk calls", lambda r: ds._chunk(robot, quantities, sampler, 0, r,
+                                                             chunk)),
+            ("transpose whole-chunk results", lambda r: transpose(parts))]
+    todo += [(f"draw + calls in blocks of {b} + columns",
+              lambda r, b=b: ds._chunk_columns(robot, quantities, sampler, 0, r, chunk, b))
+             for b in blocks]
+    todo += [("the same, blocks of 2048, buffers reused", lambda r: ds._chunk_columns(
+                 robot, quantities, sampler, 0, r, chunk, 2048, reuse=True)),
+             ("Parquet encode + write", lambda r: ds._write_columns(names, cols, f, None)),
+             ("whole chunk task (draw, calls, columns, Parquet)",
+              lambda r: ds._write_chunk(robot, quantities, sampler, 0, r, chunk, f, None)),
+             ("robodyn.dataset, one chunk, synchronous", dataset)]
+    # the steps in a new order each round (a step's cost depends on what ran before it: the
+    # memory freed, the cache)
+    order = list(range(len(todo)))
     for r in range(rounds):
-        cpu("batch call ID + M", lambda: (robot.inverse_dynamics(q, qd, qdd),
-                                          robot.mass_matrix(q)))
-        cpu("draw states", lambda: ds._states(robot, sampler, 0, r, chunk))
-        parts = cpu("draw + whole-chunk calls", lambda: ds._chunk(robot, quantities, sampler,
-                                                                 0, r, chunk))
-        cpu("transpose whole-chunk results", lambda: transpose(parts))
-        del parts
-        for b in blocks:
-            cols = cpu(f"draw + calls in blocks of {b} + columns",
-                       lambda: ds._chunk_columns(robot, quantities, sampler, 0, r, chunk, b))
-        cols = cpu("the same, blocks of 2048, buffers reused", lambda: ds._chunk_columns(
-            robot, quantities, sampler, 0, r, chunk, 2048, reuse=True))
-        cpu("Parquet encode + write", lambda: ds._write_columns(names, cols, f, None))
-        cpu("whole chunk task (draw, calls, columns, Parquet)",
-            lambda: ds._write_chunk(robot, quantities, sampler, 0, r, chunk, f, None))
-        out = Path(tmp) / f"s{r}"
-        cpu("robodyn.dataset, one chunk, synchronous", lambda: robodyn.dataset(
-            robot, chunk, quantities, chunk=chunk, path=out, scheduler="synchronous"))
-        shutil.rmtree(out)
+        random.Random(r).shuffle(order)
+        for i in order:
+            name, step = todo[i]
+            if isinstance(cpu(name, lambda: step(r)), Path):
+                shutil.rmtree(Path(tmp) / f"s{r}")  # (not timed)
+    ds._release_buffers()
+    steps = {name: steps[name] for name, _ in todo}
     med = {k: statistics.median(v) for k, v in steps.items()}
     ref = med["batch call ID + M"]
     for k, v in med.items():
@@ -351,6 +406,8 @@ def main(argv=None):
             out["overheads"] = bench_overheads(client, Path(tmp) / "o")
             print("dataset:", flush=True)
             out["dataset"] = bench_dataset(client, args.workers, tmp, rounds=args.rounds)
+            print("dataset arrays gathered to the client:", flush=True)
+            out["transfer"] = bench_transfer(client)
     finally:
         client.close()
         cluster.close()

@@ -4,10 +4,12 @@
 path="data/")`` samples ``n`` states and computes the quantities through ``dask.array``: the
 rows are cut into chunks of ``chunk`` rows, and each chunk is one Dask task that draws its
 states and makes one batched C++ call per quantity (a C++ loop without the GIL); the arrays are
-views of the chunks' results (computing several of them computes each chunk once), and
-writing Parquet computes and writes a chunk in one task (the rows never leave their worker). The chunks
-run on the current Dask scheduler: a ``distributed.Client`` if one is active (or given as
-``scheduler=``), else Dask's threads, one per core (the batched calls release the GIL).
+views of the chunks' results (computing several of them computes each chunk once). Writing
+Parquet computes and writes a chunk in one task (the rows never leave their worker), its
+batched calls on blocks of 2,048 rows whose results go into the file's columns while they are
+in the cache (the same numbers). The chunks run on the current Dask scheduler: a
+``distributed.Client`` if one is active (or given as ``scheduler=``), else Dask's threads, one
+per core (the batched calls release the GIL).
 
 Quantities (``n_v`` the number of velocities, ``robot.n``):
 
@@ -62,9 +64,9 @@ import numpy as np
 
 __all__ = ["dataset", "read_dataset", "QUANTITIES"]
 
-# name -> (method, arguments from the state, shape kind: "v" (n,), "m" (n, n), "s" scalar)
 _FORMAT_VERSION = 1  # part of the resume token: a change of the file layout starts afresh
 
+# name -> (method, arguments from the state, shape kind: "v" (n,), "m" (n, n), "s" scalar)
 QUANTITIES = {
     "q": (None, ("q",), "v"),
     "qd": (None, ("qd",), "v"),
@@ -151,8 +153,9 @@ _buffers = {}  # (thread id, name) -> array: a thread's buffers while a dataset 
 
 def _buffer(name, shape):
     """This thread's array ``name`` of ``shape`` (float64), kept from one chunk to the next
-    until :func:`_release_buffers`: a new 100 MB array pays its page faults at every chunk
-    (7 % of a chunk's draw, calls and columns, measured)."""
+    until :func:`_release_buffers`: a new 100 MB array pays its page faults and the kernel's
+    zeroing at every chunk (38 of the 212 ms of a 200,000-row chunk's draw, calls and columns,
+    measured by bench/bench_campaign.py's breakdown)."""
     key = (threading.get_ident(), name)
     b = _buffers.get(key)
     if b is None or b.shape != shape:
@@ -170,8 +173,9 @@ def _chunk_columns(robot, quantities, sampler, seed, k, m, block=_BLOCK, reuse=F
     """Chunk ``k`` as its Parquet columns: a ``(columns, m)`` array, one row per column of
     :func:`_column_names` (quantities in order), the same numbers as :func:`_chunk`. The
     batched calls run on blocks of ``block`` rows into reused outputs, each block transposed
-    into the columns while it is in the cache (a whole-chunk call then a transpose moves every
-    number through memory twice more)."""
+    into the columns while it is in the cache; with ``reuse`` (this thread's column and state
+    arrays) draw, calls and columns cost 1.03x the draw and whole-chunk calls alone
+    (measured)."""
     n = robot.n
     state = _states(robot, sampler, seed, k, m, reuse)
     widths = [math.prod(_shape(QUANTITIES[name][2], n)) for name in quantities]

@@ -82,27 +82,27 @@ def build_key(cxx, flags, sources):
     return h.hexdigest()[:20]
 
 
-@pytest.fixture(scope="module")
-def noalloc_binary(request, tmp_path_factory):
-    """Builds cpp/tests/test_noalloc.cpp + cpp/src/model.cpp without -DNDEBUG (the two
-    translation units in parallel) and returns the executable. The binary is kept in pytest's
+def build_cpp_test(request, tmp_path_factory, source, extra_flags=()):
+    """Builds the C++ test program `source` + cpp/src/model.cpp (the two translation units in
+    parallel, without -DNDEBUG) and returns the executable. The binary is kept in pytest's
     cache directory under a hash of compiler, flags, sources and headers, so it is rebuilt
-    exactly when one of them changes."""
+    exactly when one of them changes. Skips when there is no compiler."""
     cxx = compiler()
     if cxx is None:
         pytest.skip("no C++ compiler found")
     eigen = eigen_include()
     assert eigen is not None, "Eigen headers not found (cmeel-eigen or /usr/include/eigen3)"
-    flags = ["-std=c++17", "-O1", "-DEIGEN_RUNTIME_NO_MALLOC", "-I", str(ROOT / "cpp" / "include"),
+    flags = ["-std=c++17", "-O1", *extra_flags, "-I", str(ROOT / "cpp" / "include"),
              "-I", str(eigen)]
-    sources = [SOURCE, ROOT / "cpp" / "src" / "model.cpp"]
+    sources = [source, ROOT / "cpp" / "src" / "model.cpp"]
     key = build_key(cxx, flags, sources)
+    name = source.stem
     cache = getattr(request.config, "cache", None)
-    cache_dir = cache.mkdir("robodyn_noalloc") if cache is not None else None
-    if cache_dir is not None and (cache_dir / f"test_noalloc-{key}").is_file():
-        return cache_dir / f"test_noalloc-{key}"
+    cache_dir = cache.mkdir(f"robodyn_{name}") if cache is not None else None
+    if cache_dir is not None and (cache_dir / f"{name}-{key}").is_file():
+        return cache_dir / f"{name}-{key}"
 
-    build = tmp_path_factory.mktemp("noalloc")
+    build = tmp_path_factory.mktemp(name)
     objects = [build / (s.stem + ".o") for s in sources]
 
     def compile_one(pair):
@@ -114,18 +114,24 @@ def noalloc_binary(request, tmp_path_factory):
         results = list(pool.map(compile_one, zip(sources, objects)))
     for res in results:
         assert res.returncode == 0, f"compilation failed:\n{res.stderr[-4000:]}"
-    exe = build / "test_noalloc"
+    exe = build / name
     res = subprocess.run([cxx, *map(str, objects), "-o", str(exe)], capture_output=True,
                          text=True, timeout=300)
     assert res.returncode == 0, f"link failed:\n{res.stderr[-4000:]}"
     if cache_dir is None:
         return exe
-    for old in cache_dir.glob("test_noalloc-*"):
+    for old in cache_dir.glob(f"{name}-*"):
         old.unlink(missing_ok=True)
-    target = cache_dir / f"test_noalloc-{key}"
+    target = cache_dir / f"{name}-{key}"
     shutil.copy2(exe, build / "staged")
     os.replace(build / "staged", target)
     return target
+
+
+@pytest.fixture(scope="module")
+def noalloc_binary(request, tmp_path_factory):
+    """cpp/tests/test_noalloc.cpp built with Eigen's run-time allocation check."""
+    return build_cpp_test(request, tmp_path_factory, SOURCE, ["-DEIGEN_RUNTIME_NO_MALLOC"])
 
 
 def run(exe, *args):

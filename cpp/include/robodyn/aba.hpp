@@ -301,7 +301,8 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
     } else {
       const V3T<S>& wp = d.w[p];
       // w' = E^T w_p, and E^T (w_p x (w_p x r)) = E^T ((w_p . r) w_p - |w_p|^2 r)
-      V3T<S> w = linkET(m, d, i, wp);
+      const Xup<S> X(m, d, i);
+      V3T<S> w = X.ET(wp);
       const bool rev = t == JointType::Revolute;
       const std::array<bool, 3> kFull{{true, true, true}};
       const auto& nz = rev ? m.pc_nz[i] : kFull;
@@ -309,7 +310,7 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
       const S wr = rev ? dot_const<S>(wp[0], wp[1], wp[2], m.pc[i], nz) : S(wp.dot(r));
       V3T<S> k;
       for (int j = 0; j < 3; ++j) k[j] = nz[j] ? S(wr * wp[j] - d.w2[p] * r[j]) : S(wr * wp[j]);
-      const V3T<S> kb = linkET(m, d, i, k);
+      const V3T<S> kb = X.ET(k);
       // c, w = w' + wr, and |w|^2 from |w'|^2 = |w_p|^2
       S ww;
       switch (t) {
@@ -402,7 +403,7 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
         if (!(k == 2 && kz && a == 2)) sg += sv[a] * g[a];
         sp += sv[a] * pa[a];
       }
-      const V3T<S> gl = applyE(m, d, i, V3T<S>(g[3], g[4], g[5]));
+      const V3T<S> gl = Xup<S>(m, d, i).E(V3T<S>(g[3], g[4], g[5]));
       M6& IAp = d.IA[p];
       IAp(2, 2) += sg;
       for (int j = 0; j < 3; ++j) IAp(2, 3 + j) += gl[j];
@@ -414,8 +415,8 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
     else
       detail::add_articulated_to_parent<false, S>(m, d, i, Ia, d.IA[p]);
     V3T<S> np = d.pA[p].template head<3>(), fp = d.pA[p].template tail<3>();
-    add_force_to_parent(m, d, i, V3T<S>(pa.template head<3>()), V3T<S>(pa.template tail<3>()),
-                        np, fp);
+    Xup<S>(m, d, i).apply_transpose(V3T<S>(pa.template head<3>()),
+                                    V3T<S>(pa.template tail<3>()), np, fp);
     d.pA[p] << np, fp;
   }
   // pass 3, base to tip: a' = X a_p + c, qdd = D^-1 (u - U' a'), a = a' + S qdd
@@ -432,7 +433,7 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
       x[0] = (d.u[i] - (U[3] * a[0] + U[4] * a[1] + U[5] * a[2])) / d.D[i];
       wd[2] = x[0];
     } else {
-      motion_to_body(m, d, i, d.wd[p], d.al[p], wd, a);
+      Xup<S>(m, d, i).apply(d.wd[p], d.al[p], wd, a);
       wd += c.template head<3>();
       a += c.template tail<3>();
       if (m.type[i] == JointType::FreeFlyer) {

@@ -60,10 +60,6 @@ ROBODYN_INLINE void inertia_times_axis(const S& mass, const V3T<S>& h, const M3T
   }
 }
 
-}  // namespace detail
-
-namespace detail {
-
 // Table 6.2 into the lower triangle of d.M (the strict upper triangle is left as it was)
 template <class S>
 void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {

@@ -200,7 +200,7 @@ S kinetic_energy(const Model& m, DataTpl<S>& d, const S* q, const S* qd) {
   for (int i = 1; i <= m.n; ++i) {
     // body velocity from the parent's
     V3T<S> w, v;
-    motion_to_body(m, d, i, d.w[m.parent[i]], d.vl[m.parent[i]], w, v);
+    Xup<S>(m, d, i).apply(d.w[m.parent[i]], d.vl[m.parent[i]], w, v);
     add_joint_motion(m.type[i], qd + m.iv[i], w, v);
     d.w[i] = w;
     d.vl[i] = v;

@@ -393,52 +393,6 @@ void Xup<S>::forces_to_parent(S* const* F, int lo, int hi) const {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Transitional names of the algorithms not yet written on Xup (each forwards to it); delete a
-// name when nothing calls it.
-
-template <class S>
-ROBODYN_INLINE V3T<S> applyE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  return Xup<S>(m, d, i).E(x);
-}
-template <class S>
-ROBODYN_INLINE V3T<S> applyET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  return Xup<S>(m, d, i).ET(x);
-}
-template <class S>
-ROBODYN_INLINE V3T<S> cross_r(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  return Xup<S>(m, d, i).cross_r(x);
-}
-template <class S>
-ROBODYN_INLINE V3T<S> linkE(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  return Xup<S>(m, d, i).E(x);
-}
-template <class S>
-ROBODYN_INLINE V3T<S> linkET(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& x) {
-  return Xup<S>(m, d, i).ET(x);
-}
-template <class S>
-ROBODYN_INLINE V3T<S> link_cross_r(const Model& m, const DataTpl<S>& d, int i,
-                                   const V3T<S>& x) {
-  return Xup<S>(m, d, i).cross_r(x);
-}
-template <bool kSym, class S>
-ROBODYN_INLINE M3T<S> rotate_to_parent(const Model& m, const DataTpl<S>& d, int i,
-                                       const M3T<S>& B) {
-  return Xup<S>(m, d, i).template rotate<kSym>(B);
-}
-template <class S>
-ROBODYN_INLINE void motion_to_body(const Model& m, const DataTpl<S>& d, int i, const V3T<S>& w,
-                                   const V3T<S>& v, V3T<S>& wi, V3T<S>& vi) {
-  Xup<S>(m, d, i).apply(w, v, wi, vi);
-}
-template <class S>
-ROBODYN_INLINE void add_force_to_parent(const Model& m, const DataTpl<S>& d, int i,
-                                        const V3T<S>& n, const V3T<S>& f, V3T<S>& np,
-                                        V3T<S>& fp) {
-  Xup<S>(m, d, i).apply_transpose(n, f, np, fp);
-}
-
 // The root-body helpers of today's fixed-base rnea, crba and aba (the parent's z axis and
 // gravity as constants turned about z); they go with the root special cases.
 

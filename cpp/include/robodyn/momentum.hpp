@@ -35,7 +35,7 @@ void momentum(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* out) {
   for (int i = 1; i <= m.n; ++i) {
     const int p = m.parent[i];
     V3T<S> w, v, n, f;
-    motion_to_body(m, d, i, d.w[p], d.vl[p], w, v);
+    Xup<S>(m, d, i).apply(d.w[p], d.vl[p], w, v);
     add_joint_motion(m.type[i], qd + m.iv[i], w, v);
     d.w[i] = w;
     d.vl[i] = v;

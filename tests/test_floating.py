@@ -118,13 +118,7 @@ def test_boundary_errors(rng):
     near[3:7] *= 1 + 5e-7
     close(robot.inverse_dynamics(near, v, a), robot.inverse_dynamics(q, v, a), 1e-12)
     close(robot.forward_kinematics(near), robot.forward_kinematics(q), 1e-12)
-    with pytest.raises(NotImplementedError, match="free-floating"):
-        robot.inverse_dynamics(q, v, a, method="kane")
-    with pytest.raises(NotImplementedError, match="free-floating"):
-        robot.forward_dynamics(q, v, a, method="kane")
-    with pytest.raises(NotImplementedError, match="free-floating"):
-        robot.op_counts("kane")
-    for name in ("rnea", "crba", "aba", "forward_dynamics", "gravity"):
+    for name in ("rnea", "kane", "crba", "aba", "forward_dynamics", "kane_forward", "gravity"):
         assert robot.op_counts(name)["mul"] > 0  # counted (and checked) on the floating model
     with pytest.raises(ValueError, match="dt"):
         robot.integrate(q, v, float("nan"))

@@ -519,7 +519,6 @@ py::object inverse_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                       rnea(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
-  if (str_is(method, "kane")) r.fixed_only("Kane's method");
   if (str_is(method, "kane"))
     return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -545,7 +544,6 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                                       : aba(m, d, x[0], x[1], x[2], o);
                       return true;
                     });
-  if (str_is(method, "kane")) r.fixed_only("Kane's method");
   if (method.is_none() || str_is(method, "aba"))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -1074,8 +1072,6 @@ pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q:
 (N, n) batches give (N, 6, n). out: a C-contiguous float64 (6, n) array written in place.)doc")
       .def("_op_counts",
            [](const RobotCore& r, const std::string& algorithm) {
-             if (algorithm == "kane" || algorithm == "kane_forward")
-               r.fixed_only("Kane's method");
              std::array<long, 3> c;
              try {
                c = count_ops(*r.model_, algorithm);

@@ -45,8 +45,12 @@ template <class S>
 void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
   bool ok = true;
   if (m.floating) {
-    // a free-floating base: the same algorithms (no Kane's method yet)
+    // a free-floating base: the same algorithms
     switch (a) {
+      case Algorithm::Kane:
+      case Algorithm::GravityKane:
+      case Algorithm::KaneInertia:
+      case Algorithm::KaneForward: ok = run_algorithm(a, m, d, q, qd, x, out); break;
       case Algorithm::Rnea: rnea(m, d, q, qd, x, out); break;
       case Algorithm::Gravity: gravity_torques(m, d, q, out); break;
       case Algorithm::Aba: ok = aba(m, d, q, qd, x, out); break;

@@ -572,7 +572,8 @@ Model floating_tree_model(unsigned seed) {
 }
 
 // every algorithm of a free-floating model at new and repeated states, counters armed; then
-// FD(ID(a)) = a by both forward dynamics and difference(q, integrate(q, v)) = v
+// FD(ID(a)) = a by the three forward dynamics, kane = rnea and difference(q, integrate(q, v))
+// = v
 int check_floating(const char* label, const Model& m, const std::string& mode) {
   std::mt19937_64 g(99);
   std::normal_distribution<double> N(0.0, 1.0);
@@ -591,14 +592,15 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   }
   Data d(m);
   std::vector<double> tau(nv), a1(nv), a2(nv), bias(nv), grav(nv), h(6), c(3), q1(nq), dv(nv),
-      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv), AG(6 * nv);
+      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv), AG(6 * nv), tauk(nv), a3(nv);
   double energy = 0;
-  const int kCalls = 16;
+  const int kCalls = 19;
   const char* names[kCalls] = {"rnea", "crba", "aba", "forward_dynamics_crba", "bias_torques",
                                "gravity_torques", "forward_kinematics", "jacobian",
                                "kinetic_energy", "potential_energy", "momentum",
                                "center_of_mass", "integrate", "difference",
-                               "centroidal_momentum_matrix", "self-check"};
+                               "centroidal_momentum_matrix", "kane", "kane_forward",
+                               "kane_inertia", "self-check"};
   long news[kCalls] = {}, mallocs[kCalls] = {}, eigen[kCalls] = {};
   auto run = [&](int k, int s, bool armed) {
     const double *q = Q[s].data(), *v = V[s].data(), *a = A[s].data();
@@ -626,7 +628,10 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
       case 12: integrate(m, q, v, 0.01, q1.data()); break;
       case 13: difference(m, q, q1.data(), dv.data()); break;
       case 14: centroidal_momentum_matrix(m, d, q, AG.data()); break;
-      case 15:
+      case 15: kane(m, d, q, v, a, tauk.data()); break;
+      case 16: kane_forward(m, d, q, v, tau.data(), a3.data()); break;
+      case 17: update_kinematics(m, d, q, 1); detail::kane_inertia(m, d); break;
+      case 18:
         if (armed && mode == "--self-check-new") {
           delete[] static_cast<double*>(g_sink);
           g_sink = new double[64];
@@ -677,18 +682,22 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
                 hits, misses);
     ++failures;
   }
-  // the results are real: FD(ID(a)) = a by ABA and by CRBA + Cholesky; difference inverts
-  // integrate
+  // the results are real: FD(ID(a)) = a by ABA, by CRBA + Cholesky and by Kane, Kane's ID
+  // = rnea's; difference inverts integrate
   double err = 0;
   for (int s = 0; s < states; ++s) {
     rnea(m, d, Q[s].data(), V[s].data(), A[s].data(), tau.data());
     aba(m, d, Q[s].data(), V[s].data(), tau.data(), a1.data());
     forward_dynamics_crba(m, d, Q[s].data(), V[s].data(), tau.data(), a2.data());
+    kane_forward(m, d, Q[s].data(), V[s].data(), tau.data(), a3.data());
+    kane(m, d, Q[s].data(), V[s].data(), A[s].data(), tauk.data());
     integrate(m, Q[s].data(), V[s].data(), 0.3, q1.data());
     difference(m, Q[s].data(), q1.data(), dv.data());
     for (int i = 0; i < nv; ++i) {
       err = std::max(err, std::abs(a1[i] - A[s][i]) / std::max(1.0, std::abs(A[s][i])));
       err = std::max(err, std::abs(a2[i] - A[s][i]) / std::max(1.0, std::abs(A[s][i])));
+      err = std::max(err, std::abs(a3[i] - A[s][i]) / std::max(1.0, std::abs(A[s][i])));
+      err = std::max(err, std::abs(tauk[i] - tau[i]) / std::max(1.0, std::abs(tau[i])));
       err = std::max(err, std::abs(dv[i] - 0.3 * V[s][i]));
     }
   }

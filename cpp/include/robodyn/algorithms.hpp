@@ -1,6 +1,6 @@
 // The algorithms by name: the one table the operation counts (opcount.cpp, Robot.op_counts)
 // and the generated code (codegen.cpp, robodyn.codegen) share, and one call of each on a
-// fixed-base model for any scalar (double, Counted, Traced).
+// model for any scalar (double, Counted, Traced).
 #pragma once
 
 #include <algorithm>
@@ -78,13 +78,13 @@ inline int output_size(Algorithm a, int n) {
   }
 }
 
-// One call of a straight-line algorithm on a fixed-base model, its result into `out`
-// (output_size entries; inputs q, qd and x = qdd or tau, n each). Returns false when a
-// factorisation met a matrix that is not positive definite.
+// One call of a straight-line algorithm, its result into `out` (output_size entries for
+// n = nv; inputs q (nq,), qd and x = qdd or tau (nv,)). Returns false when a factorisation met
+// a matrix that is not positive definite.
 template <class S>
 bool run_algorithm(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd,
                    const S* x, S* out) {
-  const int n = m.n;
+  const int n = m.nv;
   switch (a) {
     case Algorithm::Rnea: rnea(m, d, q, qd, x, out); return true;
     case Algorithm::Kane: kane(m, d, q, qd, x, out); return true;

@@ -1,27 +1,35 @@
 // Kane's method: recursive O(n) inverse dynamics and forward dynamics by the generalized inertia
 // matrix (Kane & Levinson 1985; Nie 1988, Ch. III, restated in spec/kane-nie.md).
 //
-// Generalized speeds u = qd. Body k has its frame k (z = n3, the joint-k axis; origin o_k on
-// that axis), mass m_k, mass centre c_k and central inertia I_k (both in frame k). For every
-// joint r on the path from the base to body k, the partial velocities are
+// Generalized speeds u = qd (u = v with a free base). Body k has its frame k (z = n3, the
+// joint-k axis; origin o_k on that axis), mass m_k, mass centre c_k and central inertia I_k
+// (both in frame k). For every joint r on the path from the base to body k, the partial
+// velocities are
 //   revolute r:   w^k_r = n3^r,  v^k_r = n3^r x (c_k - o_r)      (3.12, 3.26)
 //   prismatic r:  w^k_r = 0,     v^k_r = n3^r                     (3.28)
-// and zero for the other joints. With W^k = sum_r w^k_r u_r (angular velocity) and the
-// accelerations alpha^k = sum_r w^k_r ud_r + E^k, a^k = sum_r v^k_r ud_r + D^k of body k and
-// of its mass centre (3.38, 3.44), and H^k = I_k alpha^k + W^k x I_k W^k (3.45, about c_k):
+// and zero for the other joints. A free base (body 1, frame 1 its own axes) has six speeds,
+// its twist (w, v) in its own axes (Kane's body-fixed generalized speeds), with
+//   w_1..3:       w^k_r = e_r,   v^k_r = e_r x (c_k - o_1)
+//   v_1..3:       w^k_r = 0,     v^k_r = e_r
+// and ud their derivatives (of the components in frame 1), so a_o^1 = vd + w x v. With
+// W^k = sum_r w^k_r u_r (angular velocity) and the accelerations alpha^k = sum_r w^k_r ud_r
+// + E^k, a^k = sum_r v^k_r ud_r + D^k of body k and of its mass centre (3.38, 3.44), and
+// H^k = I_k alpha^k + W^k x I_k W^k (3.45, about c_k):
 //   generalized inertia forces  K*_r = -sum_k (v^k_r . m_k a^k + w^k_r . H^k)
 //                                    = -(sum_m F_rm ud_m + Z_r)                (3.47, 3.57)
 //   generalized active forces of gravity  K'_r = sum_k m_k g . v^k_r             (3.60)
 //   Kane's equations  f_r + K'_r + K*_r = 0  =>  f_r = F ud + Z - K'            (3.62)
 // Every partial velocity for u_r is a rigid rotation about (translation along) the joint-r
 // axis, so sum_k over the subtree of r collapses to n3^r . (moment about o_r) of the subtree's
-// forces R_k = m_k (a^k - g) at the c_k and couples H^k (n3^r . resultant for prismatic r).
+// forces R_k = m_k (a^k - g) at the c_k and couples H^k (n3^r . resultant for prismatic r;
+// for the free base the whole moment about o_1 and the whole resultant, in frame 1).
 // These resultants are accumulated from the tips inwards, so the triple sums of the thesis are
 // never formed. Joint terms as in rnea.hpp: + armature ud + damping u + friction sign(u).
 #pragma once
 
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
+#include "robodyn/joint.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
@@ -49,7 +57,8 @@ inline V3T<S> euler_moment(const Mat3& I, bool principal, const V3T<S>& al, cons
 }
 
 // One Kane sweep. kAcc: ud on (else ud = 0, giving Z - K'); kJoint: armature, viscous and
-// Coulomb friction added to the driving forces. f: (n,) driving forces f_r = -K*_r - K'_r.
+// Coulomb friction added to the driving forces. u, ud, f: (nv,), f the driving forces
+// f_r = -K*_r - K'_r.
 template <bool kAcc, bool kJoint, class S>
 void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* ud, S* f) {
   update_kinematics(m, d, q, 1);
@@ -58,25 +67,18 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
   // outward pass: W^k, alpha^k, mass-centre acceleration a^k, then R_k and H^k
   for (int k = 1; k <= m.n; ++k) {
     const int p = m.parent[k];
-    const bool rev = m.type[k] == JointType::Revolute;
-    // W^k = W^p + n3 u_k and alpha^k = alpha^p + W^p x n3 u_k + n3 ud_k, in frame k (3.7, 3.13)
+    const int v = m.iv[k];
     const Xup<S> X(m, d, k);
-    const V3T<S> Wp = X.ET(d.w[p]);
+    // the parent's motion in frame k: W^p, alpha^p and the acceleration of the point of the
+    // parent at o_k (thesis s^k), a_o^p + alpha^p x r + W^p x (W^p x r)
+    V3T<S> W = X.ET(d.w[p]);
     V3T<S> al = X.ET(d.wd[p]);
-    V3T<S> W = Wp;
-    if (rev) {
-      al += cross_z<S>(Wp, u[k - 1]);
-      if (kAcc) al[2] += ud[k - 1];
-      W[2] += u[k - 1];
-    }
-    // origin o_k (thesis s^k): a_o^p + alpha^p x r + W^p x (W^p x r), rotated into frame k;
-    // a prismatic joint adds the Coriolis and relative terms 2 W^k x n3 u_k + n3 ud_k (3.33)
     const V3T<S> Wr = X.cross_r(d.w[p]);
     V3T<S> ao = X.ET(V3T<S>(d.ka[p] + X.cross_r(d.wd[p]) + cross<S>(d.w[p], Wr)));
-    if (!rev) {
-      ao += cross_z<S>(W, S(u[k - 1] + u[k - 1]));
-      if (kAcc) ao[2] += ud[k - 1];
-    }
+    // + the joint's: W^k = W^p + n3 u_k, alpha^k = alpha^p + W^p x n3 u_k + n3 ud_k (3.7,
+    // 3.13); a prismatic joint adds 2 W^k x n3 u_k + n3 ud_k to a_o (3.33); the free base
+    // its twist (w, v) and (wd, vd + w x v) (joint.hpp)
+    add_joint_classical<kAcc, S>(m.type[k], p > 0, u + v, kAcc ? ud + v : nullptr, W, al, ao);
     // gravity in frame k (Y^k, 3.52)
     const V3T<S> g = X.ET(d.kg[p]);
     // mass centre: V^k = V_o^k + W x c; a^k = sum_r v^k_r ud_r + D^k (3.38), D^k holding the
@@ -97,15 +99,16 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     d.fn[k] = H - cross_const<S>(R, c, cnz);  // moment about o_k: H + c x R
   }
   // inward pass: f_r = n3 . (subtree moment about o_r) or n3 . (subtree resultant), i.e.
-  // -(K*_r + K'_r); then the subtree resultants move to the parent's origin
+  // -(K*_r + K'_r), for the free base the whole moment and resultant; then the subtree
+  // resultants move to the parent's origin
   for (int k = m.n; k >= 1; --k) {
-    S t = m.type[k] == JointType::Revolute ? d.fn[k][2] : d.ff[k][2];
-    if (kJoint) {
-      if (kAcc && m.armature[k] != 0) t += S(m.armature[k]) * ud[k - 1];
-      if (m.damping[k] != 0) t += S(m.damping[k]) * u[k - 1];
-      if (m.friction[k] != 0) t += S(m.friction[k]) * signum(u[k - 1]);
-    }
-    f[k - 1] = t;
+    const JointType t = m.type[k];
+    const int v = m.iv[k];
+    // u, ud are read before f is written (f may alias them)
+    S fk[6];
+    joint_force(t, d.fn[k], d.ff[k], fk);
+    if (kJoint) add_joint_terms<kAcc, S>(m, k, u, ud, fk[0]);
+    for (int j = 0; j < joint_nv(t); ++j) f[v + j] = fk[j];
     const int p = m.parent[k];
     if (p > 0) {
       // resultant: E R; moment about o_p: E N + r x E R
@@ -119,7 +122,8 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
 // (index m <= r, the lower triangle); then sum_k runs over the subtree of r. That subtree moving
 // with u_r = 1 has the momentum P_r = sum_k m_k v^k_r and the moment of momentum G about o_r;
 // F_rm is their projection on joint m's partial velocity: n3^m . (G about o_m) (revolute m)
-// or n3^m . P_r (prismatic m). Subtree composites make each (P_r, G_r) O(1), each F_rm O(1).
+// or n3^m . P_r (prismatic m), the components of (G, P) for the free base's six speeds.
+// Subtree composites make each (P_r, G_r) O(1), each F_rm O(1).
 template <class S>
 void kane_inertia(const Model& m, DataTpl<S>& d) {
   // subtree composites in frame k: mass Im, first moment Ih = sum m_j (c_j - o_k), inertia II
@@ -136,30 +140,35 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
     Xup<S>(m, d, k).transport_inertia(d.Im[k], d.Ih[k], d.II[k], d.Im[p], d.Ih[p], d.II[p]);
   }
   d.size_mass_matrix();
-  for (int i = 0; i < m.n; ++i)
+  for (int i = 0; i < m.nv; ++i)
     for (int j = 0; j < i; ++j) d.M(i, j) = S(0);
-  // column r: momentum P and moment of momentum G of the subtree for u_r = 1, carried to the
-  // origins of the joints on the path to the base
+  // component s of (G, P), [angular; linear]: joint m's partial velocity e_s (crba.hpp's
+  // joint_axis) dotted with the subtree's momentum
+  auto comp = [](const V3T<S>& G, const V3T<S>& P, int s) -> const S& {
+    return s < 3 ? G[s] : P[s - 3];
+  };
+  // column c of joint r: momentum P and moment of momentum G of the subtree for u_c = 1 (no
+  // arithmetic: crba.hpp's inertia_times_axis), carried to the origins of the joints on the
+  // path to the base
   for (int r = 1; r <= m.n; ++r) {
-    V3T<S> P, G;
-    if (m.type[r] == JointType::Revolute) {
-      P = V3T<S>(-d.Ih[r][1], d.Ih[r][0], S(0));  // n3 x Ih
-      G = d.II[r].col(2);                          // II n3
-      d.M(r - 1, r - 1) = G[2];
-    } else {
-      P = V3T<S>(S(0), S(0), d.Im[r]);             // Im n3
-      G = V3T<S>(d.Ih[r][1], -d.Ih[r][0], S(0));  // Ih x n3
-      d.M(r - 1, r - 1) = P[2];
-    }
-    if (m.armature[r] != 0) d.M(r - 1, r - 1) += S(m.armature[r]);
-    for (int j = r; m.parent[j] > 0; j = m.parent[j]) {
-      // X_j^T (G, P): E P; moment about o_p: E G + r x E P
-      const Xup<S> X(m, d, j);
-      const V3T<S> EP = X.E(P);
-      G = X.E(G) - X.cross_r(EP);
-      P = EP;
-      const int pj = m.parent[j];
-      d.M(r - 1, pj - 1) = m.type[pj] == JointType::Revolute ? G[2] : P[2];
+    const JointType t = m.type[r];
+    for (int k = 0; k < joint_nv(t); ++k) {
+      const int c = m.iv[r] + k;
+      V3T<S> G, P;
+      inertia_times_axis<S>(d.Im[r], d.Ih[r], d.II[r], joint_axis(t, k), G, P);
+      for (int j = k; j < joint_nv(t); ++j) d.M(m.iv[r] + j, c) = comp(G, P, joint_axis(t, j));
+      if (m.armature[r] != 0) d.M(c, c) += S(m.armature[r]);
+      for (int j = r; m.parent[j] > 0; j = m.parent[j]) {
+        // X_j^T (G, P): E P; moment about o_p: E G + r x E P
+        const Xup<S> X(m, d, j);
+        const V3T<S> EP = X.E(P);
+        G = X.E(G) - X.cross_r(EP);
+        P = EP;
+        const int pj = m.parent[j];
+        const JointType tp = m.type[pj];
+        for (int i = 0; i < joint_nv(tp); ++i)
+          d.M(c, m.iv[pj] + i) = comp(G, P, joint_axis(tp, i));
+      }
     }
   }
 }
@@ -167,7 +176,10 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
 }  // namespace detail
 
 // Inverse dynamics by Kane's equations: tau = F(q) ud + Z(q, u) - K'(q) + armature ud
-// + damping u + friction sign(u), u = qd. q, qd, qdd, tau: (n,). Same result as rnea().
+// + damping u + friction sign(u). q (nq,); u = qd, ud = qdd, tau (nv,). With a free base
+// (body 1) its six speeds are the base twist in base axes [angular; linear] and its block of
+// tau the wrench on the base in base axes [moment about the base origin; force]. Same result
+// as rnea().
 template <class S>
 void kane(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
   detail::kane_sweep<true, true, S>(m, d, q, qd, qdd, tau);
@@ -175,21 +187,22 @@ void kane(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, 
 
 // Forward dynamics by Kane's equations: (F + diag(armature)) ud = tau + K' - Z - damping u
 // - friction sign(u) (3.56), F (lower triangle) by kane_inertia, Z - K' by one sweep with
-// ud = 0, solved by Cholesky. q, qd, tau, qdd: (n,). Returns false when F is not positive
-// definite.
+// ud = 0, solved by Cholesky. q (nq,); qd, tau, qdd (nv,). Returns false when F is not
+// positive definite.
 template <class S>
 bool kane_forward(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S* qdd) {
   // inputs are read before qdd is written: qdd may alias q, qd or tau
   detail::kane_sweep<false, false, S>(m, d, q, qd, nullptr, d.tmp.data());
   // right-hand side K_r - Z_r with K_r = f_r + K'_r (3.61), joint friction moved over
-  for (int r = 1; r <= m.n; ++r) {
-    S rhs = tau[r - 1] - d.tmp[r - 1];
-    if (m.damping[r] != 0) rhs -= S(m.damping[r]) * qd[r - 1];
-    if (m.friction[r] != 0) rhs -= S(m.friction[r]) * detail::signum(qd[r - 1]);
-    d.tmp[r - 1] = rhs;
-  }
+  for (int r = 1; r <= m.n; ++r)
+    for (int k = m.iv[r]; k < m.iv[r] + joint_nv(m.type[r]); ++k) {
+      S rhs = tau[k] - d.tmp[k];
+      if (m.damping[r] != 0) rhs -= S(m.damping[r]) * qd[k];
+      if (m.friction[r] != 0) rhs -= S(m.friction[r]) * detail::signum(qd[k]);
+      d.tmp[k] = rhs;
+    }
   detail::kane_inertia(m, d);
-  for (int r = 0; r < m.n; ++r) qdd[r] = d.tmp[r];
+  for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
   return cholesky_solve(d, qdd);
 }
 

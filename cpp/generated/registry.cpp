@@ -19,13 +19,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "0b15faa9e8a9ef270e99fd46a35ad38fb89702e875670c33b6f1aceadc5b52b8",
+       "3490989250c62241936655d66e4960c2ae8e5cf1208364690d2117fad2ece4cc",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "e426565695c44168a4a7813f27b018ac682646dc9852709daa5028add48b6c2c",
+       "8d9ce734d38f3f6f58cf393bb5cea1cd44dfa014116c9c69344c365b4e7d6563",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

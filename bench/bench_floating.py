@@ -8,7 +8,9 @@ the same pool of random states, interleaved in this process (robodyn.bench.measu
 rotate the order, this thread's CPU time, the empty loop subtracted). The results are first
 checked to agree (1e-8 relative, through tests/reference's coordinate helper logic written out
 here). Reported: the median time per call and the median of the per-round ratios
-robodyn / Pinocchio (lower is faster), also with ``out=`` and for one batch call per state.
+robodyn / Pinocchio (lower is faster), also with ``out=``, for one batch call per state and,
+with ``--specialized``, for the robot's generated kernels (``Robot.specialized()``, compiled
+on first use).
 
     python bench/bench_floating.py [solo12 talos ...] [--rounds 31] [--json out.json]
 """
@@ -70,7 +72,7 @@ def states(robot, count, rng):
     return Q, rng.standard_normal((count, robot.nv)), rng.standard_normal((count, robot.nv))
 
 
-def bench_robot(name, rounds, pool=64, batch=2000, seed=0):
+def bench_robot(name, rounds, pool=64, batch=2000, seed=0, specialized=False):
     import pinocchio as pin
 
     path = robots_dir() / ROBOTS[name]
@@ -137,6 +139,22 @@ def bench_robot(name, rounds, pool=64, batch=2000, seed=0):
                Impl("robodyn batch", "robodyn", "fd", robot.forward_dynamics, [(QB, VB, TB)],
                     nb, None, batch=True)],
     }
+    if specialized:
+        fast = robot.specialized()
+        if not fast.is_specialized():
+            raise SystemExit(f"{name}: no generated kernels (no C++ compiler?)")
+        impls["id"].append(Impl("specialised", "robodyn", "id", fast.inverse_dynamics,
+                                rows3(Q, V, A), pool, None))
+        impls["id"].append(Impl("specialised out=", "robodyn", "id",
+                                lambda q, v, a: fast.inverse_dynamics(q, v, a, out=out_v),
+                                rows3(Q, V, A), pool, None))
+        impls["M"].append(Impl("specialised out=", "robodyn", "M",
+                               lambda q: fast.mass_matrix(q, out=out_M), [(q,) for q in Q],
+                               pool, None))
+        impls["fd"].append(Impl("specialised", "robodyn", "fd", fast.forward_dynamics,
+                                rows3(Q, V, TAU), pool, None))
+        impls["fd"].append(Impl("specialised batch", "robodyn", "fd", fast.forward_dynamics,
+                                [(QB, VB, TB)], nb, None, batch=True))
     result = {"robot": name, "nq": robot.nq, "nv": nv, "quantities": {}}
     for quantity, ims in impls.items():
         samples = measure(ims, rounds=rounds)
@@ -152,10 +170,12 @@ def main(argv=None):
     p.add_argument("robots", nargs="*", default=["solo12", "talos"], choices=sorted(ROBOTS))
     p.add_argument("--rounds", type=int, default=31)
     p.add_argument("--json", type=pathlib.Path)
+    p.add_argument("--specialized", action="store_true",
+                   help="also the generated kernels (Robot.specialized())")
     args = p.parse_args(argv)
     results = []
     for name in args.robots:
-        r = bench_robot(name, args.rounds)
+        r = bench_robot(name, args.rounds, specialized=args.specialized)
         results.append(r)
         print(f"{name} (nq {r['nq']}, nv {r['nv']}): median time per call, ratio to Pinocchio")
         for quantity, rows in r["quantities"].items():

@@ -162,7 +162,9 @@ def trace(robot, algorithm):
     as it was built) and its output node ids. Algorithms: the straight-line ones of the table
     in ``cpp/include/robodyn/algorithms.hpp`` ("rnea", "kane", "gravity", "gravity_kane",
     "bias", "crba", "kane_inertia", "aba", "forward_dynamics", "kane_forward"); ValueError for
-    another name. Inputs: q = 0..n-1, qd = n..2n-1, the third argument = 2n..3n-1."""
+    another name; NotImplementedError for one not available on a free-floating base (Kane's
+    formulations). Inputs: q = 0..nq-1, qd = nq..nq+nv-1, the third argument = nq+nv..nq+2nv-1
+    (nq = nv = n on a fixed base)."""
     return Graph._from_core(robot._trace(str(algorithm)))
 
 
@@ -181,12 +183,16 @@ def simplify(g, outputs):
 # evaluation (tests, checks): the graph on a batch of states with NumPy
 
 
-def evaluate(g, outputs, q, qd=None, x=None):
-    """The outputs for states q, qd, x (arrays (N, n) or (n,)), as an array (N, len(outputs))."""
+def evaluate(g, outputs, q, qd=None, x=None, nv=None):
+    """The outputs for states q (N, nq), qd, x (N, nv) (or single states), as an array
+    (N, len(outputs)). ``nv``: the velocity size when neither qd nor x is given (default nq,
+    a fixed base)."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
-    N, n = q.shape
-    qd = np.zeros_like(q) if qd is None else np.atleast_2d(np.asarray(qd, dtype=float))
-    x = np.zeros_like(q) if x is None else np.atleast_2d(np.asarray(x, dtype=float))
+    N, nq = q.shape
+    if nv is None:
+        nv = nq if qd is None and x is None else np.shape(qd if qd is not None else x)[-1]
+    qd = np.zeros((N, nv)) if qd is None else np.atleast_2d(np.asarray(qd, dtype=float))
+    x = np.zeros((N, nv)) if x is None else np.atleast_2d(np.asarray(x, dtype=float))
     inputs = np.concatenate([q, qd, x], axis=1)
     val = {}
     for k in g.live(outputs):
@@ -238,10 +244,15 @@ class Generated:
 
     robot_name: str
     prefix: str                    # C identifier prefix: robodyn_<robot>
-    n: int
+    n: int                         # velocity coordinates (nv): the size of qd, qdd, tau
     kernels: dict = field(default_factory=dict)   # function -> Kernel
     source: str = ""               # the .cpp text
     header: str = ""               # the .h text (declarations)
+    nq: int = 0                    # configuration coordinates: n + 1 with a free-flyer base
+
+    def __post_init__(self):
+        if not self.nq:
+            self.nq = self.n
 
     @property
     def sha256(self):
@@ -311,14 +322,17 @@ def _literal(v):
     return f"({text})" if v < 0 else text
 
 
-def _emit_function(kernel, symbol, n):
+def _emit_function(kernel, symbol, n, nq=None):
+    """The C++ function of ``kernel``: n velocity coordinates, nq configuration ones (default
+    n); input i is q[i] below nq, then qd / the third argument (n each)."""
+    nq = n if nq is None else nq
     g, outputs = kernel.graph, kernel.outputs
     ins, out = _ARGS[kernel.function]
     names = {}
     for k in range(len(g)):
         if g.op[k] == INPUT:
             i = g.a[k]
-            names[k] = f"{ins[i // n]}[{i % n}]"
+            names[k] = f"{ins[0]}[{i}]" if i < nq else f"{ins[1 + (i - nq) // n]}[{(i - nq) % n}]"
     lines = []
     counter = 0
 
@@ -335,8 +349,8 @@ def _emit_function(kernel, symbol, n):
         op, a, b = g.op[k], g.a[k], g.b[k]
         if op in (CONST, INPUT):
             continue
-        if op in (SIN, COS) and g.op[a] == INPUT and g.a[a] < n:
-            # sin and cos of joint angle i (1-based): s<i>, c<i>
+        if op in (SIN, COS) and g.op[a] == INPUT and g.a[a] < nq:
+            # sin and cos of q[i - 1]: s<i>, c<i>
             name = ("s" if op == SIN else "c") + str(g.a[a] + 1)
             names[k] = name
             lines.append(f"  const double {name} = {_CALL[op]}({ref(a)});")
@@ -381,6 +395,33 @@ _DOCS = {
 }
 
 
+# the same, for a free-floating model (nq = nv + 1)
+_DOCS_FLOATING = {
+    "inverse_dynamics": (
+        "tau = (M(q) + diag(armature)) qdd + C(q, qd) qd + g(q) + damping qd\n"
+        "      + friction sign(qd).  q: (nq,); qd, qdd, tau: (nv,)"),
+    "mass_matrix": "M = M(q) + diag(armature), row-major (nv, nv), symmetric: the lower\n"
+                   "triangle computed, the upper mirrored.  q: (nq,)",
+    "gravity": "tau = g(q), the gravity torques (the base's weight as a wrench).  q: (nq,);\n"
+               "tau: (nv,)",
+    "forward_dynamics": (
+        "qdd solving (M(q) + diag(armature)) qdd = tau - C(q, qd) qd - g(q) - damping qd\n"
+        "- friction sign(qd).  q: (nq,); qd, tau, qdd: (nv,). M is not checked for positive\n"
+        "definiteness (a singular M gives inf or NaN)."),
+}
+# the free-flyer's coordinates, once in the file's head (floating models)
+_FLOATING_HEAD = (
+    "q = [base position in the world (3), base quaternion (x, y, z, w), joints]: the\n"
+    "quaternion is normalised by the kernels (robodyn refuses one farther than 1e-6 from unit\n"
+    "before calling them). The base block of qd and qdd (the first 6 of nv) is the base twist in\n"
+    "base axes [angular; linear]; of tau, the wrench on the base in base axes [moment about the\n"
+    "base origin; force].")
+
+
+def _doc(function, floating):
+    return (_DOCS_FLOATING if floating else _DOCS)[function]
+
+
 def _count_line(function, c, width=18):
     return f"{function:<{width}}{c['mul']:>6} mul {c['add']:>6} add {c['trig']:>4} trig"
 
@@ -389,18 +430,25 @@ def generate(robot, name=None):
     """Generate the kernels of ``robot``: a :class:`Generated` with the C++ source text, a
     header, and for each function its simplified graph and operation counts. A robot with
     coupled (mimic) joints gets the kernels of its full model (the coupling runs around them,
-    see robodyn.coupling)."""
+    see robodyn.coupling). A free-floating robot's kernels take q (nq,) with the base
+    quaternion and qd, qdd, tau (nv,); the formulations not available on a floating base
+    (Kane's) are skipped."""
     full = getattr(robot, "full_robot", None)
     if full is not None:
         robot = full()
     robot_name = str(name if name is not None else robot.name)
     prefix = "robodyn_" + c_identifier(robot_name)
-    n = int(robot.n)
-    gen = Generated(robot_name=robot_name, prefix=prefix, n=n)
+    n, nq = int(robot.nv), int(robot.nq)
+    floating = nq != n
+    gen = Generated(robot_name=robot_name, prefix=prefix, n=n, nq=nq)
     for function in FUNCTIONS:
         best = None
         for algorithm in _TRACED[function]:
-            g, outs = simplify(*trace(robot, algorithm))
+            try:
+                traced = trace(robot, algorithm)
+            except NotImplementedError:
+                continue  # not written for a free-floating base
+            g, outs = simplify(*traced)
             k = Kernel(function, g, outs, g.counts(outs), algorithm)
             cost = k.counts["mul"] + k.counts["add"]
             if best is None or cost < best[0]:
@@ -408,7 +456,8 @@ def generate(robot, name=None):
         gen.kernels[function] = best[1]
 
     spec = robot.spec
-    types = " ".join("R" if b.joint_type == "revolute" else "P" for b in spec.bodies)
+    letter = {"revolute": "R", "prismatic": "P", "floating": "F"}
+    types = " ".join(letter.get(b.joint_type, "P") for b in spec.bodies)
     grav = ", ".join(repr(float(v)) for v in np.asarray(spec.gravity, dtype=float))
     has = {attr: any(float(getattr(b, attr)) != 0.0 for b in spec.bodies)
            for attr in ("armature", "damping", "friction")}
@@ -419,8 +468,12 @@ def generate(robot, name=None):
         "// Do not edit. Regenerate with `python -m robodyn.codegen --bundled` (bundled robots)",
         "// or `robodyn codegen ROBOT -o DIR`.",
         "//",
-        f"// n = {n} joints ({types}); gravity ({grav}) m/s^2 in the base frame;",
-        f"// joint terms: {terms}.",
+        *([f"// nq = {nq}, nv = {n}: a free-flyer base and {len(spec.bodies) - 1} joints "
+           f"({types});", f"// gravity ({grav}) m/s^2 in the world frame; joint terms: {terms}."]
+          if floating else
+          [f"// n = {n} joints ({types}); gravity ({grav}) m/s^2 in the base frame;",
+           f"// joint terms: {terms}."]),
+        *(["// " + line for line in _FLOATING_HEAD.splitlines()] if floating else []),
         "// The model's constants are built in; plain C++17 with a C ABI, no dependency beyond",
         "// <cmath>. Every array is double, row-major.",
         "//",
@@ -434,9 +487,13 @@ def generate(robot, name=None):
         head.append("//   " + _count_line(function, k.counts) + f"  (from {k.traced})")
     head.append("//")
     head.append("// Joints in q order (joint 'name', link 'name'; names percent-encoded):")
-    for i, b in enumerate(spec.bodies):
-        head.append(f"//   q[{i}]: joint '{embed(b.joint_name, 'text')}', "
+    iq = 0
+    for b in spec.bodies:
+        width = 7 if b.joint_type == "floating" else 1
+        at = f"q[{iq}]" if width == 1 else f"q[{iq}..{iq + width - 1}]"
+        head.append(f"//   {at}: joint '{embed(b.joint_name, 'text')}', "
                     f"link '{embed(b.name, 'text')}'")
+        iq += width
     if spec.frames:
         head.append("// Fixed frames (not used by these kernels): "
                     + ", ".join(f"'{embed(f.name, 'text')}'" for f in spec.frames))
@@ -445,9 +502,9 @@ def generate(robot, name=None):
     for function in FUNCTIONS:
         k = gen.kernels[function]
         ins, out = _ARGS[function]
-        doc = "\n".join("// " + line for line in _DOCS[function].splitlines())
+        doc = "\n".join("// " + line for line in _doc(function, floating).splitlines())
         body.append(doc)
-        body.append(_emit_function(k, gen.symbol(function), n))
+        body.append(_emit_function(k, gen.symbol(function), n, nq))
         params = ", ".join([f"const double* {v}" for v in ins] + [f"double* {out}"])
         decls.append(doc + f"\nvoid {gen.symbol(function)}({params});\n")
     body.append('}  // extern "C"\n')
@@ -455,9 +512,12 @@ def generate(robot, name=None):
     guard = prefix.upper() + "_H_"
     gen.header = "\n".join([
         f"// Generated by robodyn.codegen: declarations of the kernels of '{shown}'",
-        f"// (n = {n}); definitions in {c_identifier(robot_name)}.cpp. Do not edit.",
+        (f"// (nq = {nq}, nv = {n})" if floating else f"// (n = {n})")
+        + f"; definitions in {c_identifier(robot_name)}.cpp. Do not edit.",
         f"#ifndef {guard}", f"#define {guard}", "", "#ifdef __cplusplus", 'extern "C" {',
-        "#endif", "", f"enum {{ {prefix.upper()}_N = {n} }};", "", *decls,
+        "#endif", "",
+        (f"enum {{ {prefix.upper()}_NQ = {nq}, {prefix.upper()}_NV = {n} }};" if floating
+         else f"enum {{ {prefix.upper()}_N = {n} }};"), "", *decls,
         "#ifdef __cplusplus", "}", "#endif", "", f"#endif  // {guard}", ""])
     return gen
 
@@ -489,8 +549,11 @@ def bundled_sources():
 
     files = {}
     entries = []
-    for name in robodyn.robots.available():
-        gen = generate(robodyn.robots.load(name))
+    for name in robodyn.robots.available(floating=True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a seed system's inertia kept as printed
+            robot = robodyn.robots.load(name)
+        gen = generate(robot)
         files[f"{c_identifier(name)}.cpp"] = gen.source
         entries.append(gen)
     lines = [
@@ -652,6 +715,10 @@ def _check_against_generic(special, generic, rng_seed=1988):
     hi = np.where(np.isfinite(hi), hi, np.pi)
     for _ in range(4):
         q = rng.uniform(lo, hi)
+        if generic.nq != n:
+            # a free-flyer base (q[0:7]): a position and a random unit quaternion
+            quat = rng.standard_normal(4)
+            q[3:7] = quat / np.linalg.norm(quat)
         qd, x = rng.standard_normal(n), rng.standard_normal(n)
         pairs = [("inverse_dynamics", special.inverse_dynamics(q, qd, x),
                   generic.inverse_dynamics(q, qd, x)),

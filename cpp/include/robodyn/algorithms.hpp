@@ -1,6 +1,6 @@
 // The algorithms by name: the one table the operation counts (opcount.cpp, Robot.op_counts)
 // and the generated code (codegen.cpp, robodyn.codegen) share, and one call of each on a
-// model for any scalar (double, Counted, Traced).
+// model (fixed or free-floating base) for any scalar (double, Counted, Traced).
 #pragma once
 
 #include <algorithm>
@@ -66,7 +66,14 @@ inline bool is_straight_line(Algorithm a) {
   return false;
 }
 
-// entries of the algorithm's result for n joints
+// the algorithms generated code is traced from on a free-floating base (codegen.cpp): Kane's
+// formulations run there (kane.hpp) but are not traced into the floating kernels
+inline bool available_floating(Algorithm a) {
+  return a != Algorithm::Kane && a != Algorithm::GravityKane && a != Algorithm::KaneInertia &&
+         a != Algorithm::KaneForward;
+}
+
+// entries of the algorithm's result for n velocity coordinates (nv)
 inline int output_size(Algorithm a, int n) {
   switch (a) {
     case Algorithm::Crba:
@@ -78,9 +85,9 @@ inline int output_size(Algorithm a, int n) {
   }
 }
 
-// One call of a straight-line algorithm, its result into `out` (output_size entries for
-// n = nv; inputs q (nq,), qd and x = qdd or tau (nv,)). Returns false when a factorisation met
-// a matrix that is not positive definite.
+// One call of a straight-line algorithm, its result into `out` (output_size(a, nv) entries;
+// inputs q (nq), qd and x = qdd or tau (nv each)). Returns false when a factorisation met a
+// matrix that is not positive definite.
 template <class S>
 bool run_algorithm(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd,
                    const S* x, S* out) {

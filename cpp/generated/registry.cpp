@@ -37,7 +37,7 @@ const std::vector<BuiltinKernels>& builtin_kernels() {
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "8d9ce734d38f3f6f58cf393bb5cea1cd44dfa014116c9c69344c365b4e7d6563",
+       "84cfc9d131de33963fb57b2808d831a49f24b87e6153eef683133c1bb593f285",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

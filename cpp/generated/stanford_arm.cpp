@@ -67,7 +67,7 @@ void robodyn_stanford_arm_inverse_dynamics(const double* q, const double* qd, co
   const double x25 = x6 - x12;
   const double x26 = q[2] * x5;
   const double x27 = 0.154 * x5;
-  const double x28 = qd[1] * q[2];
+  const double x28 = q[2] * qd[1];
   const double x29 = 0.154 * x4;
   const double x30 = x28 - x29;
   const double x31 = x4 * x30;
@@ -81,7 +81,7 @@ void robodyn_stanford_arm_inverse_dynamics(const double* q, const double* qd, co
   const double x39 = x37 + x38;
   const double x40 = q[2] * x11;
   const double x41 = 0.154 * x11;
-  const double x42 = qdd[1] * q[2];
+  const double x42 = q[2] * qdd[1];
   const double x43 = 0.154 * x13;
   const double x44 = x42 + x43;
   const double x45 = x44 - x9;
@@ -715,7 +715,7 @@ void robodyn_stanford_arm_forward_dynamics(const double* q, const double* qd, co
   const double x15 = s2 * x14;
   const double x16 = q[2] * x2;
   const double x17 = 0.154 * x2;
-  const double x18 = qd[1] * q[2];
+  const double x18 = q[2] * qd[1];
   const double x19 = 0.154 * x1;
   const double x20 = x18 - x19;
   const double x21 = x1 * x20;
@@ -726,8 +726,8 @@ void robodyn_stanford_arm_forward_dynamics(const double* q, const double* qd, co
   const double x26 = x24 + x25;
   const double x27 = q[2] * x4;
   const double x28 = 0.154 * x4;
-  const double x29 = qd[0] * qd[0];
-  const double x30 = q[2] * x29;
+  const double x29 = q[2] * qd[0];
+  const double x30 = qd[0] * x29;
   const double x31 = c2 * x30;
   const double x32 = (-9.81) - x31;
   const double x33 = s2 * x32;

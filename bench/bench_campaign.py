@@ -203,11 +203,16 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
         time.sleep(2.0)
         cpu = cpu_since(client, before)
         idle.append((cpu[0] / (time.perf_counter() - t0), cpu[1] / (time.perf_counter() - t0)))
-        t0, c0 = time.perf_counter(), time.process_time()
-        robot.inverse_dynamics(q, qd, qdd)
-        robot.mass_matrix(q)
-        res.setdefault("batch", []).append(chunk / (time.perf_counter() - t0))
-        res.setdefault("batch_cpu", []).append(chunk / (time.process_time() - c0))
+        # the reference, three times a round here (the load makes one call vary up to 2x),
+        # and once on each worker (the cores and neighbours the cluster's chunks ran with)
+        for _ in range(3):
+            t0, c0 = time.perf_counter(), time.process_time()
+            robot.inverse_dynamics(q, qd, qdd)
+            robot.mass_matrix(q)
+            res.setdefault("batch", []).append(chunk / (time.perf_counter() - t0))
+            res.setdefault("batch_cpu", []).append(chunk / (time.process_time() - c0))
+        res.setdefault("batch_cpu_on_workers", []).extend(
+            client.run(_batch_rate, chunk).values())
         for name, c, format in (("cluster_write", chunk, "parquet"),
                                 ("cluster_write_small", small, "parquet"),
                                 ("cluster_write_zarr", chunk, "zarr")):
@@ -223,7 +228,8 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
         dask.compute(*[a.sum() for a in arrays.values()], scheduler=client)
         add("cluster_compute", time.perf_counter() - t0, cpu_since(client, before))
         print(f"  round {r}: batch call {res['batch'][-1]:,.0f} rows/s "
-              f"({res['batch_cpu'][-1]:,.0f} per CPU-s); cluster, per core / per CPU-s: "
+              f"({res['batch_cpu'][-1]:,.0f} per CPU-s; on the workers "
+              f"{res['batch_cpu_on_workers'][-1]:,.0f}); cluster, per core / per CPU-s: "
               f"written {res['cluster_write'][-1]:,.0f} / {res['cluster_write_cpu'][-1]:,.0f}, "
               f"in chunks of {small}: {res['cluster_write_small'][-1]:,.0f} / "
               f"{res['cluster_write_small_cpu'][-1]:,.0f}, Zarr "
@@ -234,6 +240,8 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
     med = {k: statistics.median(v) for k, v in res.items()}
     ratios = {k: med[k] / med["batch_cpu" if k.endswith("_cpu") else "batch"]
               for k in med if k.startswith("cluster")}
+    ratios_workers = {k: med[k] / med["batch_cpu_on_workers"]
+                      for k in med if k.startswith("cluster") and k.endswith("_cpu")}
     per_chunk = {name: {k: statistics.median(x[k] for x in v) for k in v[0]}
                  for name, v in parts.items()}
     # the batch call's CPU for a chunk's rows against the cluster's, net of the idle background
@@ -249,10 +257,23 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
         for name, v in per_chunk.items()}
     return {"rows": rows, "chunk": chunk, "small_chunk": small, "quantities": quantities,
             "rounds": res, "median_rows_per_s": med, "vs_batch_call": ratios,
+            "vs_batch_call_on_the_workers": ratios_workers,
             "idle_cpu_per_s_client_scheduler_workers": idle, "cpu_s_per_chunk": per_chunk,
             "vs_batch_call_per_cpu_s_net_of_worker_idle": net,
             "vs_batch_call_per_cpu_s_net_of_all_idle": net_both,
             "bytes_per_row": 8 * (4 * 6 + 36)}
+
+
+def _batch_rate(chunk):
+    """Rows per CPU-second of one batch call per quantity (ID, M) on ``chunk`` states, in the
+    process that runs it (a worker, through ``client.run``)."""
+    robot = robodyn.robots.intelledex_605()
+    robodyn.set_num_threads(1)
+    q, qd, qdd = uniform_sampler(robot)(np.random.default_rng(0), chunk)
+    c0 = time.process_time()
+    robot.inverse_dynamics(q, qd, qdd)
+    robot.mass_matrix(q)
+    return chunk / (time.process_time() - c0)
 
 
 def bench_transfer(client, rows=400_000, chunk=200_000, rounds=7):

@@ -40,8 +40,9 @@ uncompressed by default, and ``path/dataset.json`` (robot, quantities, shapes, s
 ``path/NAME``, of shape ``(rows, *shape)``, chunked like the rows, NaN where nothing was
 written; uncompressed by default, a chunk's file is its rows' raw little-endian bytes (the
 batched call's own output array, written once). Zarr is the fast path: it skips the transpose
-into columns and Parquet's encoding (a written chunk costs 0.78 of the CPU of Parquet's;
-bench/bench_campaign.py and docs/campaign.md for the figures). :func:`read_dataset` reads
+into columns and Parquet's encoding (a written chunk costs 0.7-0.9 of the CPU of Parquet's;
+bench/bench_campaign.py and docs/campaign.md for the figures). Parquet stays the default: its
+files are tables any Parquet reader opens, and their layout is documented. :func:`read_dataset` reads
 either back as NumPy arrays. The workers write the files themselves (the rows never travel to
 the client), so on a cluster ``path`` must be a directory that every worker sees (a shared file
 system).
@@ -474,7 +475,11 @@ def _write_columns(names, cols, path, compression):
     tmp = path + ".tmp"
     # flat float64 columns (nested lists cost 1.7x more to encode), no dictionary (random
     # doubles: it would be abandoned), no page statistics (unused for training data), values
-    # handed to the encoder 65,536 at a time (default 1,024: 13 % more CPU, measured)
+    # handed to the encoder 65,536 at a time (default 1,024: 13 % more CPU, measured). Also
+    # measured (bench_campaign's breakdown), not kept: store_schema=False, 64 MB data pages and
+    # version-2 pages change nothing beyond the noise; BYTE_STREAM_SPLIT costs 12-15 % more; a
+    # FixedSizeList column per quantity saves the transpose but costs 65-95 ms more to encode
+    # than the 35-50 ms it saves; M's upper triangle saves 17 ms of 98 but packing it costs 7
     pq.write_table(table, tmp, compression=compression or "none", use_dictionary=False,
                    write_statistics=False, write_batch_size=65_536)
     os.replace(tmp, path)

@@ -10,7 +10,15 @@ checked to agree (1e-8 relative, through tests/reference's coordinate helper log
 here). Reported: the median time per call and the median of the per-round ratios
 robodyn / Pinocchio (lower is faster), also with ``out=`` and for one batch call per state.
 
-    python bench/bench_floating.py [solo12 talos ...] [--rounds 31] [--json out.json]
+The batch figure ("robodyn batch") is one call on N = 1984 states (the 64 distinct states
+cycled through 31 times, so no row repeats the one before) divided by N, against one
+``pin.rnea`` (``pin.aba``) call from Python. It runs on one thread: robodyn's default (``robodyn.get_num_threads()`` is 1 unless
+``robodyn.set_num_threads`` is called), timed by this thread's CPU clock like the single calls.
+``--threads K`` (K > 1) adds a second, wall-clock group: ``pin.rnea`` / ``pin.aba`` against the
+batch on 1 thread and on K threads (the CPU clock of the calling thread does not see the worker
+threads; on a shared machine the wall clock also counts time spent descheduled).
+
+    python bench/bench_floating.py [solo12 talos ...] [--rounds 31] [--threads 2] [--json out.json]
 """
 
 from __future__ import annotations
@@ -70,7 +78,7 @@ def states(robot, count, rng):
     return Q, rng.standard_normal((count, robot.nv)), rng.standard_normal((count, robot.nv))
 
 
-def bench_robot(name, rounds, pool=64, batch=2000, seed=0):
+def bench_robot(name, rounds, pool=64, batch=2000, seed=0, threads=1):
     import pinocchio as pin
 
     path = robots_dir() / ROBOTS[name]
@@ -106,8 +114,9 @@ def bench_robot(name, rounds, pool=64, batch=2000, seed=0):
     nv = robot.nv
     out_v, out_M = np.empty(nv), np.empty((nv, nv))
     rows3 = lambda *X: list(zip(*X))  # noqa: E731
-    QB, VB, AB = (np.repeat(X, batch // pool, axis=0) for X in (Q, V, A))
-    TB = np.repeat(TAU, batch // pool, axis=0)
+    # the pool cycled through (np.tile), so that consecutive rows differ: a row equal to the
+    # one before would find its configuration in robodyn's per-q cache (np.repeat did that)
+    QB, VB, AB, TB = (np.tile(X, (batch // pool, 1)) for X in (Q, V, A, TAU))
     nb = len(QB)
     impls = {
         "id": [Impl("pinocchio", "pinocchio", "id", pin.rnea,
@@ -137,13 +146,43 @@ def bench_robot(name, rounds, pool=64, batch=2000, seed=0):
                Impl("robodyn batch", "robodyn", "fd", robot.forward_dynamics, [(QB, VB, TB)],
                     nb, None, batch=True)],
     }
-    result = {"robot": name, "nq": robot.nq, "nv": nv, "quantities": {}}
-    for quantity, ims in impls.items():
-        samples = measure(ims, rounds=rounds)
-        ref = samples["pinocchio"]
-        result["quantities"][quantity] = {
-            lab: {"median_us": float(np.median(s)) * 1e6,
-                  "ratio": float(np.median(s / ref))} for lab, s in samples.items()}
+    result = {"robot": name, "nq": robot.nq, "nv": nv, "batch_rows": nb, "batch_threads": 1,
+              "clock": "thread cpu", "quantities": {}}
+    previous = robodyn.get_num_threads()
+    robodyn.set_num_threads(1)
+    try:
+        for quantity, ims in impls.items():
+            samples = measure(ims, rounds=rounds)
+            ref = samples["pinocchio"]
+            result["quantities"][quantity] = {
+                lab: {"median_us": float(np.median(s)) * 1e6,
+                      "ratio": float(np.median(s / ref))} for lab, s in samples.items()}
+        if threads > 1:
+            # the batch on 1 and on `threads` threads, wall clock (see the module docstring)
+            def on(k, fn):
+                def call(*a):
+                    robodyn.set_num_threads(k)
+                    return fn(*a)
+                return call
+
+            result["wall_clock_threads"] = threads
+            result["wall_clock"] = {}
+            for quantity in ("id", "fd"):
+                pin_impl = impls[quantity][0]
+                batch = next(im for im in impls[quantity] if im.label == "robodyn batch")
+                fn = robot.inverse_dynamics if quantity == "id" else robot.forward_dynamics
+                ims = [pin_impl,
+                       Impl("robodyn batch 1 thread", "robodyn", quantity, on(1, fn),
+                            batch.args, nb, None, batch=True),
+                       Impl(f"robodyn batch {threads} threads", "robodyn", quantity,
+                            on(threads, fn), batch.args, nb, None, batch=True)]
+                samples = measure(ims, rounds=rounds, clock="wall")
+                ref = samples["pinocchio"]
+                result["wall_clock"][quantity] = {
+                    lab: {"median_us": float(np.median(s)) * 1e6,
+                          "ratio": float(np.median(s / ref))} for lab, s in samples.items()}
+    finally:
+        robodyn.set_num_threads(previous)
     return result
 
 
@@ -151,17 +190,25 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("robots", nargs="*", default=["solo12", "talos"], choices=sorted(ROBOTS))
     p.add_argument("--rounds", type=int, default=31)
+    p.add_argument("--threads", type=int, default=1,
+                   help="also time the batch on this many threads (wall clock)")
     p.add_argument("--json", type=pathlib.Path)
     args = p.parse_args(argv)
     results = []
     for name in args.robots:
-        r = bench_robot(name, args.rounds)
+        r = bench_robot(name, args.rounds, threads=args.threads)
         results.append(r)
-        print(f"{name} (nq {r['nq']}, nv {r['nv']}): median time per call, ratio to Pinocchio")
+        print(f"{name} (nq {r['nq']}, nv {r['nv']}): median time per call (batch: per state "
+              f"of one call on {r['batch_rows']} states, 1 thread), this thread's CPU time; "
+              f"ratio to Pinocchio")
         for quantity, rows in r["quantities"].items():
             cells = ", ".join(f"{lab} {v['median_us']:.2f} us ({v['ratio']:.2f}x)"
                               for lab, v in rows.items())
             print(f"  {quantity}: {cells}")
+        for quantity, rows in r.get("wall_clock", {}).items():
+            cells = ", ".join(f"{lab} {v['median_us']:.2f} us ({v['ratio']:.2f}x)"
+                              for lab, v in rows.items())
+            print(f"  {quantity} (wall clock): {cells}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
 

@@ -12,6 +12,13 @@ robodyn / Pinocchio (lower is faster), also with ``out=``, for one batch call pe
 with ``--specialized``, for the robot's generated kernels (``Robot.specialized()``, compiled
 on first use).
 
+The batch figure ("robodyn batch") is one call on N = 1984 states (the 64 distinct states
+cycled through 31 times, so no row repeats the one before and finds its configuration in
+robodyn's per-q cache) divided by N, against one ``pin.rnea`` (``pin.aba``) call from Python.
+It runs on one thread, robodyn's default (``robodyn.get_num_threads()`` is 1 unless
+``robodyn.set_num_threads`` is called; set to 1 here while timing), timed by this thread's CPU
+clock like the single calls.
+
     python bench/bench_floating.py [solo12 talos ...] [--rounds 31] [--json out.json]
     python bench/bench_floating.py lynch_satellite solo12 --specialized --callgrind
 
@@ -139,8 +146,9 @@ def build(name, pool=64, batch=2000, seed=0, specialized=False):
     nv = robot.nv
     out_v, out_M = np.empty(nv), np.empty((nv, nv))
     rows3 = lambda *X: list(zip(*X))  # noqa: E731
-    QB, VB, AB = (np.repeat(X, batch // pool, axis=0) for X in (Q, V, A))
-    TB = np.repeat(TAU, batch // pool, axis=0)
+    # the pool cycled through (np.tile): consecutive rows differ (np.repeat let 30 of every 31
+    # rows hit the per-q cache)
+    QB, VB, AB, TB = (np.tile(X, (batch // pool, 1)) for X in (Q, V, A, TAU))
     nb = len(QB)
     impls = {
         "id": [Impl("pinocchio", "pinocchio", "id", pin.rnea,
@@ -192,13 +200,19 @@ def build(name, pool=64, batch=2000, seed=0, specialized=False):
 def bench_robot(name, rounds, pool=64, batch=2000, seed=0, specialized=False):
     robot, impls = build(name, pool, batch, seed, specialized)
     nv = robot.nv
-    result = {"robot": name, "nq": robot.nq, "nv": nv, "quantities": {}}
-    for quantity, ims in impls.items():
-        samples = measure(ims, rounds=rounds)
-        ref = samples["pinocchio"]
-        result["quantities"][quantity] = {
-            lab: {"median_us": float(np.median(s)) * 1e6,
-                  "ratio": float(np.median(s / ref))} for lab, s in samples.items()}
+    rows = next(im.count for im in impls["id"] if im.label == "robodyn batch")
+    result = {"robot": name, "nq": robot.nq, "nv": nv, "batch_rows": rows, "batch_threads": 1, "clock": "thread cpu", "quantities": {}}
+    previous = robodyn.get_num_threads()
+    robodyn.set_num_threads(1)
+    try:
+        for quantity, ims in impls.items():
+            samples = measure(ims, rounds=rounds)
+            ref = samples["pinocchio"]
+            result["quantities"][quantity] = {
+                lab: {"median_us": float(np.median(s)) * 1e6,
+                      "ratio": float(np.median(s / ref))} for lab, s in samples.items()}
+    finally:
+        robodyn.set_num_threads(previous)
     return result
 
 
@@ -280,7 +294,9 @@ def main(argv=None):
     for name in args.robots:
         r = bench_robot(name, args.rounds, specialized=args.specialized)
         results.append(r)
-        print(f"{name} (nq {r['nq']}, nv {r['nv']}): median time per call, ratio to Pinocchio")
+        print(f"{name} (nq {r['nq']}, nv {r['nv']}): median time per call (batch: per state of "
+              f"one call on {r['batch_rows']} states, 1 thread), this thread's CPU time; ratio "
+              f"to Pinocchio")
         for quantity, rows in r["quantities"].items():
             cells = ", ".join(f"{lab} {v['median_us']:.2f} us ({v['ratio']:.2f}x)"
                               for lab, v in rows.items())

@@ -296,12 +296,18 @@ class RobotCore {
     return ok;
   }
 
-  // Runs kernel(data, inputs..., out) on a single state or on every row of a batch.
-  // row_out: the per-state output shape; kernel returns false on a numerical failure.
-  template <size_t K, class Kernel>
+  // Runs kernel(model, data, inputs, outputs) on a single state or on every row of a batch.
+  // K inputs, named `names` (configurations nq wide, the rest nv); O outputs, each of the
+  // per-state shape row_out (a batch of N rows gives (N, *row_out)). O = 1: the kernel takes a
+  // double* and `out` is None or the array to write (returned); O > 1: it takes an array of O
+  // pointers and `out` is None or a tuple/list of O distinct arrays (returned as a tuple).
+  // The kernel returns false on a numerical failure (ValueError `what`). A batch is split
+  // over threads in runs of at least min_rows rows.
+  template <size_t K, size_t O = 1, class Kernel>
   py::object run(const std::array<py::handle, K>& args, const std::array<const char*, K>& names,
-                 py::handle out, const Shape& row_out, const char* what,
-                 Kernel kernel) {
+                 py::handle out, const Shape& row_out, const char* what, Kernel kernel,
+                 py::ssize_t min_rows = 64) {
+    static_assert(K >= 1 && O >= 1, "at least one input and one output");
     std::array<Input, K> in;
     std::array<int, K> size;
     for (size_t k = 0; k < K; ++k) {
@@ -324,90 +330,39 @@ class RobotCore {
     Shape shape;
     if (batch) shape.dim[shape.nd++] = rows;
     for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
-    double* po = nullptr;
-    py::object result = get_output(out, shape, &po);
-    // an `out` sharing memory with an input (partly or wholly) is computed through a
-    // temporary and copied at the end, as NumPy ufuncs do
-    double* dest = po;
-    py::object scratch;
-    for (size_t k = 0; k < K; ++k)
-      if (boundary::overlaps(in[k].p, rows * size[k], po, rows * row_size)) {
-        py::array_t<double> tmp = new_array(shape);
-        po = tmp.mutable_data();
-        scratch = std::move(tmp);
-        break;
-      }
-    auto finish = [&] {
-      if (po != dest) std::copy(po, po + rows * row_size, dest);
-      return result;
-    };
-    std::array<const double*, K> ptr;
-    if (!batch) {
-      for (size_t k = 0; k < K; ++k) ptr[k] = in[k].p;
-      if (!kernel(*model_, data_, ptr, po)) throw py::value_error(what);
-      return finish();
-    }
-    // batch: GIL released, rows split over threads, each thread with its own Data; the
-    // model held for the whole batch
-    const std::shared_ptr<const Model> held = model_;
-    const Model& model = *held;
-    auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
-      std::array<const double*, K> pk;
-      for (py::ssize_t r = r0; r < r1; ++r) {
-        for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
-        if (!kernel(model, d, pk, po + r * row_size)) flag = false;
-      }
-    };
-    if (!for_rows(model, rows, 64, work)) throw py::value_error(what);
-    return finish();
-  }
-
-  // Like run, for kernels with O outputs of the same per-state shape; returns a tuple.
-  // `out`: None or a tuple/list of O arrays (each checked like run's out).
-  template <size_t K, size_t O, class Kernel>
-  py::object run_multi(const std::array<py::handle, K>& args,
-                       const std::array<const char*, K>& names, py::handle out,
-                       const Shape& row_out, const char* what, Kernel kernel) {
-    std::array<Input, K> in;
-    for (size_t k = 0; k < K; ++k) in[k] = get_input(args[k], names[k], model_->n);
-    const bool batch = in[0].batch;
-    const py::ssize_t rows = in[0].rows;
-    for (size_t k = 1; k < K; ++k)
-      if (in[k].batch != batch || in[k].rows != rows)
-        bad(names[k], std::string("must have the same shape as ") + names[0]);
-    const py::ssize_t row_size = row_out.prod();
-    Shape shape;
-    if (batch) shape.dim[shape.nd++] = rows;
-    for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
+    // the outputs: new arrays, or the caller's checked against the shape
     std::array<double*, O> po;
-    const bool given = !out.is_none();
-    if (given && !((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) && py::len(out) == O))
-      bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
-    std::array<py::object, O> arrays;
-    for (size_t o = 0; o < O; ++o) {
-      py::handle oh = given ? py::handle(PySequence_Fast_GET_ITEM(out.ptr(), o))
-                            : py::handle(Py_None);
-      arrays[o] = get_output(oh, shape, &po[o]);
-      for (size_t p = 0; p < o; ++p)
-        if (po[p] == po[o]) bad("out", "the output arrays must be distinct");
-    }
-    // the caller's tuple comes back as is (nothing allocated with out=)
-    py::object ret;
-    if (given && PyTuple_Check(out.ptr())) {
-      ret = py::reinterpret_borrow<py::object>(out);
+    py::object result;
+    if constexpr (O == 1) {
+      result = get_output(out, shape, &po[0]);
     } else {
-      py::tuple t(O);
-      for (size_t o = 0; o < O; ++o) t[o] = arrays[o];
-      ret = std::move(t);
+      const bool given = !out.is_none();
+      if (given && !((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) && py::len(out) == O))
+        bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
+      std::array<py::object, O> arrays;
+      for (size_t o = 0; o < O; ++o) {
+        py::handle oh = given ? py::handle(PySequence_Fast_GET_ITEM(out.ptr(), o))
+                              : py::handle(Py_None);
+        arrays[o] = get_output(oh, shape, &po[o]);
+        for (size_t p = 0; p < o; ++p)
+          if (po[p] == po[o]) bad("out", "the output arrays must be distinct");
+      }
+      // the caller's tuple comes back as is (nothing allocated with out=)
+      if (given && PyTuple_Check(out.ptr())) {
+        result = py::reinterpret_borrow<py::object>(out);
+      } else {
+        py::tuple t(O);
+        for (size_t o = 0; o < O; ++o) t[o] = arrays[o];
+        result = std::move(t);
+      }
     }
-    const int n = model_->n;
-    // an output sharing memory with an input is computed through a temporary and copied at
-    // the end (as run does)
-    std::array<double*, O> dest = po;
+    // an output sharing memory with an input (partly or wholly) is computed through a
+    // temporary and copied at the end, as NumPy ufuncs do
+    const std::array<double*, O> dest = po;
     std::array<py::object, O> scratch;
     for (size_t o = 0; o < O; ++o)
       for (size_t k = 0; k < K; ++k)
-        if (boundary::overlaps(in[k].p, rows * n, po[o], rows * row_size)) {
+        if (boundary::overlaps(in[k].p, rows * size[k], po[o], rows * row_size)) {
           py::array_t<double> tmp = new_array(shape);
           po[o] = tmp.mutable_data();
           scratch[o] = std::move(tmp);
@@ -416,27 +371,35 @@ class RobotCore {
     auto finish = [&] {
       for (size_t o = 0; o < O; ++o)
         if (po[o] != dest[o]) std::copy(po[o], po[o] + rows * row_size, dest[o]);
-      return ret;
+      return result;
+    };
+    auto call = [&kernel](const Model& m, Data& d, const std::array<const double*, K>& x,
+                          const std::array<double*, O>& y) {
+      if constexpr (O == 1)
+        return kernel(m, d, x, y[0]);
+      else
+        return kernel(m, d, x, y);
     };
     std::array<const double*, K> ptr;
     if (!batch) {
       for (size_t k = 0; k < K; ++k) ptr[k] = in[k].p;
-      if (!kernel(*model_, data_, ptr, po)) throw py::value_error(what);
+      if (!call(*model_, data_, ptr, po)) throw py::value_error(what);
       return finish();
     }
-    // the model held for the whole batch (a gravity change makes a new one)
+    // batch: GIL released, rows split over threads, each thread with its own Data; the
+    // model held for the whole batch (a gravity change makes a new one)
     const std::shared_ptr<const Model> held = model_;
     const Model& model = *held;
     auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
       std::array<const double*, K> pk;
       std::array<double*, O> pr;
       for (py::ssize_t r = r0; r < r1; ++r) {
-        for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * n;
+        for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
         for (size_t o = 0; o < O; ++o) pr[o] = po[o] + r * row_size;
-        if (!kernel(model, d, pk, pr)) flag = false;
+        if (!call(model, d, pk, pr)) flag = false;
       }
     };
-    if (!for_rows(model, rows, 16, work)) throw py::value_error(what);
+    if (!for_rows(model, rows, min_rows, work)) throw py::value_error(what);
     return finish();
   }
 
@@ -607,24 +570,23 @@ py::object inverse_dynamics_derivatives_impl(RobotCore& r, py::handle q, py::han
                                              py::handle qdd, py::handle out) {
   r.fixed_only("inverse_dynamics_derivatives");
   const py::ssize_t n = r.n();
-  return r.run_multi<3, 2>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n, n}, "",
-                           [](const Model& m, Data& d, const Ptrs3& x, const Outs2& o) {
-                             rnea_derivatives(m, d, x[0], x[1], x[2], o[0], o[1]);
-                             return true;
-                           });
+  return r.run<3, 2>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n, n}, "",
+                     [](const Model& m, Data& d, const Ptrs3& x, const Outs2& o) {
+                       rnea_derivatives(m, d, x[0], x[1], x[2], o[0], o[1]);
+                       return true;
+                     }, 16);
 }
 
 py::object forward_dynamics_derivatives_impl(RobotCore& r, py::handle q, py::handle qd,
                                              py::handle tau, py::handle out) {
   r.fixed_only("forward_dynamics_derivatives");
   const py::ssize_t n = r.n();
-  return r.run_multi<3, 3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n, n}, kFDFail,
-                           [](const Model& m, Data& d, const Ptrs3& x, const Outs3& o) {
-                             // qdd lands in d.u (size n + 1, unused by the crba path)
-                             return forward_dynamics_derivatives(m, d, x[0], x[1], x[2],
-                                                                 d.u.data() + 1, o[0], o[1],
-                                                                 o[2]);
-                           });
+  return r.run<3, 3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n, n}, kFDFail,
+                     [](const Model& m, Data& d, const Ptrs3& x, const Outs3& o) {
+                       // qdd lands in d.u (size n + 1, unused by the crba path)
+                       return forward_dynamics_derivatives(m, d, x[0], x[1], x[2],
+                                                           d.u.data() + 1, o[0], o[1], o[2]);
+                     }, 16);
 }
 
 py::object regressor_impl(RobotCore& r, py::handle q, py::handle qd, py::handle qdd,

@@ -56,9 +56,8 @@ struct DataTpl {
   AVec<V3> Ih;           // first moment and rotational inertia about body i's origin, body
   AVec<M3> II;           // axes (complete for every body after crba)
   AVec<M6> IA;           // aba: articulated inertia, 6x6 [angular; linear] about the body
-                         // origin, body axes; upper triangle only (for a revolute body on
-                         // the base only its column 2 is complete: the rest is never used)
-  AVec<V6> pA;           // aba: articulated bias force (revolute body on the base: entry 2 only)
+                         // origin, body axes; upper triangle only
+  AVec<V6> pA;           // aba: articulated bias force
   AVec<V6> U;            // IA S
   AVec<S> D, u;          // S' IA S (+ armature), joint force minus projected bias
   AVec<V6> cbias;        // aba: Featherstone's c, the velocity-product term of the (classical)

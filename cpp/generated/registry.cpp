@@ -31,13 +31,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "0dca27735ba7735c74e50fdba107e30b5dbac33285f55715b056c096072eeda0",
+       "162d71f5199fc1289960125594a7b2e8cfc9aed70bae54f0cdc8719f8f1d14ae",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "8536aed9bed6ae5ac94f6ff8b712c64416307ae59cc0c6f723aeea97c389346a",
+       "84cfc9d131de33963fb57b2808d831a49f24b87e6153eef683133c1bb593f285",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

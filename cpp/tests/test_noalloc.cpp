@@ -591,14 +591,17 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   }
   Data d(m);
   std::vector<double> tau(nv), a1(nv), a2(nv), bias(nv), grav(nv), h(6), c(3), q1(nq), dv(nv),
-      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv), AG(6 * nv);
+      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv), AG(6 * nv), a3(nv), D1(nv * nv),
+      D2(nv * nv), D3(nv * nv), Y(10 * m.n * nv);
   double energy = 0;
-  const int kCalls = 16;
+  const int kCalls = 20;
   const char* names[kCalls] = {"rnea", "crba", "aba", "forward_dynamics_crba", "bias_torques",
                                "gravity_torques", "forward_kinematics", "jacobian",
                                "kinetic_energy", "potential_energy", "momentum",
                                "center_of_mass", "integrate", "difference",
-                               "centroidal_momentum_matrix", "self-check"};
+                               "centroidal_momentum_matrix", "rnea_derivatives",
+                               "forward_dynamics_derivatives", "regressor",
+                               "regressor_slotine_li", "self-check"};
   long news[kCalls] = {}, mallocs[kCalls] = {}, eigen[kCalls] = {};
   auto run = [&](int k, int s, bool armed) {
     const double *q = Q[s].data(), *v = V[s].data(), *a = A[s].data();
@@ -626,7 +629,14 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
       case 12: integrate(m, q, v, 0.01, q1.data()); break;
       case 13: difference(m, q, q1.data(), dv.data()); break;
       case 14: centroidal_momentum_matrix(m, d, q, AG.data()); break;
-      case 15:
+      case 15: rnea_derivatives(m, d, q, v, a, D1.data(), D2.data()); break;
+      case 16:
+        forward_dynamics_derivatives(m, d, q, v, tau.data(), a3.data(), D1.data(), D2.data(),
+                                     D3.data());
+        break;
+      case 17: regressor(m, d, q, v, a, Y.data()); break;
+      case 18: regressor_slotine_li(m, d, q, v, a, tau.data(), Y.data()); break;
+      case 19:
         if (armed && mode == "--self-check-new") {
           delete[] static_cast<double*>(g_sink);
           g_sink = new double[64];
@@ -691,6 +701,16 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
       err = std::max(err, std::abs(a2[i] - A[s][i]) / std::max(1.0, std::abs(A[s][i])));
       err = std::max(err, std::abs(dv[i] - 0.3 * V[s][i]));
     }
+    // dqdd/dtau M = 1 (the derivatives ran on the floating model)
+    forward_dynamics_derivatives(m, d, Q[s].data(), V[s].data(), tau.data(), a3.data(),
+                                 D1.data(), D2.data(), D3.data());
+    crba(m, d, Q[s].data());
+    for (int i = 0; i < nv; ++i)
+      for (int j = 0; j < nv; ++j) {
+        double x = 0;
+        for (int k = 0; k < nv; ++k) x += D3[i * nv + k] * d.M(k, j);
+        err = std::max(err, std::abs(x - (i == j ? 1.0 : 0.0)));
+      }
   }
   if (!(err < 1e-8)) {
     std::printf("FAIL %s: identity check failed (max error %g)\n", label, err);

@@ -229,3 +229,79 @@ def test_out_of_another_dtype_or_shape_is_a_value_error(robot, rng, make):
     out = make(robot.n)
     with pytest.raises(ValueError, match="out"):
         ctrl(0.0, q, qd, ref, out=out)
+
+
+ARGS = ("q", "qd", "q_ref", "qd_ref", "qdd_ref")
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+@pytest.mark.parametrize("which", ARGS)
+@pytest.mark.parametrize("make", [
+    lambda r: ct.ComputedTorque(r),
+    lambda r: ct.PDGravity(r, 10.0, 2.0),
+    lambda r: ct.Feedforward(r),                 # no feedback: q, qd unused, still checked
+    lambda r: ct.Feedforward(r, 10.0, 2.0),
+    lambda r: ct.PDGravity(r, 10.0, 2.0, noise_std=0.01, delay=2, seed=1),
+    lambda r: ct.AdaptiveComputedTorque(r, 5.0, 10.0),
+], ids=["computed_torque", "pd_gravity", "feedforward", "feedforward_feedback",
+        "pd_gravity_noise_delay", "adaptive"])
+def test_non_finite_measurement_or_reference_is_a_value_error_naming_it(robot, rng, make,
+                                                                        which, value):
+    """A NaN or inf in the measured state or the reference is a ValueError naming the
+    argument, from the checked call and from step() (the loops' entry point), before the
+    torque is written or the call counted; never a silent NaN torque (PDGravity and
+    Feedforward computed one)."""
+    n = robot.n
+    ctrl = make(robot)
+    args = dict(zip(ARGS, [*random_state(rng, n), *random_state(rng, n)]))
+    args[which] = args[which].copy()
+    args[which][2] = value
+    tau = np.full(n, 7.0)
+    with pytest.raises(ValueError, match=rf"\b{which}\b.*(NaN|finite)"):
+        ctrl(0.0, args["q"], args["qd"], (args["q_ref"], args["qd_ref"], args["qdd_ref"]),
+             out=tau)
+    with pytest.raises(ValueError, match=rf"\b{which}\b.*(NaN|finite)"):
+        ctrl.step(0.0, *(args[k] for k in ARGS), tau)
+    assert np.all(tau == 7.0) and ctrl.calls == 0
+    # the same controller then works on finite input
+    args[which][2] = 0.1
+    assert np.all(np.isfinite(ctrl.step(0.0, *(args[k] for k in ARGS), tau)))
+
+
+class _NanAfter(tr.Trajectory):
+    """A trajectory whose position goes NaN after t = 0.05 s (a bad reference source)."""
+
+    def __init__(self, n):
+        self.n, self.duration = n, 0.1
+
+    def _eval(self, ts):
+        Q = np.zeros((ts.shape[0], self.n)) + 0.2
+        Q[ts > 0.05, 1] = np.nan
+        return Q, np.zeros_like(Q), np.zeros_like(Q)
+
+
+@pytest.mark.parametrize("engine", ["python", "cpp"])
+@pytest.mark.parametrize("make", [lambda r: ct.PDGravity(r, 50.0, 5.0),
+                                  lambda r: ct.Feedforward(r),
+                                  lambda r: ct.ComputedTorque(r)])
+def test_non_finite_reference_in_a_simulation_is_a_value_error(robot, engine, make):
+    """Both loops refuse a reference that goes NaN with a ValueError naming it, rather than
+    a SimulationError blaming the plant ("diverged")."""
+    with pytest.raises(ValueError, match=r"q_ref|reference"):
+        robodyn.simulate(robot, make(robot), _NanAfter(robot.n), duration=0.1,
+                         engine=engine, q0=np.full(robot.n, 0.2))
+
+
+@pytest.mark.parametrize("limits", [math.nan, [1.0, math.nan, 3.0, 4.0, 5.0, 6.0],
+                                    np.full(6, -math.nan)])
+def test_nan_effort_limit_is_a_value_error(robot, limits):
+    """effort_bounds reads inf and non-positive entries as "no bound" (a URDF's effort="0");
+    a NaN is neither: it is refused with the joint named, not read as no bound."""
+    with pytest.raises(ValueError, match=r"effort_limits.*NaN.*joint"):
+        ct.effort_bounds(limits, robot.n)
+    for cls in (ct.ComputedTorque, ct.PDGravity):
+        with pytest.raises(ValueError, match=r"effort_limits.*NaN"):
+            cls(robot, 1.0, 1.0, effort_limits=limits)
+    # what is not a bound stays allowed
+    np.testing.assert_array_equal(ct.effort_bounds([0.0, -1.0, math.inf, 2.0, 3.0, 4.0], 6),
+                                  [math.inf, math.inf, math.inf, 2.0, 3.0, 4.0])

@@ -695,3 +695,28 @@ def test_fuzz_did_not_corrupt_the_robot():
     np.testing.assert_allclose(FUZZ_ROBOT.inverse_dynamics(q, qd, qdd), F.rnea(spec, q, qd, qdd),
                                rtol=1e-10, atol=1e-10)
     np.testing.assert_array_equal(FUZZ_ROBOT.gravity, [0.0, 0.0, -9.81])
+
+
+def test_init_again_on_a_built_robot_is_refused(rng):
+    """A Robot is immutable: pybind11 ignores a second construction of the C++ core, so
+    Robot.__init__ on a built robot would swap the description (name, limits, spec) and keep
+    the old dynamics. It is a RuntimeError, and the robot is left as it was."""
+    robot = robodyn.Robot(R.random_chain(3, rng))
+    other = R.random_tree(5, rng)
+    q, qd, qdd = (rng.uniform(-1, 1, 3) for _ in range(3))
+    tau, name, spec = robot.inverse_dynamics(q, qd, qdd), robot.name, robot.spec
+    with pytest.raises(RuntimeError, match="immutable"):
+        robot.__init__(other)
+    with pytest.raises(RuntimeError, match="immutable"):
+        robodyn.Robot.__init__(robot, spec)
+    assert robot.n == 3 and robot.name == name and len(robot.spec.bodies) == 3
+    assert len(robot.joint_names) == 3 and robot.effort_limits.shape == (3,)
+    np.testing.assert_array_equal(robot.inverse_dynamics(q, qd, qdd), tau)
+    # a failed first construction leaves nothing built: __init__ may then be called again
+    bad = R.random_chain(3, rng)
+    bad.bodies[1].mass = -1.0
+    fresh = robodyn.Robot.__new__(robodyn.Robot)
+    with pytest.raises(ValueError):
+        fresh.__init__(bad)
+    fresh.__init__(spec)
+    np.testing.assert_array_equal(fresh.inverse_dynamics(q, qd, qdd), tau)

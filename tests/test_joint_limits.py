@@ -199,3 +199,113 @@ def test_floating_report_mode_warns_and_does_not_stop(floating):
         res = _free(robot, q0, v0, joint_limits="report", integrator="rk45")
     assert res.q[:, 7].max() > 1.0 and res.limit_excess[6] > 0.5
     assert max(res.momentum_drift) < 1e-9
+
+
+def _stops_as_written(limits, q, v):
+    """The floating stop rule written plainly (with fresh arrays), as it was before its
+    buffers were preallocated: the oracle of the buffered version."""
+    qj, vj = q[7:], v[6:]
+    if not ((qj > limits.upper).any() or (qj < limits.lower).any()):
+        return False
+    if not limits.stops:
+        robodyn.simulation._JointLimits.__call__(limits, qj, vj)
+        return False
+    robot = limits.robot
+    h0 = np.asarray(robot.momentum(q, v))
+    before = vj.copy()
+    robodyn.simulation._JointLimits.__call__(limits, qj, vj)
+    idx = np.flatnonzero(vj != before)
+    if idx.size:
+        wanted = vj[idx] - before[idx]
+        vj[idx] = before[idx]
+        idx = idx + 6
+        MinvE = np.linalg.solve(robot.mass_matrix(q), np.eye(v.shape[0])[:, idx])
+        v += MinvE @ np.linalg.solve(MinvE[idx], wanted)
+    A = np.array(robot.centroidal_momentum_matrix(q)[:, :6])
+    c = np.asarray(robot.center_of_mass(q))
+    A[:3] += np.cross(c, A[3:].T).T
+    v[:6] += np.linalg.solve(A, h0 - np.asarray(robot.momentum(q, v)))
+    return True
+
+
+@pytest.mark.parametrize("mode, restitution", [("stop", 0.0), ("stop", 0.6), ("report", 0.0)])
+def test_floating_stops_equal_the_plain_rule_bit_for_bit(floating, mode, restitution):
+    """The buffered stop layer computes what the plain rule computes, to the bit, on states
+    within, beyond one and beyond both limits, moving outward or inward; hits and excess
+    recorded alike; and across whole simulations in every manifold integrator."""
+    from robodyn import simulation as S
+
+    robot, q0, v0 = floating
+    rng = np.random.default_rng(11)
+    fast = S._joint_limits(robot, mode, restitution, floating=True)
+    plain = S._joint_limits(robot, mode, restitution, floating=True)
+    q, v = q0.copy(), v0.copy()  # the loop's arrays: the same objects at every call
+    changed = 0
+    for trial in range(60):
+        base = rng.normal(size=7)
+        base[3:7] /= np.linalg.norm(base[3:7])
+        joints = rng.uniform(-1.3, 1.3, 2) * (trial % 3 != 0)
+        q[:] = np.r_[base, joints]
+        v[:] = rng.normal(size=8)
+        q2, v2 = q.copy(), v.copy()
+        r1, r2 = fast(q, v), _stops_as_written(plain, q2, v2)
+        assert r1 == r2
+        changed += r1
+        assert q.tobytes() == q2.tobytes() and v.tobytes() == v2.tobytes()
+    assert fast.hits.tobytes() == plain.hits.tobytes()
+    assert fast.excess.tobytes() == plain.excess.tobytes()
+    assert (changed > 10) == (mode == "stop") and plain.hits.sum() > 10
+    if mode != "stop":
+        return
+    for integrator in ("rk4", "euler", "rk45"):
+        res = _free(robot, q0, v0, integrator=integrator, restitution=restitution, duration=0.5)
+        saved = S._FloatingLimits.__call__
+        try:
+            S._FloatingLimits.__call__ = _stops_as_written
+            ref = _free(robot, q0, v0, integrator=integrator, restitution=restitution,
+                        duration=0.5)
+        finally:
+            S._FloatingLimits.__call__ = saved
+        assert res.limit_hits[6] >= 1
+        assert res.q.tobytes() == ref.q.tobytes() and res.qd.tobytes() == ref.qd.tobytes()
+
+
+def test_floating_stop_layer_allocates_nothing_within_the_limits(floating):
+    """A step that ends with every joint within its limits (almost every step) allocates
+    nothing in the stop layer (tracemalloc sees numpy's buffers and every Python object:
+    the measure of tests/test_noalloc.py); the probe does see what a step that stops a joint
+    allocates (its small solves)."""
+    import itertools
+    import tracemalloc
+
+    from robodyn import simulation as S
+
+    robot, q0, v0 = floating
+    limits = S._joint_limits(robot, "stop", 0.0, floating=True)
+    q, v = q0.copy(), v0.copy()
+    q[7:] = (0.2, 0.1)
+    inside, outside = q.copy(), q.copy()
+    outside[7] = 0.5004  # beyond the shoulder's stop, moving outward (v0[6] = 2)
+    copyto = np.copyto
+
+    def peak(state, repeats):
+        def call():
+            copyto(q, state)
+            copyto(v, v0)
+            limits(q, v)
+        for _ in range(3):
+            call()
+        tracemalloc.start()
+        try:
+            call()
+            base, _ = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            for _ in itertools.repeat(None, repeats):
+                call()
+            return tracemalloc.get_traced_memory()[1] - base
+        finally:
+            tracemalloc.stop()
+
+    hits = limits.hits[0]
+    assert peak(inside, 1000) < 256 and limits.hits[0] == hits
+    assert peak(outside, 10) > 1000 and limits.hits[0] == hits + 14

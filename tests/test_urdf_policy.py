@@ -362,3 +362,23 @@ def test_cli_strict_and_xacro_arguments(tmp_path):
         assert info["joints"][2]["mass"] == 0.75
         res = run_cli("info", XACRO, "--xacro-arg", "tool_mass=0.75")
         assert res.returncode == 2 and "NAME:=VALUE" in res.stderr
+
+
+@pytest.mark.parametrize("attribute", ["effort", "velocity"])
+@pytest.mark.parametrize("token", ["nan", "NaN", "-nan"])
+def test_nan_rate_limit_is_refused_naming_the_file_and_element(tmp_path, attribute, token):
+    """A NaN effort (or velocity) limit is refused, never read as "no limit": from a URDF
+    (the file, the joint's <limit> and the attribute named), from a spec (the body and the
+    limit named) and as a controller's effort_limits (robodyn.control.effort_bounds)."""
+    other = "velocity" if attribute == "effort" else "effort"
+    path = tmp_path / "nan_limit.urdf"
+    path.write_text(arm(limit=f'{attribute}="{token}" {other}="2"'))
+    with pytest.raises(ValueError) as info:
+        robodyn.load_urdf(path)
+    text = str(info.value)
+    assert "nan_limit.urdf" in text and "shoulder" in text and "<limit>" in text
+    assert attribute in text and "finite" in text
+    spec = RM.random_chain(2, np.random.default_rng(1))
+    setattr(spec.bodies[1], attribute, math.nan)
+    with pytest.raises(ValueError, match=rf"body 1.*{attribute}.*NaN|body 1.*NaN.*{attribute}"):
+        robodyn.Robot(spec)

@@ -386,8 +386,12 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     for (double x : {b.armature, b.damping, b.friction})
       if (!(std::isfinite(x) && x >= 0))
         fail(who, "armature, damping and friction must be finite and >= 0");
-    if (std::isnan(b.lower) || std::isnan(b.upper) || !(b.lower <= b.upper))
-      fail(who, "joint limits need lower <= upper");
+    if (std::isnan(b.lower) || std::isnan(b.upper))
+      fail(who, "joint limits: lower or upper is NaN (no limit is -inf / inf)");
+    if (!(b.lower <= b.upper)) fail(who, "joint limits need lower <= upper");
+    if (std::isnan(b.velocity) || std::isnan(b.effort))
+      fail(who, std::string(std::isnan(b.effort) ? "effort" : "velocity") +
+                    " limit is NaN (no limit is inf or 0)");
     if (!(b.velocity >= 0) || !(b.effort >= 0))
       fail(who, "velocity and effort limits must be >= 0 (0: not given)");
 

@@ -50,6 +50,15 @@ double* buffer(py::handle h, const char* name, py::ssize_t size, bool writeable)
   return const_cast<double*>(static_cast<const double*>(a.data()));
 }
 
+// ValueError naming `name` unless the `size` values at p are all finite (a measured state or
+// a reference given to a control law: a NaN there would become a silent NaN torque)
+void finite(const double* p, py::ssize_t size, const char* name) {
+  for (py::ssize_t i = 0; i < size; ++i)
+    if (!std::isfinite(p[i]))
+      bad(name, "contains NaN or inf at index " + std::to_string(i) +
+                    " (expected finite values)");
+}
+
 // fn(args..., name=value...) by the vectorcall protocol: no argument tuple or keyword dict is
 // built when fn supports it (a Python function does). kwnames: the keyword names (a tuple),
 // the last entries of args. Throws the Python error fn raises.
@@ -96,6 +105,8 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
         const double* p[8];
         const char* labels[8] = {"q", "qd", "q_ref", "qd_ref", "qdd_ref", "tau", "v", "g"};
         for (int i = 0; i < 8; ++i) p[i] = buffer(arrays[i], labels[i], n, i >= 5);
+        // the measured state and the reference: finite, before anything is written
+        for (int i = 0; i < 5; ++i) finite(p[i], n, labels[i]);
         // the law calls back with its arguments' pointers: back to the caller's arrays
         auto object = [&](const double* x) {
           for (int i = 0; i < 8; ++i)
@@ -121,7 +132,9 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       "tau = law(q, qd; q_ref, qd_ref, qdd_ref) (robodyn/control.hpp), law an index into "
       "CONTROL_LAWS, with inverse_dynamics(q, qd, qdd, out=) and gravity_torques(q, out=) "
       "called back (only with the arrays given). All arrays C-contiguous float64 (n,); tau, v "
-      "(commanded acceleration or feedback torque) and g (gravity torques) are written.");
+      "(commanded acceleration or feedback torque) and g (gravity torques) are written. A NaN "
+      "or inf in q, qd or the reference is a ValueError naming it, before anything is "
+      "written.");
 
   m.def(
       "_measure",
@@ -134,14 +147,19 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
         double* r = buffer(ring, "ring", (static_cast<py::ssize_t>(delay) + 1) * 2 * n, true);
         const double* nq = noise_q.is_none() ? nullptr : buffer(noise_q, "noise_q", n, false);
         const double* nqd = noise_qd.is_none() ? nullptr : buffer(noise_qd, "noise_qd", n, false);
-        return measure(static_cast<int>(n), r, delay, call, buffer(q, "q", n, false),
-                       buffer(qd, "qd", n, false), nq, nqd);
+        const double* pq = buffer(q, "q", n, false);
+        const double* pqd = buffer(qd, "qd", n, false);
+        // a non-finite measurement is refused before it enters the ring
+        finite(pq, n, "q");
+        finite(pqd, n, "qd");
+        return measure(static_cast<int>(n), r, delay, call, pq, pqd, nq, nqd);
       },
       py::arg("ring"), py::arg("call"), py::arg("delay"), py::arg("q"), py::arg("qd"),
       py::arg("noise_q"), py::arg("noise_qd"),
       "Stores control call number `call`'s measurement (q + noise_q, qd + noise_qd; None adds "
       "nothing) in the (delay + 1, 2, n) ring and returns the slot the law sees, the one taken "
-      "`delay` calls earlier (robodyn/control.hpp measure).");
+      "`delay` calls earlier (robodyn/control.hpp measure). A NaN or inf in q or qd is a "
+      "ValueError naming it, before the ring is written.");
 
   m.def(
       "_saturate",

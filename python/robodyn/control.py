@@ -31,6 +31,10 @@ Gains are scalars or ``(n,)`` vectors. Options common to all controllers:
 - ``delay`` (an integer number of controller calls, i.e. control periods under a zero-order
   hold) makes the control law see the measurement taken ``delay`` calls earlier.
 
+A NaN or inf in the measured state or the reference is a ``ValueError`` naming it (``q``,
+``qd``, ``q_ref``, ``qd_ref``, ``qdd_ref``), from ``__call__`` and :meth:`Controller.step`
+alike, before the torque is written; a NaN effort limit is a ``ValueError`` too.
+
 Calls with ``out=`` write the torque into a preallocated ``(n,)`` array; without it a new
 array is returned. :meth:`Controller.step` is the unchecked single update for a loop that
 owns its buffers. The error, command and noise buffers are preallocated, and when the
@@ -98,12 +102,17 @@ def _gain(x, n, name):
 def effort_bounds(limits, n):
     """``limits`` (a number or ``(n,)``) as ``(n,)`` torque bounds: infinite and non-positive
     entries (a URDF ``effort="0"`` is unspecified) mean "no bound" and become ``inf``.
-    ``ValueError`` if it is not a number or an ``(n,)`` array."""
+    ``ValueError`` if it is not a number or an ``(n,)`` array, or if an entry is NaN (which
+    is not "no bound": a NaN limit is a broken description, refused with its joint named)."""
     try:
         lim = np.broadcast_to(np.asarray(limits, dtype=np.float64), (n,)).copy()
     except (TypeError, ValueError) as exc:
         raise ValueError(f"effort_limits: expected a number or an ({n},) array, "
                          f"got {limits!r}") from exc
+    nan = np.flatnonzero(np.isnan(lim))
+    if nan.size:
+        raise ValueError(f"effort_limits: NaN for joint {', '.join(map(str, nan))} (no bound "
+                         f"is inf or 0)")
     lim[~(lim > 0.0) | ~np.isfinite(lim)] = np.inf
     return lim
 
@@ -439,6 +448,12 @@ class AdaptiveComputedTorque(Controller):
         self._t_last = None
 
     def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
+        # the measurement and the reference finite (as control.hpp's laws check them), before
+        # the estimate adapts
+        for name, x in (("q", q), ("qd", qd), ("q_ref", q_ref), ("qd_ref", qd_ref),
+                        ("qdd_ref", qdd_ref)):
+            if not np.isfinite(x).all():
+                raise ValueError(f"{name}: contains NaN or inf (expected finite values)")
         n = self.n
         e, qr, ar, s, Y, i = self._e, self._qr, self._ar, self._s, self._Y, self._diag
         # qd_r = qd_ref + lam e, qdd_r = qdd_ref + lam edot, s = qd - qd_r

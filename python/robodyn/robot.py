@@ -129,6 +129,9 @@ class Robot(_core.RobotCore):
     on that space; a quaternion farther than 1e-6 from unit norm raises ValueError (closer:
     normalised).
 
+    A Robot is immutable: calling ``__init__`` again on a built one is a ``RuntimeError``
+    (build a new Robot from an edited ``spec``).
+
     Robots pickle (and ``copy.deepcopy``) as their model description: the C++ model is rebuilt
     on unpickling, so Dask, joblib and multiprocessing can ship them; a specialised robot
     arrives specialised (compiled or loaded once per process).
@@ -150,6 +153,11 @@ class Robot(_core.RobotCore):
         return super().__new__(cls)
 
     def __init__(self, spec: ModelSpec):
+        if "_spec" in self.__dict__:
+            # pybind11 ignores a second construction of the C++ core: going on would give the
+            # robot this spec's description with the old model's dynamics
+            raise RuntimeError("Robot.__init__ on a built robot: a Robot is immutable; build a "
+                               "new one with robodyn.Robot(spec)")
         if not isinstance(spec, ModelSpec):
             raise TypeError("Robot(spec): expected a robodyn ModelSpec; use robodyn.load_urdf, "
                             "robodyn.from_dh or robodyn.robots.load to build a robot")

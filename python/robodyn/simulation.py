@@ -233,34 +233,66 @@ class _FloatingLimits(_JointLimits):
     def __init__(self, robot, lower, upper, stops, restitution):
         super().__init__(lower, upper, stops, restitution)
         self.robot = robot
+        m = self.lower.shape[0]
+        nv = m + 6
+        # buffers, allocated once: a step with no joint beyond its limits allocates nothing
+        self._views = None              # (q, v, q[7:], v[6:]) of the loop's state arrays
+        self._flags = np.empty(m, dtype=bool)
+        self._before = np.empty(m)      # the joints' velocities before the stops
+        self._h0 = np.empty(6)          # momentum before / after
+        self._h = np.empty(6)
+        self._M = np.empty((nv, nv))
+        self._eye = np.eye(nv)
+        self._Ag = np.empty((6, nv))    # centroidal momentum matrix
+        self._A = np.empty((6, 6))      # its base columns, the moment moved to the origin
+        self._c = np.empty(3)           # centre of mass
+        self._t = np.empty((2, 6))      # scratch rows for the cross products
 
     def __call__(self, q, v):
         """The stops on q (nq,), v (nv,) in place; True if the state was changed."""
-        qj, vj = q[7:], v[6:]
-        if not ((qj > self.upper).any() or (qj < self.lower).any()):
-            return False
+        views = self._views
+        if views is None or views[0] is not q or views[1] is not v:
+            views = self._views = (q, v, q[7:], v[6:])
+        qj, vj = views[2], views[3]
+        flags = self._flags
+        # (count_nonzero, unlike any(), allocates nothing)
+        np.greater(qj, self.upper, out=flags)
+        if not np.count_nonzero(flags):
+            np.less(qj, self.lower, out=flags)
+            if not np.count_nonzero(flags):
+                return False
         if not self.stops:
             super().__call__(qj, vj)  # only the record
             return False
-        h0 = np.asarray(self.robot.momentum(q, v))
-        before = vj.copy()
-        super().__call__(qj, vj)
         robot = self.robot
-        idx = np.flatnonzero(vj != before)  # the joints whose outward velocity was stopped
-        if idx.size:
+        h0 = robot.momentum(q, v, out=self._h0)
+        before = self._before
+        np.copyto(before, vj)
+        super().__call__(qj, vj)
+        np.not_equal(vj, before, out=flags)
+        if np.count_nonzero(flags):
+            idx = np.flatnonzero(flags)  # the joints whose outward velocity was stopped
             wanted = vj[idx] - before[idx]  # the joints' velocity change the stops ask for
             vj[idx] = before[idx]
-            idx = idx + 6
+            idx += 6
             # dv = M^-1 E lam with (E' M^-1 E) lam = wanted: exactly `wanted` on the joints
-            MinvE = np.linalg.solve(robot.mass_matrix(q), np.eye(v.shape[0])[:, idx])
+            MinvE = np.linalg.solve(robot.mass_matrix(q, out=self._M), self._eye[:, idx])
             v += MinvE @ np.linalg.solve(MinvE[idx], wanted)
         # the joints put back on their limits moved the bodies (by about |qd| dt): the base's
         # velocity takes up the momentum that changed, h(q, v) = h0, through the base columns
-        # of the momentum's matrix about the world origin (A_G with the moment moved there)
-        A = np.array(robot.centroidal_momentum_matrix(q)[:, :6])
-        c = np.asarray(robot.center_of_mass(q))
-        A[:3] += np.cross(c, A[3:].T).T
-        v[:6] += np.linalg.solve(A, h0 - np.asarray(robot.momentum(q, v)))
+        # of the momentum's matrix about the world origin (A_G with the moment moved there:
+        # A[:3] += c x A[3:], column by column, as np.cross evaluates it)
+        A, t = self._A, self._t
+        A[:] = robot.centroidal_momentum_matrix(q, out=self._Ag)[:, :6]
+        c = robot.center_of_mass(q, out=self._c)
+        for row, (i, j) in enumerate(((1, 2), (2, 0), (0, 1))):
+            np.multiply(A[3 + j], c[i], out=t[0])
+            np.multiply(A[3 + i], c[j], out=t[1])
+            t[0] -= t[1]
+            A[row] += t[0]
+        h = robot.momentum(q, v, out=self._h)
+        np.subtract(h0, h, out=h)
+        v[:6] += np.linalg.solve(A, h)
         return True
 
 

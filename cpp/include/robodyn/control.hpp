@@ -11,7 +11,9 @@
 //   ComputedTorque  tau = ID(q, qd, qdd_ref + kp e + kd edot)
 //   PDGravity       tau = kp e + kd edot + g(q)
 //   Feedforward     tau = ID(q_ref, qd_ref, qdd_ref) [+ kp e + kd edot]
-// kp e + kd edot is evaluated as (kp e) + (kd edot). Nothing here allocates.
+// kp e + kd edot is evaluated as (kp e) + (kd edot). Nothing here allocates. The inputs are
+// finite: the boundaries check them (the bindings _control_law and _measure, and
+// _simulate_fixed for the whole reference; a ValueError naming the argument), not the laws.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Analytical first-order derivatives of inverse dynamics (Carpentier & Mansard, RSS 2018:
 // "Analytical derivatives of rigid body dynamics algorithms"), and of forward dynamics from
-// them: dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau).
+// them: dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau), by M's sparse L'L factor.
 //
 // Everything runs in base-frame coordinates about the base origin (spatial vectors
 // [angular; linear]). With S_j the joint axis, v_j, a_j the body velocity and acceleration
@@ -228,59 +228,106 @@ void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
 }
 
 namespace detail {
-// B := M^-1 B (negate: B := -M^-1 B) for B (n, n) row-major, with the Cholesky factor L of M (lower triangle of
-// d.M, from cholesky_solve) and inv[i] = 1 / L(i, i): forward then backward substitution on
-// whole rows (contiguous, so the inner loops vectorise). identity: B is the identity on entry
-// (row k of L^-1 B is zero beyond column k during the forward pass).
+
+// M = L' L in place on the lower triangle of d.M (Featherstone, RBDA Table 6.3): L lower
+// triangular with the tree's sparsity, L(i, j) != 0 only for j = i or an ancestor coordinate
+// of i (m.vparent), so nothing fills in and the factor costs O(sum of depth^2). Returns false
+// when M is not positive definite.
 template <class S>
-void cholesky_resolve_rows(const DataTpl<S>& d, const S* inv, S* B, bool negate,
-                           bool identity) {
+bool ltl_factor(const Model& m, DataTpl<S>& d) {
+  using std::sqrt;
+  auto& M = d.M;
+  const int* lambda = m.vparent.data();
+  for (int k = m.nv - 1; k >= 0; --k) {
+    if (!(M(k, k) > S(0))) return false;
+    const S lkk = sqrt(M(k, k));
+    M(k, k) = lkk;
+    const S inv = S(1) / lkk;
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) M(k, i) *= inv;
+    for (int i = lambda[k]; i >= 0; i = lambda[i])
+      for (int j = i; j >= 0; j = lambda[j]) M(i, j) -= M(k, i) * M(k, j);
+  }
+  return true;
+}
+
+// x := M^-1 x with M = L' L (RBDA Table 6.4): L' y = x from the tips, then L x = y from the
+// root; x (nv,)
+template <class S>
+void ltl_solve(const Model& m, const DataTpl<S>& d, S* x) {
   const auto& L = d.M;
-  const int n = d.nv;
+  const int* lambda = m.vparent.data();
+  for (int i = m.nv - 1; i >= 0; --i) {
+    x[i] /= L(i, i);
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[j] -= L(i, j) * x[i];
+  }
+  for (int i = 0; i < m.nv; ++i) {
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[i] -= L(i, j) * x[j];
+    x[i] /= L(i, i);
+  }
+}
+
+// B := M^-1 B (negate: -M^-1 B) for B (nv, nv) row-major, the two passes of ltl_solve on
+// whole rows (contiguous: the inner loops vectorise); inv[i] = 1 / L(i, i). O(nv sum of
+// depths) instead of the O(nv^3) of a dense factor.
+template <class S>
+void ltl_solve_rows(const Model& m, const DataTpl<S>& d, const S* inv, S* B, bool negate) {
+  const auto& L = d.M;
+  const int* lambda = m.vparent.data();
+  const int n = m.nv;
   if (negate)
     for (int k = 0; k < n * n; ++k) B[k] = -B[k];
-  for (int i = 0; i < n; ++i) {
-    S* bi = B + i * n;
-    for (int k = 0; k < i; ++k) {
-      const S lik = L(i, k);
-      const S* bk = B + k * n;
-      const int end = identity ? k + 1 : n;
-      for (int c = 0; c < end; ++c) bi[c] -= lik * bk[c];
-    }
-    const int end = identity ? i + 1 : n;
-    for (int c = 0; c < end; ++c) bi[c] *= inv[i];
-  }
   for (int i = n - 1; i >= 0; --i) {
     S* bi = B + i * n;
-    for (int k = i + 1; k < n; ++k) {
-      const S lki = L(k, i);
-      const S* bk = B + k * n;
-      for (int c = 0; c < n; ++c) bi[c] -= lki * bk[c];
+    for (int c = 0; c < n; ++c) bi[c] *= inv[i];
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) {
+      const S lij = L(i, j);
+      S* bj = B + j * n;
+      for (int c = 0; c < n; ++c) bj[c] -= lij * bi[c];
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    S* bi = B + i * n;
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) {
+      const S lij = L(i, j);
+      const S* bj = B + j * n;
+      for (int c = 0; c < n; ++c) bi[c] -= lij * bj[c];
     }
     for (int c = 0; c < n; ++c) bi[c] *= inv[i];
   }
 }
+
 }  // namespace detail
 
 // Derivatives of forward dynamics qdd = FD(q, qd, tau) (all terms of rnea):
 //   dqdd/dq = -M^-1 dtau/dq, dqdd/dqd = -M^-1 dtau/dqd at qdd = FD(q, qd, tau), dqdd/dtau = M^-1
-// (M with armature; dq a tangent vector with a free-flyer, as in rnea_derivatives). dq, dqd,
-// dtau: (nv, nv) row-major; qdd: (nv,) the accelerations (may be d.tmp). Returns false when M
-// is not positive definite.
+// (M with armature; dq a tangent vector with a free-flyer, as in rnea_derivatives), all by the
+// sparse factor M = L' L (ltl_factor, left in d.M). dq, dqd, dtau: (nv, nv) row-major; qdd:
+// (nv,) the accelerations (may be d.tmp). Returns false when M is not positive definite.
 template <class S>
 bool forward_dynamics_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd,
                                   const S* tau, S* qdd, S* dq, S* dqd, S* dtau) {
   const int n = m.nv;
-  // qdd, and the Cholesky factor of M left in d.M
-  if (!forward_dynamics_crba(m, d, q, qd, tau, qdd)) return false;
+  // qdd = M^-1 (tau - bias - damping qd - friction sign(qd)): the inputs are read first
+  bias_torques(m, d, q, qd, d.tmp.data());
+  detail::crba_lower(m, d, q);
+  for (int i = 1; i <= m.n; ++i)
+    for (int k = m.iv[i]; k < m.iv[i] + joint_nv(m.type[i]); ++k) {
+      S rhs = tau[k] - d.tmp[k];
+      if (m.damping[i] != 0) rhs -= S(m.damping[i]) * qd[k];
+      if (m.friction[i] != 0) rhs -= S(m.friction[i]) * detail::signum(qd[k]);
+      d.tmp[k] = rhs;
+    }
+  for (int k = 0; k < n; ++k) qdd[k] = d.tmp[k];
+  if (!detail::ltl_factor(m, d)) return false;
+  detail::ltl_solve(m, d, qdd);
   rnea_derivatives(m, d, q, qd, qdd, dq, dqd);
   S* inv = d.Linv.data();  // 1 / L(i, i)
   for (int i = 0; i < n; ++i) inv[i] = S(1) / d.M(i, i);
   for (int k = 0; k < n * n; ++k) dtau[k] = S(0);
   for (int k = 0; k < n; ++k) dtau[k * n + k] = S(1);
-  detail::cholesky_resolve_rows(d, inv, dq, true, false);
-  detail::cholesky_resolve_rows(d, inv, dqd, true, false);
-  detail::cholesky_resolve_rows(d, inv, dtau, false, true);
+  detail::ltl_solve_rows(m, d, inv, dq, true);
+  detail::ltl_solve_rows(m, d, inv, dqd, true);
+  detail::ltl_solve_rows(m, d, inv, dtau, false);
   return true;
 }
 

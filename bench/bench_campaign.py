@@ -9,11 +9,13 @@
    medians is the speed-up. The two tables are checked equal.
 2. Dataset: where a written chunk's CPU goes, step by step in this process (``breakdown``,
    also alone with ``--breakdown-only``); rows per CPU-second and per core of
-   ``robodyn.dataset`` (q, qd, qdd, tau, M written to Parquet, and computed without writing) on
+   ``robodyn.dataset`` (q, qd, qdd, tau, M written to Parquet and to uncompressed Zarr, and
+   computed without writing; the breakdown also has Parquet's writer options and layouts) on
    the same cluster, against one in-process batch call per quantity on a chunk's worth of
    states, with each process's share and idle background; the cost of gathering a chunk's
    arrays to the client instead of reducing them on the workers. ``--skip-campaign`` for these
-   alone (results: ``bench/results/dataset.json``).
+   alone (results: ``bench/results/dataset.json``), ``--campaign-only`` for the campaign
+   alone.
 3. Overheads: the scheduler's cost per task (empty tasks), the bytes shipped per task and per
    result, the client's cost to write a batch; with them, a model of a 4-node x 32-core cluster
    running 10^6 simulations.
@@ -177,6 +179,8 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
     # warm-up: imports (dask.array here and on the workers)
     robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w1",
                     scheduler=client)
+    robodyn.dataset(robot, 1000, quantities, chunk=500, path=Path(tmp) / "w2",
+                    scheduler=client, format="zarr")
     res = {}
     parts = {}
 
@@ -199,16 +203,23 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
         time.sleep(2.0)
         cpu = cpu_since(client, before)
         idle.append((cpu[0] / (time.perf_counter() - t0), cpu[1] / (time.perf_counter() - t0)))
-        t0, c0 = time.perf_counter(), time.process_time()
-        robot.inverse_dynamics(q, qd, qdd)
-        robot.mass_matrix(q)
-        res.setdefault("batch", []).append(chunk / (time.perf_counter() - t0))
-        res.setdefault("batch_cpu", []).append(chunk / (time.process_time() - c0))
-        for name, c in (("cluster_write", chunk), ("cluster_write_small", small)):
+        # the reference, three times a round here (the load makes one call vary up to 2x),
+        # and once on each worker (the cores and neighbours the cluster's chunks ran with)
+        for _ in range(3):
+            t0, c0 = time.perf_counter(), time.process_time()
+            robot.inverse_dynamics(q, qd, qdd)
+            robot.mass_matrix(q)
+            res.setdefault("batch", []).append(chunk / (time.perf_counter() - t0))
+            res.setdefault("batch_cpu", []).append(chunk / (time.process_time() - c0))
+        res.setdefault("batch_cpu_on_workers", []).extend(
+            client.run(_batch_rate, chunk).values())
+        for name, c, format in (("cluster_write", chunk, "parquet"),
+                                ("cluster_write_small", small, "parquet"),
+                                ("cluster_write_zarr", chunk, "zarr")):
             before = cpu_seconds(client)
             t0 = time.perf_counter()
             robodyn.dataset(robot, rows, quantities, chunk=c, path=Path(tmp) / f"d{r}",
-                            scheduler=client, seed=r)
+                            scheduler=client, seed=r, format=format)
             add(name, time.perf_counter() - t0, cpu_since(client, before))
             shutil.rmtree(Path(tmp) / f"d{r}")
         arrays = robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r + 1)
@@ -217,19 +228,25 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
         dask.compute(*[a.sum() for a in arrays.values()], scheduler=client)
         add("cluster_compute", time.perf_counter() - t0, cpu_since(client, before))
         print(f"  round {r}: batch call {res['batch'][-1]:,.0f} rows/s "
-              f"({res['batch_cpu'][-1]:,.0f} per CPU-s); cluster, per core / per CPU-s: "
+              f"({res['batch_cpu'][-1]:,.0f} per CPU-s; on the workers "
+              f"{res['batch_cpu_on_workers'][-1]:,.0f}); cluster, per core / per CPU-s: "
               f"written {res['cluster_write'][-1]:,.0f} / {res['cluster_write_cpu'][-1]:,.0f}, "
               f"in chunks of {small}: {res['cluster_write_small'][-1]:,.0f} / "
-              f"{res['cluster_write_small_cpu'][-1]:,.0f}, computed "
+              f"{res['cluster_write_small_cpu'][-1]:,.0f}, Zarr "
+              f"{res['cluster_write_zarr'][-1]:,.0f} / {res['cluster_write_zarr_cpu'][-1]:,.0f}, "
+              f"computed "
               f"{res['cluster_compute'][-1]:,.0f} / {res['cluster_compute_cpu'][-1]:,.0f}  "
               f"load {load()[0]:.2f}", flush=True)
     med = {k: statistics.median(v) for k, v in res.items()}
     ratios = {k: med[k] / med["batch_cpu" if k.endswith("_cpu") else "batch"]
               for k in med if k.startswith("cluster")}
+    ratios_workers = {k: med[k] / med["batch_cpu_on_workers"]
+                      for k in med if k.startswith("cluster") and k.endswith("_cpu")}
     per_chunk = {name: {k: statistics.median(x[k] for x in v) for k in v[0]}
                  for name, v in parts.items()}
     # the batch call's CPU for a chunk's rows against the cluster's, net of the idle background
-    sizes = {"cluster_write": chunk, "cluster_write_small": small, "cluster_compute": chunk}
+    sizes = {"cluster_write": chunk, "cluster_write_small": small, "cluster_write_zarr": chunk,
+             "cluster_compute": chunk}
     net = {name: sizes[name] / med["batch_cpu"] / (v["client_scheduler"] + v["workers"]
                                                    - v["workers_idle"])
            for name, v in per_chunk.items()}
@@ -240,10 +257,23 @@ def bench_dataset(client, workers, tmp, rows=2_000_000, chunk=200_000, rounds=3,
         for name, v in per_chunk.items()}
     return {"rows": rows, "chunk": chunk, "small_chunk": small, "quantities": quantities,
             "rounds": res, "median_rows_per_s": med, "vs_batch_call": ratios,
+            "vs_batch_call_on_the_workers": ratios_workers,
             "idle_cpu_per_s_client_scheduler_workers": idle, "cpu_s_per_chunk": per_chunk,
             "vs_batch_call_per_cpu_s_net_of_worker_idle": net,
             "vs_batch_call_per_cpu_s_net_of_all_idle": net_both,
             "bytes_per_row": 8 * (4 * 6 + 36)}
+
+
+def _batch_rate(chunk):
+    """Rows per CPU-second of one batch call per quantity (ID, M) on ``chunk`` states, in the
+    process that runs it (a worker, through ``client.run``)."""
+    robot = robodyn.robots.intelledex_605()
+    robodyn.set_num_threads(1)
+    q, qd, qdd = uniform_sampler(robot)(np.random.default_rng(0), chunk)
+    c0 = time.process_time()
+    robot.inverse_dynamics(q, qd, qdd)
+    robot.mass_matrix(q)
+    return chunk / (time.process_time() - c0)
 
 
 def bench_transfer(client, rows=400_000, chunk=200_000, rounds=7):
@@ -309,10 +339,67 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
     f = str(Path(tmp) / "b.parquet")
     parts = ds._chunk(robot, quantities, sampler, 0, 0, chunk)
     cols = ds._chunk_columns(robot, quantities, sampler, 0, 0, chunk)
+    # Parquet layouts and writer options (the same numbers): M's upper triangle only (it is
+    # symmetric: 21 of its 36 columns), and a FixedSizeList column per quantity (the row-major
+    # arrays as they are, no transpose)
+    n = robot.n
+    upper = [i * n + j for i in range(n) for j in range(i, n)]
+    tri_names = names[:3 * n + n] + [names[4 * n + k] for k in upper]
+    tri_cols = np.concatenate([cols[:4 * n], cols[4 * n:][upper]])
+    tri_block = np.empty((2048, n, n))
 
-    def dataset(r):
+    def pack_upper(r):  # M computed in blocks of 2,048 rows, its upper triangle packed
+        out = ds._buffer("upper", (chunk, len(upper)))
+        for i in range(0, chunk, 2048):
+            j = min(i + 2048, chunk)
+            robot.mass_matrix(q[i:j], out=tri_block[:j - i])
+            np.take(tri_block[:j - i].reshape(j - i, n * n), upper, axis=1, out=out[i:j])
+
+    def parquet(names, cols, **options):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table({name: pa.array(c) for name, c in zip(names, cols)})
+        kw = dict(compression="none", use_dictionary=False, write_statistics=False,
+                  write_batch_size=65_536)
+        pq.write_table(table, f, **{**kw, **options})
+
+    def parquet_lists(r):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table({k: pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)),
+                                                               v[0].size)
+                          for k, v in parts.items()})
+        pq.write_table(table, f, compression="none", use_dictionary=False,
+                       write_statistics=False, write_batch_size=65_536)
+
+    def raw(r):  # the bytes alone, one write into one new file
+        with open(Path(tmp) / "raw", "wb") as fh:
+            for v in parts.values():
+                fh.write(v.data)
+        return Path(tmp) / "raw"
+
+    # Zarr arrays of 2 x rounds chunks, created empty: round r writes its chunk 2 r (the
+    # write alone) and 2 r + 1 (the whole task), each into a new file
+    zpath = Path(tmp) / "zarr"
+    zpath.mkdir()
+    ds._zarr_arrays(zpath, [(k, v.shape[1:]) for k, v in parts.items()], 2 * rounds * chunk,
+                    chunk, None, 2 * rounds)
+    zarrs = {}
+
+    def zarr_write(r):
+        import zarr
+
+        for name, v in parts.items():
+            z = zarrs.get(name) or zarr.open_array(str(zpath / name), mode="r+",
+                                                   config={"write_empty_chunks": True})
+            zarrs[name] = z
+            z[2 * r * chunk:(2 * r + 1) * chunk] = v
+
+    def dataset(r, format="parquet"):
         return robodyn.dataset(robot, chunk, quantities, chunk=chunk, path=Path(tmp) / f"s{r}",
-                               scheduler="synchronous")
+                               scheduler="synchronous", format=format)
 
     todo = [("batch call ID + M", lambda r: (robot.inverse_dynamics(q, qd, qdd),
                                              robot.mass_matrix(q))),
@@ -326,9 +413,29 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
     todo += [("the same, blocks of 2048, buffers reused", lambda r: ds._chunk_columns(
                  robot, quantities, sampler, 0, r, chunk, 2048, reuse=True)),
              ("Parquet encode + write", lambda r: ds._write_columns(names, cols, f, None)),
+             ("Parquet, store_schema=False", lambda r: parquet(names, cols, store_schema=False)),
+             ("Parquet, data pages of 64 MB", lambda r: parquet(names, cols,
+                                                                 data_page_size=1 << 26)),
+             ("Parquet, data page version 2.0", lambda r: parquet(names, cols,
+                                                                  data_page_version="2.0")),
+             ("Parquet, BYTE_STREAM_SPLIT encoding", lambda r: parquet(
+                 names, cols, column_encoding="BYTE_STREAM_SPLIT")),
+             ("Parquet, M's upper triangle (21 of 36 columns)", lambda r: parquet(tri_names,
+                                                                                  tri_cols)),
+             ("Parquet, a FixedSizeList column per quantity", parquet_lists),
+             ("M in blocks, its upper triangle packed", pack_upper),
+             ("raw bytes: one write into a new file", raw),
+             ("draw + whole-chunk calls into reused buffers (Zarr writer)",
+              lambda r: ds._chunk_reused(robot, quantities, sampler, 0, r, chunk)),
+             ("Zarr write, uncompressed (one chunk per quantity)", zarr_write),
              ("whole chunk task (draw, calls, columns, Parquet)",
               lambda r: ds._write_chunk(robot, quantities, sampler, 0, r, chunk, f, None)),
-             ("robodyn.dataset, one chunk, synchronous", dataset)]
+             ("whole chunk task, Zarr (draw, calls, write)",
+              lambda r: ds._write_zarr_chunk(robot, quantities, sampler, 0, 2 * r + 1, chunk,
+                                             str(zpath), chunk)),
+             ("robodyn.dataset, one chunk, synchronous", dataset),
+             ("robodyn.dataset, one chunk, synchronous, Zarr",
+              lambda r: dataset(r, "zarr"))]
     # the steps in a new order each round (a step's cost depends on what ran before it: the
     # memory freed, the cache)
     order = list(range(len(todo)))
@@ -336,8 +443,9 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
         random.Random(r).shuffle(order)
         for i in order:
             name, step = todo[i]
-            if isinstance(cpu(name, lambda: step(r)), Path):
-                shutil.rmtree(Path(tmp) / f"s{r}")  # (not timed)
+            made = cpu(name, lambda: step(r))
+            if isinstance(made, Path):  # (removed, not timed)
+                shutil.rmtree(made) if made.is_dir() else made.unlink()
     ds._release_buffers()
     steps = {name: steps[name] for name, _ in todo}
     med = {k: statistics.median(v) for k, v in steps.items()}
@@ -376,6 +484,13 @@ def main(argv=None):
     p.add_argument("--skip-campaign", action="store_true")
     p.add_argument("--breakdown-only", action="store_true",
                    help="only the in-process breakdown of a written chunk (no cluster)")
+    p.add_argument("--skip-breakdown", action="store_true",
+                   help="no in-process breakdown of a written chunk")
+    p.add_argument("--campaign-only", action="store_true",
+                   help="only the campaign of 400 simulations (no overheads, no dataset)")
+    p.add_argument("--dir", default=None,
+                   help="where the files are written (default: /dev/shm, in memory; a disk's "
+                        "file system writes differently, e.g. ext4 with large folios)")
     p.add_argument("--quick", action="store_true", help="a smoke test, not a measurement")
     args = p.parse_args(argv)
     global QUICK
@@ -384,10 +499,13 @@ def main(argv=None):
 
     out = {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
            "load_start": load()}
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None  # files in memory: not the disk
-    print("breakdown of a written chunk (CPU time, this process):", flush=True)
-    with tempfile.TemporaryDirectory(dir=shm) as tmp:
-        out["breakdown"] = bench_breakdown(tmp, rounds=2 * args.rounds + 1)
+    # files in memory by default: not the disk
+    shm = args.dir or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
+    out["dir"] = shm or tempfile.gettempdir()
+    if not (args.campaign_only or args.skip_breakdown):
+        print("breakdown of a written chunk (CPU time, this process):", flush=True)
+        with tempfile.TemporaryDirectory(dir=shm) as tmp:
+            out["breakdown"] = bench_breakdown(tmp, rounds=2 * args.rounds + 1)
     if args.breakdown_only:
         out["load_end"] = load()
         print(json.dumps(out, indent=1))
@@ -402,6 +520,8 @@ def main(argv=None):
             if not args.skip_campaign:
                 print("campaign of 400 simulations:", flush=True)
                 out["campaign"] = bench_campaign(client, args.rounds, tmp)
+            if args.campaign_only:
+                return _finish(out, args)
             print("overheads:", flush=True)
             out["overheads"] = bench_overheads(client, Path(tmp) / "o")
             print("dataset:", flush=True)
@@ -411,7 +531,17 @@ def main(argv=None):
     finally:
         client.close()
         cluster.close()
+    _finish(out, args)
+
+
+def _finish(out, args):
     out["load_end"] = load()
+    if "overheads" not in out:
+        text = json.dumps(out, indent=1)
+        print(text)
+        if args.json:
+            Path(args.json).write_text(text + "\n")
+        return
     # per run: the serial run's CPU seconds (the other jobs' load does not enter)
     per_run = (statistics.median(out["campaign"]["serial_cpu_s"]) / out["campaign"]["runs"]
                if "campaign" in out else 0.04)

@@ -4,7 +4,9 @@ callgrind instruction counts per call, operation counts, and the per-call time t
     python bench/bench_codegen.py [ROBOT ...] [--no-callgrind] [--json FILE]
 
 ROBOT: bundled names or URDF paths (default: the bundled robots, plus UR5 and Panda when
-example-robot-data is installed). The C++ harness is built per robot in a temporary directory
+example-robot-data is installed); ``--floating-base`` frees the root of URDF robots, and the
+bundled floating seed systems (``lynch_satellite`` ...) are floating already (no Kane case:
+Kane's method is for fixed bases). The C++ harness is built per robot in a temporary directory
 with the extension's flags (-O3 -DNDEBUG): the generic algorithms (header-only templates) and
 the generated source as its own translation unit, both called on the same 64 states in turn
 (so the generic code's per-configuration cache never hits). Times are the median of 7 runs;
@@ -87,15 +89,22 @@ static double sink = 0;
 @FUNCS@
 
 int main(int argc, char** argv) {
-  const int n = m.n;
+  const int nq = m.nq, nv = m.nv;
   std::mt19937 g(7);
   std::uniform_real_distribution<double> u(-1, 1);
-  for (int k = 0; k < kStates * n; ++k) {
-    Q.push_back(3 * u(g));
+  for (int k = 0; k < kStates * nq; ++k) Q.push_back(3 * u(g));
+  for (int k = 0; k < kStates * nv; ++k) {
     QD.push_back(u(g));
     X.push_back(u(g));
   }
-  OUT.assign(n * n, 0.0);
+  // a free-flyer's quaternion q[3..6] made unit
+  for (int k = 0; m.floating && k < kStates; ++k) {
+    double* quat = &Q[k * nq + 3];
+    const double norm = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] +
+                                  quat[3] * quat[3]);
+    for (int j = 0; j < 4; ++j) quat[j] /= norm;
+  }
+  OUT.assign(nv * nv, 0.0);
   typedef void (*Fn)(int);
   Fn fns[] = {@TABLE@};
   const int nf = sizeof(fns) / sizeof(fns[0]);
@@ -144,8 +153,8 @@ def _bodies(spec):
         lines += [
             "  {", "    BodySpec b;",
             f"    b.parent = {int(b.parent)};",
-            "    b.type = JointType::" + ("Revolute" if b.joint_type == "revolute" else "Prismatic")
-            + ";",
+            "    b.type = JointType::" + {"revolute": "Revolute", "floating": "FreeFlyer"}.get(
+                b.joint_type, "Prismatic") + ";",
             f"    b.axis = Vec3({_vec(b.axis)});",
             f"    b.origin_R << {_vec(T[:3, :3])};",
             f"    b.origin_p = Vec3({_vec(T[:3, 3])});",
@@ -159,17 +168,21 @@ def _bodies(spec):
     return "\n".join(lines)
 
 
+def _cases(robot):
+    """CASES, without Kane's method on a floating base."""
+    return [c for c in CASES if robot.nq == robot.nv or "kane" not in c[1]]
+
+
 def _harness(robot, gen):
     funcs, table = [], []
-    for k, (label, generic, special) in enumerate(CASES):
+    for k, (label, generic, special) in enumerate(_cases(robot)):
         for which, call in (("generic", generic), ("generated", special)):
             name = f"run_{which}_{k}"
             funcs.append(
                 f"__attribute__((noinline)) void {name}(int reps) {{\n"
-                f"  const int n = m.n;\n"
                 f"  for (int r = 0; r < reps; ++r) {{\n"
-                f"    const int s = (r % kStates) * n;\n"
-                f"    const double *q = &Q[s], *qd = &QD[s], *x = &X[s];\n"
+                f"    const int s = r % kStates;\n"
+                f"    const double *q = &Q[s * m.nq], *qd = &QD[s * m.nv], *x = &X[s * m.nv];\n"
                 f"    double* out = OUT.data();\n"
                 f"    {call};\n"
                 f"    sink += out[0];\n"
@@ -231,9 +244,12 @@ def _callgrind(exe, table, index, calls=2000):
 
 def _python_times(robot, special):
     rng = np.random.default_rng(3)
-    n = robot.n
-    q, qd, x = rng.uniform(-3, 3, n), rng.standard_normal(n), rng.standard_normal(n)
-    Q, QD, X = (rng.standard_normal((1000, n)) for _ in range(3))
+    nq, n = robot.nq, robot.nv
+    q, qd, x = rng.uniform(-3, 3, nq), rng.standard_normal(n), rng.standard_normal(n)
+    Q, QD, X = rng.standard_normal((1000, nq)), *rng.standard_normal((2, 1000, n))
+    if nq != n:  # a free-flyer's unit quaternion
+        q[3:7] /= np.linalg.norm(q[3:7])
+        Q[:, 3:7] /= np.linalg.norm(Q[:, 3:7], axis=1, keepdims=True)
     rows = []
     for label, fn in (("inverse_dynamics", lambda r: r.inverse_dynamics(q, qd, x)),
                       ("inverse_dynamics batch/row",
@@ -264,7 +280,7 @@ def bench(robot, use_callgrind=True):
             for i in range(len(table)):
                 instr[i] = _callgrind(exe, table, i)
     rows = []
-    for k, (label, _, _) in enumerate(CASES):
+    for k, (label, _, _) in enumerate(_cases(robot)):
         row = {"case": label, "generic_ns": times[2 * k], "generated_ns": times[2 * k + 1],
                "time_ratio": times[2 * k + 1] / times[2 * k]}
         if instr:
@@ -275,15 +291,18 @@ def bench(robot, use_callgrind=True):
     generic_counts = {f: robot.op_counts(a) for a, f in
                       (("rnea", "inverse_dynamics"), ("crba", "mass_matrix"),
                        ("gravity", "gravity"), ("aba", "forward_dynamics"))}
-    return {"robot": robot.name, "n": robot.n, "cpp": rows, "counts": counts,
+    return {"robot": robot.name, "n": robot.n, "nq": robot.nq, "cpp": rows, "counts": counts,
             "generic_counts": generic_counts, "python": _python_times(robot, special)}
 
 
-def _robots(names):
+def _robots(names, floating_base=False):
     if names:
         from robodyn.cli import load_robot
 
-        return [load_robot(x) for x in names]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return [load_robot(x, floating_base=floating_base and x.endswith(".urdf"))
+                    for x in names]
     robots = [robodyn.robots.load(x) for x in robodyn.robots.available()]
     sys.path.insert(0, str(ROOT / "tests"))
     try:
@@ -306,14 +325,17 @@ def main(argv=None):
     p.add_argument("robots", nargs="*")
     p.add_argument("--no-callgrind", action="store_true")
     p.add_argument("--json", default=None)
+    p.add_argument("--floating-base", action="store_true",
+                   help="free the root link of the URDF robots given")
     args = p.parse_args(argv)
     results = []
     print("counting: mul = multiplications + divisions, add = additions + subtractions "
           "(negation free), trig = sin/cos/sqrt; instructions from callgrind")
-    for robot in _robots(args.robots):
+    for robot in _robots(args.robots, args.floating_base):
         r = bench(robot, not args.no_callgrind)
         results.append(r)
-        print(f"\n{r['robot']} (n = {r['n']})")
+        print(f"\n{r['robot']} (" + (f"nq = {r['nq']}, nv = {r['n']})" if r["nq"] != r["n"]
+                                       else f"n = {r['n']})"))
         print(f"  {'C++ per call':<24}{'generic ns':>11}{'generated':>11}{'ratio':>7}"
               f"{'generic instr':>15}{'generated':>11}{'ratio':>7}")
         for row in r["cpp"]:

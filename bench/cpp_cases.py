@@ -3,9 +3,11 @@
     python bench/cpp_cases.py --out build/bench/cases [--kernels build/bench/kernels]
 
 Robots (``cases()``): UR5 and Panda (example-robot-data, skipped if not installed), the bundled
-Intelledex 605 and Stanford arm, and seeded random standard-DH chains (revolute, products of
-inertia, tests/reference/random_models.random_dh_chain) with n = 6, 12, ..., 48. Every robot is
-a robodyn.bench.Case: the robodyn Robot and the stripped URDF text all libraries read.
+Intelledex 605 and Stanford arm, seeded random standard-DH chains (revolute, products of
+inertia, tests/reference/random_models.random_dh_chain) with n = 6, 12, ..., 48, and the
+free-floating Solo12 and Talos (example-robot-data, ``floating_base=True``; Pinocchio reads
+them with its free-flyer root joint). Every robot is a robodyn.bench.Case: the robodyn Robot
+and the stripped URDF text all libraries read.
 
 A case file (``NAME.model``) holds robodyn's bodies in joint order (parent, joint type, axis,
 origin rotation and translation, mass, centre of mass, inertia about it, armature, limits,
@@ -28,6 +30,9 @@ from robodyn import bench as B  # noqa: E402
 
 CHAIN_SIZES = (6, 12, 18, 24, 30, 36, 42, 48)
 NAMED = ("ur5", "panda", "intelledex_605", "stanford_arm")
+# free-floating robots of example-robot-data (the figures of bench/bench_floating.py)
+FLOATING = {"solo12": "solo_description/robots/solo12.urdf",
+            "talos": "talos_data/robots/talos_reduced.urdf"}
 
 
 def chain_case(n, seed=2024):
@@ -39,8 +44,29 @@ def chain_case(n, seed=2024):
     return B.case_from_dh(rows, f"chain{n}")
 
 
-def cases(names=NAMED, chains=CHAIN_SIZES, log=print):
-    """[Case]: the named robots that are available, then the random chains."""
+def floating_case(name):
+    """Case of a free-floating robot of FLOATING: the stripped URDF loaded with
+    ``floating_base=True`` (mimic joints independent, as Pinocchio loads them)."""
+    import warnings
+
+    import robodyn
+    from _load import example_robot_data_dir
+
+    root = example_robot_data_dir()
+    path = root / FLOATING[name] if root is not None else None
+    if path is None or not path.is_file():
+        raise B.BenchError(f"{name}: {path} not found (example-robot-data)")
+    urdf = B.strip_urdf(path.read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = robodyn.load_urdf(urdf, floating_base=True, check_inertia=False,
+                                  mimic="independent")
+    return B.Case(name, robot, urdf)
+
+
+def cases(names=NAMED, chains=CHAIN_SIZES, floating=(), log=print):
+    """[Case]: the named robots that are available, the random chains, then the floating
+    robots (names of FLOATING) that are available."""
     out = []
     for name in names:
         try:
@@ -48,6 +74,11 @@ def cases(names=NAMED, chains=CHAIN_SIZES, log=print):
         except B.BenchError as e:
             log(f"# {name}: skipped ({e})")
     out += [chain_case(n) for n in chains]
+    for name in floating:
+        try:
+            out.append(floating_case(name))
+        except (B.BenchError, ImportError, OSError) as e:
+            log(f"# {name}: skipped ({e})")
     return out
 
 
@@ -66,7 +97,7 @@ def write_case(case, folder):
              f"name {case.name}", f"urdf {urdf}", f"gravity {_fmt(case.robot.gravity)}"]
     for b in spec.bodies:
         T = np.asarray(b.origin, dtype=float)
-        jtype = 0 if b.joint_type == "revolute" else 1
+        jtype = {"revolute": 0, "prismatic": 1, "floating": 2}[b.joint_type]
         lines.append(f"body {int(b.parent)} {jtype} {_fmt(b.axis)} {_fmt(T[:3, :3])} "
                      f"{_fmt(T[:3, 3])} {float(b.mass)!r} {_fmt(b.com)} {_fmt(b.inertia)} "
                      f"{float(b.armature)!r} {max(float(b.lower), -1e300)!r} "
@@ -133,7 +164,7 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "build" / "bench" / "cases"))
     ap.add_argument("--kernels", default=None, help="folder for robot-specific kernels")
     a = ap.parse_args()
-    cs = cases()
+    cs = cases(floating=tuple(FLOATING))
     for c in cs:
         write_case(c, a.out)
     print(f"cpp_cases.py: {len(cs)} case files in {a.out}")

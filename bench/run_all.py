@@ -521,6 +521,9 @@ def main():
         files = [BUILD / "cases" / f"{c.name}.model" for c in cases]
         for c in cases:
             cpp_cases.write_case(c, BUILD / "cases")
+        # the free-floating robots (C++ view only; bench/bench_floating.py times them from Python)
+        for c in cpp_cases.cases((), (), tuple(cpp_cases.FLOATING), log=log):
+            files.append(cpp_cases.write_case(c, BUILD / "cases"))
         binary = BUILD / "bench_vs_pinocchio"
         crounds = 21 if a.quick else 61
         log("C++ per call ...")

@@ -371,14 +371,36 @@ def test_dataset_files_parquet_and_zarr(cluster, tmp_path):
     got = read_dataset(d)
     for k in QUANTITIES:
         np.testing.assert_array_equal(got[k], ref[k])
-    pytest.importorskip("zarr")
+    zarr = pytest.importorskip("zarr")
     z = robodyn.dataset(robot, 700, QUANTITIES, chunk=250, path=tmp_path / "z", seed=2,
                         format="zarr")
     got = read_dataset(z)
     for k in QUANTITIES:
         np.testing.assert_array_equal(got[k], ref[k])
+    # uncompressed: a Zarr chunk file is its rows' raw little-endian bytes (the last chunk
+    # padded to the chunk's size), readable by zarr itself
+    M = zarr.open_array(str(z / "M"), mode="r")
+    assert M.shape == (700, 6, 6) and M.chunks == (250, 6, 6) and not M.compressors
+    raw = [(z / "M" / "c" / str(k) / "0" / "0").read_bytes() for k in range(3)]
+    assert raw[1] == ref["M"][250:500].astype("<f8").tobytes()
+    assert len(raw[2]) == 250 * 36 * 8 and raw[2][:200 * 36 * 8] == ref["M"][500:].tobytes()
+    np.testing.assert_array_equal(M[...], ref["M"])
+    # the same on the distributed cluster, and compressed
+    d = robodyn.dataset(robot, 700, QUANTITIES, chunk=250, path=tmp_path / "dz", seed=2,
+                        format="zarr", scheduler=cluster.scheduler_address)
+    c = robodyn.dataset(robot, 700, QUANTITIES, chunk=250, path=tmp_path / "cz", seed=2,
+                        format="zarr", compression="zstd")
+    assert zarr.open_array(str(c / "M"), mode="r").compressors
+    for path in (d, c):
+        got = read_dataset(path)
+        for k in QUANTITIES:
+            np.testing.assert_array_equal(got[k], ref[k])
     with pytest.raises(ValueError, match="another dataset"):
         robodyn.dataset(robot, 10, ["q"], path=tmp_path / "z")
+    with pytest.raises(ValueError, match="compression.*lz4"):
+        robodyn.dataset(robot, 10, ["q"], path=tmp_path / "bad", format="zarr",
+                        compression="lz4")
+    assert not (tmp_path / "bad").exists()
 
 
 def test_dataset_bad_arguments():
@@ -415,21 +437,28 @@ import sys
 import robodyn
 robot = robodyn.robots.intelledex_605()
 robodyn.dataset(robot, 60_000, ["q", "qd", "qdd", "tau", "M"], chunk=500, seed=9,
-                path=sys.argv[1])
+                path=sys.argv[1], format=sys.argv[2])
 """
 
+# the files that hold a written chunk: a Parquet part, or a Zarr chunk of the last quantity
+_CHUNK_FILES = {"parquet": "part-*.parquet", "zarr": "M/c/*/0/0"}
 
-def test_dataset_resumes_after_sigkill(tmp_path):
-    """robodyn.dataset writing Parquet in a child process, SIGKILLed once a few chunks are
-    written; the same call again writes only the missing chunks (the files already there are
-    untouched), and the finished dataset equals one written without interruption."""
+
+@pytest.mark.parametrize("format", ["parquet", "zarr"])
+def test_dataset_resumes_after_sigkill(tmp_path, format):
+    """robodyn.dataset writing Parquet or Zarr in a child process, SIGKILLed once a few chunks
+    are written; the same call again writes only the missing chunks (the files already there
+    are untouched), and the finished dataset equals one written without interruption."""
+    if format == "zarr":
+        pytest.importorskip("zarr")
     out = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-c", _DATASET_SCRIPT, str(out)],
+    files = _CHUNK_FILES[format]
+    proc = subprocess.Popen([sys.executable, "-c", _DATASET_SCRIPT, str(out), format],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
-            if len(list(out.glob("part-*.parquet"))) >= 3:
+            if len(list(out.glob(files))) >= 3:
                 break
             time.sleep(0.005)
         assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
@@ -439,7 +468,7 @@ def test_dataset_resumes_after_sigkill(tmp_path):
             proc.kill()
         proc.wait(timeout=30)
         proc.stderr.close()
-    before = {p.name: p.stat().st_mtime_ns for p in out.glob("part-*.parquet")}
+    before = {p: p.stat().st_mtime_ns for p in out.glob(files)}
     assert 3 <= len(before) < 120
     with pytest.raises(ValueError, match="incomplete"):
         read_dataset(out)
@@ -447,11 +476,11 @@ def test_dataset_resumes_after_sigkill(tmp_path):
     quantities = ["q", "qd", "qdd", "tau", "M"]
     # another dataset in that directory is refused; the same one resumes
     with pytest.raises(ValueError, match="another dataset"):
-        robodyn.dataset(robot, 60_000, quantities, chunk=500, seed=10, path=out)
-    robodyn.dataset(robot, 60_000, quantities, chunk=500, seed=9, path=out)
-    assert {p.name: p.stat().st_mtime_ns for p in out.glob("part-*.parquet")
-            if p.name in before} == before
-    assert len(list(out.glob("part-*.parquet"))) == 120 and not list(out.glob("*.tmp"))
+        robodyn.dataset(robot, 60_000, quantities, chunk=500, seed=10, path=out, format=format)
+    robodyn.dataset(robot, 60_000, quantities, chunk=500, seed=9, path=out, format=format)
+    assert {p: p.stat().st_mtime_ns for p in out.glob(files) if p in before} == before
+    assert len(list(out.glob(files))) == 120
+    assert not list(out.rglob("*.tmp")) and not list(out.rglob("*.partial"))
     got = read_dataset(out)
     ref = read_dataset(robodyn.dataset(robot, 60_000, quantities, chunk=500, seed=9,
                                        path=tmp_path / "whole", scheduler="synchronous"))

@@ -290,7 +290,8 @@ def test_gravity_change_switches_kernels_off(bundled):
 
 def test_checked_in_files_are_up_to_date():
     files = codegen.bundled_sources()
-    assert set(files) == {"intelledex_605.cpp", "stanford_arm.cpp", "registry.cpp"}
+    assert set(files) == {"intelledex_605.cpp", "stanford_arm.cpp", "lynch_satellite.cpp",
+                          "jpl_spacecraft.cpp", "dasc_cat.cpp", "registry.cpp"}
     for name, text in files.items():
         assert (GENERATED / name).read_text() == text, \
             f"cpp/generated/{name} is stale: run python -m robodyn.codegen --bundled"

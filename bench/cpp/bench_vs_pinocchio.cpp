@@ -85,15 +85,19 @@ using robodyn::Vec3;
 using PinModel = pinocchio::Model;
 using PinData = pinocchio::Data;
 
-// one robot: robodyn model, Pinocchio model, states in both joint orders
+// one robot: robodyn model, Pinocchio model, states in both coordinate orders. A free-floating
+// robot (a free-flyer body in the case file) is Pinocchio's free-flyer model: q's base block
+// (position, quaternion x y z w) is the same in both; v's base block is [angular; linear] in
+// robodyn and [linear; angular] in Pinocchio (both in the base frame).
 struct Case {
   std::string name, urdf;
-  int n = 0;
+  int nq = 0, nv = 0;
+  bool floating = false;
   robodyn::Model rm;
   PinModel pm;
-  std::vector<int> iv;                   // Pinocchio velocity index of robodyn joint i
-  std::vector<double> Q, QD, QDD, TAU;   // K x n, robodyn order
-  std::vector<double> PQ, PV, PA, PT;    // K x n, Pinocchio order
+  std::vector<int> qmap, vmap;           // Pinocchio q / v index of robodyn's q / v index
+  std::vector<double> Q, QD, QDD, TAU;   // K x nq, K x nv: robodyn order
+  std::vector<double> PQ, PV, PA, PT;    // the same in Pinocchio order
   const bench_kernels::Entry* kernels = nullptr;
 };
 
@@ -102,7 +106,8 @@ struct Case {
   std::exit(2);
 }
 
-// reads a case file: "key value..." lines, then one "body" line per joint
+// reads a case file: "key value..." lines, then one "body" line per joint (joint type 0
+// revolute, 1 prismatic, 2 free-flyer: the first body only)
 Case read_case(const std::string& path) {
   std::ifstream f(path);
   if (!f) fail("cannot read " + path);
@@ -124,7 +129,9 @@ Case read_case(const std::string& path) {
       BodySpec b;
       int type;
       s >> b.parent >> type >> b.axis[0] >> b.axis[1] >> b.axis[2];
-      b.type = type == 0 ? JointType::Revolute : JointType::Prismatic;
+      if (type < 0 || type > 2) fail(path + ": bad joint type in: " + line);
+      b.type = type == 0 ? JointType::Revolute
+                         : type == 1 ? JointType::Prismatic : JointType::FreeFlyer;
       for (int r = 0; r < 3; ++r)
         for (int k = 0; k < 3; ++k) s >> b.origin_R(r, k);
       s >> b.origin_p[0] >> b.origin_p[1] >> b.origin_p[2] >> b.mass;
@@ -138,16 +145,37 @@ Case read_case(const std::string& path) {
     }
   }
   if (c.name.empty() || c.urdf.empty() || bodies.empty()) fail(path + ": incomplete case file");
-  c.n = static_cast<int>(bodies.size());
+  c.floating = bodies[0].type == JointType::FreeFlyer;
   c.rm = robodyn::build_model(bodies, {}, gravity, false);
-  pinocchio::urdf::buildModel(c.urdf, c.pm);
+  c.nq = c.rm.nq;
+  c.nv = c.rm.nv;
+  if (c.floating)
+    pinocchio::urdf::buildModel(c.urdf, pinocchio::JointModelFreeFlyer(), c.pm);
+  else
+    pinocchio::urdf::buildModel(c.urdf, c.pm);
   c.pm.gravity.linear(gravity);
-  if (c.pm.nq != c.n || c.pm.nv != c.n) fail(c.name + ": Pinocchio nq/nv differ from robodyn n");
-  for (int i = 0; i < c.n; ++i) {
+  if (c.pm.nq != c.nq || c.pm.nv != c.nv) fail(c.name + ": Pinocchio nq/nv differ from robodyn's");
+  c.qmap.assign(c.nq, -1);
+  c.vmap.assign(c.nv, -1);
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    const int b = static_cast<int>(i) + 1;
+    if (bodies[i].type == JointType::FreeFlyer) {
+      // Pinocchio's root joint: q the same, v [linear; angular]
+      const auto& j = c.pm.joints[1];
+      for (int k = 0; k < 7; ++k) c.qmap[c.rm.iq[b] + k] = j.idx_q() + k;
+      for (int k = 0; k < 3; ++k) {
+        c.vmap[c.rm.iv[b] + k] = j.idx_v() + 3 + k;
+        c.vmap[c.rm.iv[b] + 3 + k] = j.idx_v() + k;
+      }
+      continue;
+    }
     const auto jid = c.pm.getJointId(bodies[i].joint_name);
     if (jid >= c.pm.joints.size()) fail(c.name + ": no joint " + bodies[i].joint_name);
-    c.iv.push_back(c.pm.joints[jid].idx_v());
-    c.pm.armature[c.iv.back()] = bodies[i].armature;
+    if (c.pm.joints[jid].nq() != 1) fail(c.name + ": Pinocchio joint " + bodies[i].joint_name +
+                                         " has nq != 1");
+    c.qmap[c.rm.iq[b]] = c.pm.joints[jid].idx_q();
+    c.vmap[c.rm.iv[b]] = c.pm.joints[jid].idx_v();
+    c.pm.armature[c.vmap[c.rm.iv[b]]] = bodies[i].armature;
   }
   for (const auto& e : bench_kernels::table())
     if (c.name == e.name) c.kernels = &e;
@@ -158,22 +186,35 @@ void make_states(Case& c, int K, unsigned seed) {
   std::mt19937 g(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   std::normal_distribution<double> nrm;
-  const int n = c.n;
-  for (auto* v : {&c.Q, &c.QD, &c.QDD, &c.TAU, &c.PQ, &c.PV, &c.PA, &c.PT}) v->assign(K * n, 0);
+  const int nq = c.nq, nv = c.nv;
+  for (auto* v : {&c.Q, &c.PQ}) v->assign(K * nq, 0);
+  for (auto* v : {&c.QD, &c.QDD, &c.TAU, &c.PV, &c.PA, &c.PT}) v->assign(K * nv, 0);
   robodyn::Data d(c.rm);
+  const auto& m = c.rm;
   for (int k = 0; k < K; ++k) {
-    for (int i = 0; i < n; ++i) {
-      const double lo = std::max(c.rm.lower[i + 1], -M_PI), hi = std::min(c.rm.upper[i + 1], M_PI);
-      c.Q[k * n + i] = lo + (hi - lo) * 0.5 * (u(g) + 1);
-      c.QD[k * n + i] = nrm(g);
-      c.QDD[k * n + i] = nrm(g);
+    double* q = &c.Q[k * nq];
+    for (int b = 1; b <= m.n; ++b) {
+      if (m.type[b] == JointType::FreeFlyer) {
+        // position ~ N(0, 1), a uniformly random unit quaternion
+        double s = 0;
+        for (int j = 0; j < 7; ++j) q[m.iq[b] + j] = nrm(g);
+        for (int j = 3; j < 7; ++j) s += q[m.iq[b] + j] * q[m.iq[b] + j];
+        for (int j = 3; j < 7; ++j) q[m.iq[b] + j] /= std::sqrt(s);
+        continue;
+      }
+      const double lo = std::max(m.lower[b], -M_PI), hi = std::min(m.upper[b], M_PI);
+      q[m.iq[b]] = lo + (hi - lo) * 0.5 * (u(g) + 1);
     }
-    robodyn::rnea(c.rm, d, &c.Q[k * n], &c.QD[k * n], &c.QDD[k * n], &c.TAU[k * n]);
-    for (int i = 0; i < n; ++i) {
-      c.PQ[k * n + c.iv[i]] = c.Q[k * n + i];
-      c.PV[k * n + c.iv[i]] = c.QD[k * n + i];
-      c.PA[k * n + c.iv[i]] = c.QDD[k * n + i];
-      c.PT[k * n + c.iv[i]] = c.TAU[k * n + i];
+    for (int i = 0; i < nv; ++i) {
+      c.QD[k * nv + i] = nrm(g);
+      c.QDD[k * nv + i] = nrm(g);
+    }
+    robodyn::rnea(c.rm, d, q, &c.QD[k * nv], &c.QDD[k * nv], &c.TAU[k * nv]);
+    for (int i = 0; i < nq; ++i) c.PQ[k * nq + c.qmap[i]] = q[i];
+    for (int i = 0; i < nv; ++i) {
+      c.PV[k * nv + c.vmap[i]] = c.QD[k * nv + i];
+      c.PA[k * nv + c.vmap[i]] = c.QDD[k * nv + i];
+      c.PT[k * nv + c.vmap[i]] = c.TAU[k * nv + i];
     }
   }
 }
@@ -202,11 +243,11 @@ struct Workspace {
   PinData pd;
   std::vector<double> out, outM;
   explicit Workspace(const Case& c)
-      : rd(c.rm), pd(c.pm), out(c.n), outM(c.n * c.n) {}
+      : rd(c.rm), pd(c.pm), out(c.nv), outM(c.nv * c.nv) {}
 };
 
 std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
-  const int n = c.n;
+  const int NQ = c.nq, NV = c.nv;
   const robodyn::Model* RM = &c.rm;
   const PinModel* PM = &c.pm;
   auto* rd = &w.rd;
@@ -215,22 +256,22 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
   double* outM = w.outM.data();
   const double *Q = c.Q.data(), *QD = c.QD.data(), *QDD = c.QDD.data(), *TAU = c.TAU.data();
   const double *PQ = c.PQ.data(), *PV = c.PV.data(), *PA = c.PA.data(), *PT = c.PT.data();
-  const std::vector<int> iv = c.iv;
+  const std::vector<int> iv = c.vmap;
   std::vector<Impl> v;
   // robodyn order from a Pinocchio-ordered vector / matrix
-  auto from_pin = [iv, n](const VecX& x) {
-    std::vector<double> r(n);
-    for (int i = 0; i < n; ++i) r[i] = x[iv[i]];
+  auto from_pin = [iv, NV](const VecX& x) {
+    std::vector<double> r(NV);
+    for (int i = 0; i < NV; ++i) r[i] = x[iv[i]];
     return r;
   };
-  auto from_pin_M = [iv, n](const Eigen::MatrixXd& M) {
-    std::vector<double> r(n * n);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        r[i * n + j] = iv[i] <= iv[j] ? M(iv[i], iv[j]) : M(iv[j], iv[i]);
+  auto from_pin_M = [iv, NV](const Eigen::MatrixXd& M) {
+    std::vector<double> r(NV * NV);
+    for (int i = 0; i < NV; ++i)
+      for (int j = 0; j < NV; ++j)
+        r[i * NV + j] = iv[i] <= iv[j] ? M(iv[i], iv[j]) : M(iv[j], iv[i]);
     return r;
   };
-  auto vec = [n](const double* p) { return std::vector<double>(p, p + n); };
+  auto vec = [NV](const double* p) { return std::vector<double>(p, p + NV); };
 
   // the loops: one template per call shape, the call inlined into the loop
 #define ROBODYN_BLOCK(EXPR)                              \
@@ -242,106 +283,108 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
     }                                                    \
     return sink;                                         \
   }
-  const int N = n;
   // inverse dynamics
   v.push_back({"robodyn rnea", "id",
-               ROBODYN_BLOCK(robodyn::rnea(*RM, *rd, Q + k * N, QD + k * N, QDD + k * N, out);
+               ROBODYN_BLOCK(robodyn::rnea(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
                              sink += out[0]),
-               [=](int k) { robodyn::rnea(*RM, *rd, Q + k * N, QD + k * N, QDD + k * N, out);
+               [=](int k) { robodyn::rnea(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
                             return vec(out); }});
-  v.push_back({"robodyn kane", "id",
-               ROBODYN_BLOCK(robodyn::kane(*RM, *rd, Q + k * N, QD + k * N, QDD + k * N, out);
-                             sink += out[0]),
-               [=](int k) { robodyn::kane(*RM, *rd, Q + k * N, QD + k * N, QDD + k * N, out);
-                            return vec(out); }});
+  // Kane's method is written for fixed bases
+  if (!c.floating)
+    v.push_back({"robodyn kane", "id",
+                 ROBODYN_BLOCK(robodyn::kane(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
+                               sink += out[0]),
+                 [=](int k) { robodyn::kane(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
+                              return vec(out); }});
   v.push_back({"pinocchio rnea", "id",
-               ROBODYN_BLOCK(sink += pinocchio::rnea(*PM, *pd, CMap(PQ + k * N, N),
-                                                     CMap(PV + k * N, N), CMap(PA + k * N, N))[0]),
-               [=](int k) { return from_pin(pinocchio::rnea(*PM, *pd, CMap(PQ + k * N, N),
-                                                            CMap(PV + k * N, N),
-                                                            CMap(PA + k * N, N))); }});
+               ROBODYN_BLOCK(sink += pinocchio::rnea(*PM, *pd, CMap(PQ + k * NQ, NQ),
+                                                     CMap(PV + k * NV, NV), CMap(PA + k * NV, NV))[0]),
+               [=](int k) { return from_pin(pinocchio::rnea(*PM, *pd, CMap(PQ + k * NQ, NQ),
+                                                            CMap(PV + k * NV, NV),
+                                                            CMap(PA + k * NV, NV))); }});
   // mass matrix
   v.push_back({"robodyn crba", "M",
-               ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * N); sink += rd->M(0, 0)),
+               ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->M(0, 0)),
                [=](int k) {
-                 robodyn::crba(*RM, *rd, Q + k * N);
-                 std::vector<double> r(N * N);
-                 for (int i = 0; i < N; ++i)
-                   for (int j = 0; j < N; ++j) r[i * N + j] = rd->M(i, j);
+                 robodyn::crba(*RM, *rd, Q + k * NQ);
+                 std::vector<double> r(NV * NV);
+                 for (int i = 0; i < NV; ++i)
+                   for (int j = 0; j < NV; ++j) r[i * NV + j] = rd->M(i, j);
                  return r;
                }, true});
   v.push_back({"pinocchio crba", "M",
-               ROBODYN_BLOCK(sink += pinocchio::crba(*PM, *pd, CMap(PQ + k * N, N))(0, 0)),
-               [=](int k) { return from_pin_M(pinocchio::crba(*PM, *pd, CMap(PQ + k * N, N))); },
+               ROBODYN_BLOCK(sink += pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ))(0, 0)),
+               [=](int k) { return from_pin_M(pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ))); },
                true});
   v.push_back({"pinocchio crba WORLD", "M",
-               ROBODYN_BLOCK(sink += pinocchio::crba(*PM, *pd, CMap(PQ + k * N, N),
+               ROBODYN_BLOCK(sink += pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ),
                                                      pinocchio::Convention::WORLD)(0, 0)),
-               [=](int k) { return from_pin_M(pinocchio::crba(*PM, *pd, CMap(PQ + k * N, N),
+               [=](int k) { return from_pin_M(pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ),
                                                               pinocchio::Convention::WORLD)); },
                true});
   // forward dynamics
   v.push_back({"robodyn aba", "fd",
-               ROBODYN_BLOCK(robodyn::aba(*RM, *rd, Q + k * N, QD + k * N, TAU + k * N, out);
+               ROBODYN_BLOCK(robodyn::aba(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV, out);
                              sink += out[0]),
-               [=](int k) { robodyn::aba(*RM, *rd, Q + k * N, QD + k * N, TAU + k * N, out);
+               [=](int k) { robodyn::aba(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV, out);
                             return vec(out); }});
   v.push_back({"robodyn crba+chol", "fd",
-               ROBODYN_BLOCK(robodyn::forward_dynamics_crba(*RM, *rd, Q + k * N, QD + k * N,
-                                                            TAU + k * N, out);
+               ROBODYN_BLOCK(robodyn::forward_dynamics_crba(*RM, *rd, Q + k * NQ, QD + k * NV,
+                                                            TAU + k * NV, out);
                              sink += out[0]),
-               [=](int k) { robodyn::forward_dynamics_crba(*RM, *rd, Q + k * N, QD + k * N,
-                                                           TAU + k * N, out);
+               [=](int k) { robodyn::forward_dynamics_crba(*RM, *rd, Q + k * NQ, QD + k * NV,
+                                                           TAU + k * NV, out);
                             return vec(out); }});
-  v.push_back({"robodyn kane_forward", "fd",
-               ROBODYN_BLOCK(robodyn::kane_forward(*RM, *rd, Q + k * N, QD + k * N, TAU + k * N,
-                                                   out);
-                             sink += out[0]),
-               [=](int k) { robodyn::kane_forward(*RM, *rd, Q + k * N, QD + k * N, TAU + k * N,
-                                                  out);
-                            return vec(out); }});
+  if (!c.floating)
+    v.push_back({"robodyn kane_forward", "fd",
+                 ROBODYN_BLOCK(robodyn::kane_forward(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV,
+                                                     out);
+                               sink += out[0]),
+                 [=](int k) { robodyn::kane_forward(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV,
+                                                    out);
+                              return vec(out); }});
   v.push_back({"pinocchio aba", "fd",
-               ROBODYN_BLOCK(sink += pinocchio::aba(*PM, *pd, CMap(PQ + k * N, N),
-                                                    CMap(PV + k * N, N), CMap(PT + k * N, N))[0]),
-               [=](int k) { return from_pin(pinocchio::aba(*PM, *pd, CMap(PQ + k * N, N),
-                                                           CMap(PV + k * N, N),
-                                                           CMap(PT + k * N, N))); }});
+               ROBODYN_BLOCK(sink += pinocchio::aba(*PM, *pd, CMap(PQ + k * NQ, NQ),
+                                                    CMap(PV + k * NV, NV), CMap(PT + k * NV, NV))[0]),
+               [=](int k) { return from_pin(pinocchio::aba(*PM, *pd, CMap(PQ + k * NQ, NQ),
+                                                           CMap(PV + k * NV, NV),
+                                                           CMap(PT + k * NV, NV))); }});
   v.push_back({"pinocchio aba WORLD", "fd",
-               ROBODYN_BLOCK(sink += pinocchio::aba(*PM, *pd, CMap(PQ + k * N, N),
-                                                    CMap(PV + k * N, N), CMap(PT + k * N, N),
+               ROBODYN_BLOCK(sink += pinocchio::aba(*PM, *pd, CMap(PQ + k * NQ, NQ),
+                                                    CMap(PV + k * NV, NV), CMap(PT + k * NV, NV),
                                                     pinocchio::Convention::WORLD)[0]),
-               [=](int k) { return from_pin(pinocchio::aba(*PM, *pd, CMap(PQ + k * N, N),
-                                                           CMap(PV + k * N, N),
-                                                           CMap(PT + k * N, N),
+               [=](int k) { return from_pin(pinocchio::aba(*PM, *pd, CMap(PQ + k * NQ, NQ),
+                                                           CMap(PV + k * NV, NV),
+                                                           CMap(PT + k * NV, NV),
                                                            pinocchio::Convention::WORLD)); }});
   // gravity torques
   v.push_back({"robodyn gravity", "g",
-               ROBODYN_BLOCK(robodyn::gravity_torques(*RM, *rd, Q + k * N, out); sink += out[0]),
-               [=](int k) { robodyn::gravity_torques(*RM, *rd, Q + k * N, out); return vec(out); }});
+               ROBODYN_BLOCK(robodyn::gravity_torques(*RM, *rd, Q + k * NQ, out); sink += out[0]),
+               [=](int k) { robodyn::gravity_torques(*RM, *rd, Q + k * NQ, out); return vec(out); }});
   v.push_back({"pinocchio gravity", "g",
                ROBODYN_BLOCK(sink += pinocchio::computeGeneralizedGravity(
-                                 *PM, *pd, CMap(PQ + k * N, N))[0]),
+                                 *PM, *pd, CMap(PQ + k * NQ, NQ))[0]),
                [=](int k) { return from_pin(pinocchio::computeGeneralizedGravity(
-                                *PM, *pd, CMap(PQ + k * N, N))); }});
+                                *PM, *pd, CMap(PQ + k * NQ, NQ))); }});
   // robot-specific generated kernels
   if (const auto* e = c.kernels) {
     if (e->id)
       v.push_back({"specialised id", "id",
-                   ROBODYN_BLOCK(e->id(Q + k * N, QD + k * N, QDD + k * N, out); sink += out[0]),
-                   [=](int k) { e->id(Q + k * N, QD + k * N, QDD + k * N, out); return vec(out); }});
+                   ROBODYN_BLOCK(e->id(Q + k * NQ, QD + k * NV, QDD + k * NV, out); sink += out[0]),
+                   [=](int k) { e->id(Q + k * NQ, QD + k * NV, QDD + k * NV, out); return vec(out); }});
     if (e->mass)
       v.push_back({"specialised M", "M",
-                   ROBODYN_BLOCK(e->mass(Q + k * N, outM); sink += outM[0]),
-                   [=](int k) { e->mass(Q + k * N, outM);
-                                return std::vector<double>(outM, outM + N * N); }, true});
+                   ROBODYN_BLOCK(e->mass(Q + k * NQ, outM); sink += outM[0]),
+                   [=](int k) { e->mass(Q + k * NQ, outM);
+                                return std::vector<double>(outM, outM + NV * NV); }, true});
     if (e->fd)
       v.push_back({"specialised fd", "fd",
-                   ROBODYN_BLOCK(e->fd(Q + k * N, QD + k * N, TAU + k * N, out); sink += out[0]),
-                   [=](int k) { e->fd(Q + k * N, QD + k * N, TAU + k * N, out); return vec(out); }});
+                   ROBODYN_BLOCK(e->fd(Q + k * NQ, QD + k * NV, TAU + k * NV, out); sink += out[0]),
+                   [=](int k) { e->fd(Q + k * NQ, QD + k * NV, TAU + k * NV, out); return vec(out); }});
     if (e->gravity)
       v.push_back({"specialised g", "g",
-                   ROBODYN_BLOCK(e->gravity(Q + k * N, out); sink += out[0]),
-                   [=](int k) { e->gravity(Q + k * N, out); return vec(out); }});
+                   ROBODYN_BLOCK(e->gravity(Q + k * NQ, out); sink += out[0]),
+                   [=](int k) { e->gravity(Q + k * NQ, out); return vec(out); }});
   }
 #undef ROBODYN_BLOCK
   return v;
@@ -360,7 +403,7 @@ void check(const Case& c, std::vector<Impl>& impls) {
       const auto a = im.value(k), b = ref->value(k);
       double scale = 1, err = 0;
       for (double x : b) scale = std::max(scale, std::abs(x));
-      const int n = c.n;
+      const int n = c.nv;
       for (size_t j = 0; j < a.size(); ++j) {
         if (im.upper && int(j % n) < int(j / n)) continue;
         err = std::max(err, std::abs(a[j] - b[j]));
@@ -388,7 +431,7 @@ std::string json_escape(const std::string& s) {
 
 void time_case(const Case& c, std::vector<Impl>& impls, int rounds, double* sink) {
   // calls per block: about 100 us for the inverse dynamics
-  const int reps = std::max(16, 3000 / c.n);
+  const int reps = std::max(16, 3000 / c.nv);
   const size_t m = impls.size();
   std::vector<std::vector<double>> t(m);
   for (size_t j = 0; j < m; ++j) *sink += impls[j].block(reps, 0);  // warm up
@@ -407,9 +450,10 @@ void time_case(const Case& c, std::vector<Impl>& impls, int rounds, double* sink
     auto it = ref.find(impls[j].quantity);
     if (it == ref.end() || median(t[j]) < median(t[it->second])) ref[impls[j].quantity] = j;
   }
-  std::printf("{\"case\": \"%s\", \"n\": %d, \"rounds\": %d, \"calls_per_block\": %d, "
-              "\"clock\": \"thread cpu\", \"impl\": {",
-              json_escape(c.name).c_str(), c.n, rounds, reps);
+  std::printf("{\"case\": \"%s\", \"n\": %d, \"nq\": %d, \"floating\": %s, \"rounds\": %d, "
+              "\"calls_per_block\": %d, \"clock\": \"thread cpu\", \"impl\": {",
+              json_escape(c.name).c_str(), c.nv, c.nq, c.floating ? "true" : "false", rounds,
+              reps);
   for (size_t j = 0; j < m; ++j) {
     const size_t rj = ref[impls[j].quantity];
     std::vector<double> ratio(rounds);
@@ -448,7 +492,7 @@ void latency(const Case& c, std::vector<Impl>& impls, long calls, double* sink) 
     return v[k];
   };
   std::printf("{\"case\": \"%s\", \"n\": %d, \"latency_calls\": %ld, \"clock\": \"steady_clock\", "
-              "\"latency\": {", json_escape(c.name).c_str(), c.n, calls);
+              "\"latency\": {", json_escape(c.name).c_str(), c.nv, calls);
   for (size_t j = 0; j <= m; ++j) {
     auto& v = lat[j];
     const float p50 = pct(v, 0.5), p90 = pct(v, 0.9), p99 = pct(v, 0.99), p999 = pct(v, 0.999);

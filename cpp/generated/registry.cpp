@@ -12,6 +12,18 @@ void robodyn_stanford_arm_inverse_dynamics(const double*, const double*, const d
 void robodyn_stanford_arm_mass_matrix(const double*, double*);
 void robodyn_stanford_arm_gravity(const double*, double*);
 void robodyn_stanford_arm_forward_dynamics(const double*, const double*, const double*, double*);
+void robodyn_lynch_satellite_inverse_dynamics(const double*, const double*, const double*, double*);
+void robodyn_lynch_satellite_mass_matrix(const double*, double*);
+void robodyn_lynch_satellite_gravity(const double*, double*);
+void robodyn_lynch_satellite_forward_dynamics(const double*, const double*, const double*, double*);
+void robodyn_jpl_spacecraft_inverse_dynamics(const double*, const double*, const double*, double*);
+void robodyn_jpl_spacecraft_mass_matrix(const double*, double*);
+void robodyn_jpl_spacecraft_gravity(const double*, double*);
+void robodyn_jpl_spacecraft_forward_dynamics(const double*, const double*, const double*, double*);
+void robodyn_dasc_cat_inverse_dynamics(const double*, const double*, const double*, double*);
+void robodyn_dasc_cat_mass_matrix(const double*, double*);
+void robodyn_dasc_cat_gravity(const double*, double*);
+void robodyn_dasc_cat_forward_dynamics(const double*, const double*, const double*, double*);
 }
 
 namespace robodyn {
@@ -30,6 +42,24 @@ const std::vector<BuiltinKernels>& builtin_kernels() {
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,
        robodyn_stanford_arm_forward_dynamics},
+      {"lynch_satellite",
+       "8a2afa2303523c6825a75a53def50e8a34748b810305d27372e98b6e64e249ee",
+       robodyn_lynch_satellite_inverse_dynamics,
+       robodyn_lynch_satellite_mass_matrix,
+       robodyn_lynch_satellite_gravity,
+       robodyn_lynch_satellite_forward_dynamics},
+      {"jpl_spacecraft",
+       "f4fe242449eb7b1a19f31768398d8ee5c20597272382b7d79c929f496f9cf1c7",
+       robodyn_jpl_spacecraft_inverse_dynamics,
+       robodyn_jpl_spacecraft_mass_matrix,
+       robodyn_jpl_spacecraft_gravity,
+       robodyn_jpl_spacecraft_forward_dynamics},
+      {"dasc_cat",
+       "adad5d285faacf01e853da164601d6949d7754ef0ddd16f1173856fe98325515",
+       robodyn_dasc_cat_inverse_dynamics,
+       robodyn_dasc_cat_mass_matrix,
+       robodyn_dasc_cat_gravity,
+       robodyn_dasc_cat_forward_dynamics},
   };
   return table;
 }

@@ -543,7 +543,7 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                       k(x[0], x[1], x[2], o);
                       // a non-finite result (overflow, or M not positive definite): the
                       // generic algorithm decides, so both give the same answer or error
-                      for (int i = 0; i < m.n; ++i)
+                      for (int i = 0; i < m.nv; ++i)
                         if (!std::isfinite(o[i]))
                           return crba ? forward_dynamics_crba(m, d, x[0], x[1], x[2], o)
                                       : aba(m, d, x[0], x[1], x[2], o);
@@ -1126,18 +1126,18 @@ pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q:
 
   // ---- generated robot-specific kernels (robodyn.codegen) ----
   cls.def("_trace", [](const RobotCore& r, const std::string& algorithm) {
-       r.fixed_only("generated code");
        ExprGraph g;
        try {
          g = trace_algorithm(*r.model_, algorithm);
        } catch (const std::invalid_argument& e) {
          throw py::value_error(e.what());
+       } catch (const std::domain_error& e) {
+         not_implemented(e.what());
        }
        return graph_dict(g);
      }, "Expression graph of one algorithm traced on this model (robodyn.codegen).");
   cls.def("_set_kernels", [](RobotCore& r, std::uintptr_t id, std::uintptr_t M, std::uintptr_t g,
                              std::uintptr_t fd) {
-       r.fixed_only("generated code");
        r.kernels_.id = reinterpret_cast<IdKernel>(id);
        r.kernels_.M = reinterpret_cast<MassKernel>(M);
        r.kernels_.g = reinterpret_cast<GravityKernel>(g);

@@ -57,17 +57,21 @@ ExprGraph trace_algorithm(const Model& model, const std::string& algorithm) {
   const Algorithm a = algorithm_from_name(algorithm);
   if (!is_straight_line(a))
     throw std::invalid_argument("'" + algorithm + "' cannot be traced into generated code");
+  if (model.floating && !available_floating(a))
+    throw std::domain_error("'" + algorithm + "' is not available for a free-floating base");
   const Model m = cleaned(model);
-  const int n = m.n;
+  const int nq = m.nq, nv = m.nv;
   tracing::TraceScope scope;
-  std::vector<Traced> q(n), qd(n), x(n);
-  for (int k = 0; k < n; ++k) {
-    q[k] = Traced::input(k);
-    qd[k] = Traced::input(n + k);
-    x[k] = Traced::input(2 * n + k);
+  // inputs: q (nq: a free-flyer's position and quaternion are symbols like joint angles, its
+  // rotation traced through quaternion_matrix), then qd and x (nv each)
+  std::vector<Traced> q(nq), qd(nv), x(nv);
+  for (int k = 0; k < nq; ++k) q[k] = Traced::input(k);
+  for (int k = 0; k < nv; ++k) {
+    qd[k] = Traced::input(nq + k);
+    x[k] = Traced::input(nq + nv + k);
   }
   DataTpl<Traced> d(m);
-  std::vector<Traced> out(static_cast<size_t>(output_size(a, n)));
+  std::vector<Traced> out(static_cast<size_t>(output_size(a, nv)));
   run_algorithm(a, m, d, q.data(), qd.data(), x.data(), out.data());
   const tracing::Graph& g = scope.graph();
   ExprGraph r;

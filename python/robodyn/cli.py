@@ -44,7 +44,7 @@ def add_robot_options(p):
 
 
 def add_floating_option(p):
-    """``--floating-base`` (info, id, simulate)."""
+    """``--floating-base`` (info, id, simulate, codegen)."""
     p.add_argument("--floating-base", action="store_true", dest="floating_base",
                    help="the URDF's root link moves freely (a free-flyer joint: q = [base "
                         "position, quaternion x y z w, joints], v = [base angular, base "
@@ -643,13 +643,15 @@ def _codegen_arguments(p):
 
     add_arguments(p)
     add_robot_options(p)
+    add_floating_option(p)
 
 
 def _codegen_run(args):
     """write the robot's generated C++ kernels (.cpp and .h)"""
     from .codegen import run
 
-    return run(args, load_robot(args.robot, **robot_options(args)))
+    return run(args, load_robot(args.robot, floating_base=args.floating_base,
+                                **robot_options(args)))
 
 
 COMMANDS = {

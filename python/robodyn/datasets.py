@@ -36,19 +36,26 @@ seed and the chunk size only, not on the scheduler.
 Files: ``format="parquet"`` writes ``path/part-NNNNNN.parquet``, one file per chunk, with a
 float64 column per entry (``q_0 .. q_{n-1}``, ``M_0_0, M_0_1, ..`` row-major, ``kinetic_energy``),
 uncompressed by default, and ``path/dataset.json`` (robot, quantities, shapes, seed, rows).
-``format="zarr"`` (needs the ``zarr`` package) writes one Zarr array per quantity, chunked like
-the rows. :func:`read_dataset` reads either back as NumPy arrays. The workers write the files
-themselves (the rows never travel to the client), so on a cluster ``path`` must be a directory
-that every worker sees (a shared file system).
+``format="zarr"`` (needs the ``zarr`` package) writes one Zarr (v3) array per quantity,
+``path/NAME``, of shape ``(rows, *shape)``, chunked like the rows, NaN where nothing was
+written; uncompressed by default, a chunk's file is its rows' raw little-endian bytes (the
+batched call's own output array, written once). Zarr is the fast path: it skips the transpose
+into columns and Parquet's encoding (a written chunk costs 0.7-0.9 of the CPU of Parquet's;
+bench/bench_campaign.py and docs/campaign.md for the figures). Parquet stays the default: its
+files are tables any Parquet reader opens, and their layout is documented. :func:`read_dataset`
+reads either back as NumPy arrays. The workers write the files themselves (the rows never
+travel to the client), so on a cluster ``path`` must be a directory that every worker sees (a
+shared file system).
 
 Resuming: ``dataset.json`` is written first, with a token of everything that determines the
-rows (the robot's model, the quantities, the sampler, the seed, ``n``, ``chunk``, the format)
-and ``"complete": false``; each part file is written to a temporary name and renamed, so a
-``part-NNNNNN.parquet`` is a complete chunk. The same call into the same directory after an
-interruption (Ctrl-C, a lost client, SIGKILL) computes only the missing chunks; a different
-dataset there is refused (``overwrite=True`` replaces it), and :func:`read_dataset` refuses an
-incomplete one. Zarr datasets are recomputed whole. A custom sampler must have a deterministic
-Dask token to resume (a module-level function has one; an object can define
+rows (the robot's model, the quantities, the sampler, the seed, ``n``, ``chunk``, the format
+and compression) and ``"complete": false``; each part file (each Zarr chunk file: Zarr's local
+store does the same) is written to a temporary name and renamed, so a ``part-NNNNNN.parquet``
+is a complete chunk, and so is a chunk whose Zarr files exist in every quantity's array. The
+same call into the same directory after an interruption (Ctrl-C, a lost client, SIGKILL)
+computes only the missing chunks; a different dataset there is refused (``overwrite=True``
+replaces it), and :func:`read_dataset` refuses an incomplete one. A custom sampler must have a
+deterministic Dask token to resume (a module-level function has one; an object can define
 ``__dask_tokenize__``).
 """
 
@@ -64,7 +71,7 @@ import numpy as np
 
 __all__ = ["dataset", "read_dataset", "QUANTITIES"]
 
-_FORMAT_VERSION = 1  # part of the resume token: a change of the file layout starts afresh
+_FORMAT_VERSION = 2  # part of the resume token: a change of the file layout starts afresh
 
 # name -> (method, arguments from the state, shape kind: "v" (n,), "m" (n, n), "s" scalar)
 QUANTITIES = {
@@ -148,7 +155,9 @@ def _chunk(robot, quantities, sampler, seed, k, m):
 _BLOCK = 2048
 
 
-_buffers = {}  # (thread id, name) -> array: a thread's buffers while a dataset is written
+# (thread id, name) -> array: a thread's buffers while a dataset is written (and its open Zarr
+# arrays, (thread id, "zarr", path, name))
+_buffers = {}
 
 
 def _buffer(name, shape):
@@ -206,6 +215,53 @@ def _chunk_columns(robot, quantities, sampler, seed, k, m, block=_BLOCK, reuse=F
 _OUT = {"tau", "M", "h", "g", "C"}
 
 
+def _chunk_reused(robot, quantities, sampler, seed, k, m):
+    """Chunk ``k`` (``m`` rows) as :func:`_chunk` computes it (the same numbers), into this
+    thread's buffers (valid until its next chunk): the states drawn into the state buffer,
+    then one whole-chunk batched call per quantity into its own reused output."""
+    n = robot.n
+    state = _states(robot, sampler, seed, k, m, reuse=True)
+    out = {}
+    for name in quantities:
+        method, args, kind = QUANTITIES[name]
+        inputs = [state[a] for a in args]
+        if method is None:
+            out[name] = state[name]
+        elif name in _OUT:
+            out[name] = _buffer("out-" + name, (m, *_shape(kind, n)))
+            getattr(robot, method)(*inputs, out=out[name])
+        else:
+            out[name] = np.asarray(getattr(robot, method)(*inputs))
+    return out
+
+
+def _write_zarr_chunk(robot, quantities, sampler, seed, k, m, path, chunk):
+    """Chunk ``k`` computed where it runs and stored as Zarr chunk ``k`` of each quantity's
+    array (the arrays were created by :func:`dataset`). A whole chunk is written at once, so
+    Zarr encodes it without reading anything back; uncompressed, it is the rows' raw bytes
+    (one ``write`` per quantity, to a temporary name renamed by Zarr's local store)."""
+    values = _chunk_reused(robot, quantities, sampler, seed, k, m)
+    for name in quantities:
+        _zarr_open(path, name)[k * chunk:k * chunk + m] = values[name]
+    return m
+
+
+def _zarr_open(path, name):
+    """The Zarr array ``path/name`` opened for writing, kept by this thread until
+    :func:`_release_buffers` (opening costs 0.65 ms, 2 % of a 200,000-row chunk's compute for
+    five quantities)."""
+    import zarr
+
+    key = (threading.get_ident(), "zarr", path, name)
+    z = _buffers.get(key)
+    if z is None:
+        # (write_empty_chunks: no scan for chunks equal to the fill value, 10 ms of a 58 MB
+        # chunk, and every chunk has its file, which resuming looks for)
+        _buffers[key] = z = zarr.open_array(str(Path(path) / name), mode="r+",
+                                            config={"write_empty_chunks": True})
+    return z
+
+
 def _write_chunk(robot, quantities, sampler, seed, k, m, path, compression):
     """Chunk ``k`` computed and written where it was computed (nothing else moves)."""
     # (this thread's buffers: the file is written before the next chunk of the thread)
@@ -225,8 +281,9 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     writes the dataset (``format`` "parquet" or "zarr", module documentation) and returns the
     directory as a ``pathlib.Path``. ``scheduler``: None (the active Dask client, else threads),
     a Dask scheduler name ("threads", "processes", "synchronous"), a scheduler address or a
-    ``distributed.Client``. ``compression``: the Parquet codec (default none: random floats do
-    not compress, and the codec would cost more than the dynamics). The same call into a
+    ``distributed.Client``. ``compression``: the Parquet codec, or for Zarr one of "zstd",
+    "gzip", "blosc" (default none: random floats do not compress, and the codec would cost
+    more than the dynamics). The same call into a
     directory holding an interrupted run of the same dataset computes only the missing chunks;
     ``overwrite=True`` replaces a different dataset or other files there.
     """
@@ -254,6 +311,8 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
         raise ValueError(f"format: expected 'parquet' or 'zarr', got {format!r}")
     if isinstance(seed, bool) or int(seed) != seed or seed < 0:
         raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+    if format == "zarr":
+        _zarr_codecs(compression)  # (zarr installed, the codec known: before any file)
     import dask.array as da
 
     n, chunk, nv = int(n), int(chunk), robot.n
@@ -285,7 +344,8 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     out = Path(path)
     meta = {"robot": robot.name, "n": nv, "rows": n, "chunk": chunk, "seed": int(seed),
             "format": format, "sampler": getattr(sampler, "__name__", type(sampler).__name__),
-            "quantities": dict(layout), "fingerprint": _resume_token(key, format),
+            "compression": compression,
+            "quantities": dict(layout), "fingerprint": _resume_token(key, format, compression),
             "complete": False}
     todo = _prepare(out, meta, len(sizes), overwrite)
     if format == "parquet":
@@ -296,19 +356,19 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
                         dask_key_name=f"robodyn-write-{key}-{k}") for k in todo]
         _compute(writes, scheduler)
     else:
-        try:
-            import zarr  # noqa: F401
-        except ImportError as e:
-            raise ImportError(f"format='zarr' needs the zarr package ({e})") from None
-        stores = [da.to_zarr(arrays[name], str(out / name), compute=False, overwrite=True)
-                  for name in arrays]
-        _compute(stores, scheduler)
+        # (computed and each quantity's chunk written in one task, like Parquet)
+        done = _zarr_arrays(out, layout, n, chunk, compression, len(sizes))
+        todo = [k for k in todo if k not in done]
+        write = dask.delayed(_write_zarr_chunk, pure=True)
+        writes = [write(robot, quantities, sampler, int(seed), k, sizes[k], str(out), chunk,
+                        dask_key_name=f"robodyn-zarr-{key}-{k}") for k in todo]
+        _compute(writes, scheduler)
     meta["complete"] = True
     _write_meta(out, meta)
     return out
 
 
-def _resume_token(key, format):
+def _resume_token(key, format, compression):
     """What makes two runs the same dataset on disk, or None if the sampler has no
     deterministic token (then a directory cannot be resumed)."""
     import dask
@@ -316,7 +376,7 @@ def _resume_token(key, format):
 
     try:
         with dask.config.set({"tokenize.ensure-deterministic": True}):
-            return tokenize(key, format, _FORMAT_VERSION)
+            return tokenize(key, format, compression, _FORMAT_VERSION)
     except RuntimeError:
         return None
 
@@ -351,6 +411,42 @@ def _prepare(out, meta, chunks, overwrite):
     return [k for k in range(chunks) if not _part(out, k).is_file()]
 
 
+def _zarr_codecs(compression):
+    """The Zarr compressors of ``compression`` (None: uncompressed, the rows' raw bytes)."""
+    try:
+        import zarr.codecs as zc
+    except ImportError as e:
+        raise ImportError(f"format='zarr' needs the zarr package ({e})") from None
+    codecs = {None: None, "none": None, "zstd": zc.ZstdCodec, "gzip": zc.GzipCodec,
+              "blosc": zc.BloscCodec}
+    if compression not in codecs:
+        raise ValueError(f"compression: expected one of none, zstd, gzip, blosc for Zarr, got "
+                         f"{compression!r}")
+    return None if codecs[compression] is None else [codecs[compression]()]
+
+
+def _zarr_arrays(out, layout, rows, chunk, compression, chunks):
+    """Create the Zarr array of each quantity in ``out`` (``(rows, *shape)`` float64, chunks
+    of ``chunk`` rows, NaN where nothing is written yet) unless it exists; the chunks already
+    written in every array."""
+    import zarr
+
+    done = set(range(chunks))
+    for name, shape in layout:
+        where = out / name
+        if (where / "zarr.json").is_file():
+            z = zarr.open_array(str(where), mode="r")
+        else:
+            z = zarr.create_array(str(where), shape=(rows, *shape), chunks=(chunk, *shape),
+                                  dtype="float64", compressors=_zarr_codecs(compression),
+                                  fill_value=float("nan"), overwrite=True)
+        for p in where.rglob("*.partial"):  # a write cut short (Zarr's temporary name)
+            p.unlink()
+        zeros = (0,) * len(shape)
+        done = {k for k in done if (where / z.metadata.encode_chunk_key((k, *zeros))).is_file()}
+    return done
+
+
 def _part(out, k):
     return out / f"part-{k:06d}.parquet"
 
@@ -379,7 +475,12 @@ def _write_columns(names, cols, path, compression):
     tmp = path + ".tmp"
     # flat float64 columns (nested lists cost 1.7x more to encode), no dictionary (random
     # doubles: it would be abandoned), no page statistics (unused for training data), values
-    # handed to the encoder 65,536 at a time (default 1,024: 13 % more CPU, measured)
+    # handed to the encoder 65,536 at a time (default 1,024: 13 % more CPU, measured). Also
+    # measured (bench_campaign's breakdown), not kept: store_schema=False, 64 MB data pages and
+    # version-2 pages change nothing beyond the noise; BYTE_STREAM_SPLIT costs 12-15 % more; a
+    # FixedSizeList column per quantity saves the transpose but costs 65-95 ms more to encode
+    # than the 35-50 ms it saves; M's upper triangle saves 17 ms of 98 but packing it costs 7
+    # (a 2-4 % gain for a layout every reader would have to unpack)
     pq.write_table(table, tmp, compression=compression or "none", use_dictionary=False,
                    write_statistics=False, write_batch_size=65_536)
     os.replace(tmp, path)

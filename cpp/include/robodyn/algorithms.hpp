@@ -1,6 +1,6 @@
 // The algorithms by name: the one table the operation counts (opcount.cpp, Robot.op_counts)
 // and the generated code (codegen.cpp, robodyn.codegen) share, and one call of each on a
-// fixed-base model for any scalar (double, Counted, Traced).
+// model (fixed or free-floating base) for any scalar (double, Counted, Traced).
 #pragma once
 
 #include <algorithm>
@@ -66,7 +66,13 @@ inline bool is_straight_line(Algorithm a) {
   return false;
 }
 
-// entries of the algorithm's result for n joints
+// Kane's formulations are written for a fixed base only (kane.hpp)
+inline bool available_floating(Algorithm a) {
+  return a != Algorithm::Kane && a != Algorithm::GravityKane && a != Algorithm::KaneInertia &&
+         a != Algorithm::KaneForward;
+}
+
+// entries of the algorithm's result for n velocity coordinates (nv)
 inline int output_size(Algorithm a, int n) {
   switch (a) {
     case Algorithm::Crba:
@@ -78,13 +84,17 @@ inline int output_size(Algorithm a, int n) {
   }
 }
 
-// One call of a straight-line algorithm on a fixed-base model, its result into `out`
-// (output_size entries; inputs q, qd and x = qdd or tau, n each). Returns false when a
-// factorisation met a matrix that is not positive definite.
+// One call of a straight-line algorithm, its result into `out` (output_size(a, nv) entries;
+// inputs q (nq), qd and x = qdd or tau (nv each)). Returns false when a factorisation met a
+// matrix that is not positive definite. std::invalid_argument for an algorithm not available
+// on the model (available_floating).
 template <class S>
 bool run_algorithm(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd,
                    const S* x, S* out) {
-  const int n = m.n;
+  const int n = m.nv;
+  if (m.floating && !available_floating(a))
+    throw std::invalid_argument(std::string("'") + algorithm_name(a) +
+                                "' is not available for a free-floating base");
   switch (a) {
     case Algorithm::Rnea: rnea(m, d, q, qd, x, out); return true;
     case Algorithm::Kane: kane(m, d, q, qd, x, out); return true;

@@ -13,13 +13,14 @@ namespace robodyn {
 
 // The expression graph of one algorithm on one model, in creation (topological) order.
 // op codes: 0 Const (c), 1 Input (a = input index), 2 Neg, 3 Add, 4 Sub, 5 Mul, 6 Div, 7 Sin,
-// 8 Cos, 9 Sqrt, 10 Sign (unary ops use a, binary a and b). Inputs: q = 0..n-1,
-// qd = n..2n-1, the third argument (qdd or tau) = 2n..3n-1.
+// 8 Cos, 9 Sqrt, 10 Sign (unary ops use a, binary a and b). Inputs: q = 0..nq-1,
+// qd = nq..nq+nv-1, the third argument (qdd or tau) = nq+nv..nq+2nv-1 (nq = nv = n on a fixed
+// base; a free-flyer's q block is its position and quaternion x, y, z, w).
 struct ExprGraph {
   std::vector<std::uint8_t> op;
   std::vector<std::int32_t> a, b;
   std::vector<double> c;
-  std::vector<std::int32_t> outputs;  // tau / qdd (n) or the row-major mass matrix (n * n)
+  std::vector<std::int32_t> outputs;  // tau / qdd (nv) or the row-major mass matrix (nv * nv)
   long assumptions = 0;               // comparisons decided by assumption (see tracing.hpp)
 };
 
@@ -27,8 +28,10 @@ struct ExprGraph {
 // algorithms.hpp ("rnea", "kane", "gravity", "gravity_kane", "bias", "crba", "kane_inertia",
 // "aba", "forward_dynamics", "kane_forward"). Constants within 1e-14 (relative) of zero in the
 // model's inertias are taken as zero first (rounding residue of pi/2 rotations). The graph is
-// simplified as it is built (tracing.hpp). Throws std::invalid_argument for an unknown
-// algorithm or one that cannot be traced.
+// simplified as it is built (tracing.hpp). On a free-floating model the base's rotation is
+// traced from the quaternion inputs (normalised in the graph, as the generic code does).
+// Throws std::invalid_argument for an unknown algorithm or one that cannot be traced,
+// std::domain_error for one not available on a free-floating base (Kane's formulations).
 ExprGraph trace_algorithm(const Model& model, const std::string& algorithm);
 
 // The graph with the same outputs and fewer operations (simplify.cpp): rebuilt through the
@@ -37,7 +40,8 @@ ExprGraph trace_algorithm(const Model& model, const std::string& algorithm);
 // not come before its user, an unknown operation, a non-finite constant).
 ExprGraph simplify(const ExprGraph& graph);
 
-// The kernels of cpp/generated/ (C ABI, see robodyn.codegen).
+// The kernels of cpp/generated/ (C ABI, see robodyn.codegen): q (nq), qd, qdd, tau (nv),
+// M (nv * nv, row-major).
 using IdKernel = void (*)(const double* q, const double* qd, const double* qdd, double* tau);
 using MassKernel = void (*)(const double* q, double* M);
 using GravityKernel = void (*)(const double* q, double* tau);

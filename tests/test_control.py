@@ -305,3 +305,16 @@ def test_nan_effort_limit_is_a_value_error(robot, limits):
     # what is not a bound stays allowed
     np.testing.assert_array_equal(ct.effort_bounds([0.0, -1.0, math.inf, 2.0, 3.0, 4.0], 6),
                                   [math.inf, math.inf, math.inf, 2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize("make", [lambda r: ct.ComputedTorque(r), lambda r: ct.PDGravity(r, 1, 1),
+                                  lambda r: ct.Feedforward(r),
+                                  lambda r: ct.AdaptiveComputedTorque(r, 1.0, 1.0)])
+def test_controller_of_a_floating_robot_is_refused_naming_the_robot(make):
+    """The laws are joint-space laws for fixed-base robots: building one on a floating robot
+    is a ValueError saying so (it was a shape error about a q the user never passed)."""
+    from reference import random_models as R
+
+    robot = robodyn.Robot(R.random_floating(2, np.random.default_rng(3)))
+    with pytest.raises(ValueError, match=r"^robot: .*free-floating base.*fixed-base"):
+        make(robot)

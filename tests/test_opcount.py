@@ -70,26 +70,33 @@ def test_counted_equals_double_on_random_models(seed):
 
 
 def test_pendulum_hand_tally():
-    """1-DOF revolute pendulum about the base z axis, counted by hand from rnea.hpp /
-    crba.hpp / spatial.hpp as they stand (update this tally when those lines change). A body
-    turning on the base has w = qd z, wd = qdd z; only its joint torque n_z is ever read.
+    """1-DOF revolute pendulum about the base z axis, counted by hand from rnea.hpp's uniform
+    loop (spatial.hpp, link.hpp) under counting.hpp's rules (update this tally when those lines
+    or rules change): model constants fold, x * 0, x * +-1 and x + 0 are free, and only what
+    the torque needs is counted (plus sin and cos, the configuration cache). The world is
+    body 0: w_0 = wd_0 = 0, W_0 = 0, a'_0 = -g, all constants.
 
-    rnea, gravity along the axis (a' = Rz^T Rc^T (-g) = (0, 0, g): zeros known at build):
-      a'                                      0 mul
-      u^2 (the W its children would read)     1 mul
-      n_z = qdd Ibar_zz + (h x a')_z, the cross term zero by the pattern of a'   1 mul
+    rnea, gravity along the axis:
+      w = (0, 0, u), wd = (0, 0, ud): the parent's terms E^T 0 fold     0 mul
+      a' = E^T (a'_0 + W_0 r) = Rz^T (0, 0, g) = (0, 0, g): constants   0 mul
+      W = [wd] + [w][w]: zz = u^2, the other products have a 0 factor    1 mul
+      tau = n_z = (W J)_10 - (W J)_01 + (h x a')_z, J = tr(Ibar)/2 - Ibar full:
+        (W J)_10 = ud J00 - u^2 J10, (W J)_01 = -u^2 J01 - ud J11          4 mul  3 add
+        (h x a')_z = h0 a'1 - h1 a'0 = 0 (a'0 = a'1 = 0 fold)               0
+        (u^2 J10 and u^2 J01 cancel, J symmetric: the counting does not share terms)
+      the rest of the force (n_x, n_y, f) is not needed: not counted
+      sin, cos (the configuration cache)                                         2 trig
     rnea, gravity along -y (Rc^T (-g) = (0, g, 0)):
       a' = Rz^T (0, g, 0) = (s g, c g, 0)     2 mul
-      u^2                                     1 mul
-      n_z = qdd Ibar_zz + h0 a'1 - h1 a'0      3 mul  2 add
-      sin, cos                                         2 trig
+      W, n_z from W J as above                5 mul  3 add
+      (h x a')_z = h0 a'1 - h1 a'0, added     2 mul  2 add
     crba: one body, no composite to carry: M = Ibar_zz (no armature), read off: 0 mul 0 add.
     """
     robot = _pendulum()
-    assert robot.op_counts("rnea") == {"mul": 2, "add": 0, "trig": 2}
+    assert robot.op_counts("rnea") == {"mul": 5, "add": 3, "trig": 2}
     assert robot.op_counts("crba") == {"mul": 0, "add": 0, "trig": 2}
     robot.gravity = [0.0, -9.81, 0.0]
-    assert robot.op_counts("rnea") == {"mul": 6, "add": 2, "trig": 2}
+    assert robot.op_counts("rnea") == {"mul": 9, "add": 5, "trig": 2}
     # and the torque it counts is the pendulum's: qdd Izz_O + (c x m g_up)_z
     q, qd, qdd = 0.4, -0.7, 1.3
     c = np.array([0.3, 0.1, 0.05])
@@ -97,6 +104,28 @@ def test_pendulum_hand_tally():
     a = np.array([math.sin(q), math.cos(q), 0.0]) * 9.81
     tau = qdd * Izz + 2.0 * (c[0] * a[1] - c[1] * a[0])
     np.testing.assert_allclose(robot.inverse_dynamics([q], [qd], [qdd]), [tau], rtol=1e-12)
+
+
+def test_folding_known_zeros_and_unused_values():
+    """counting.hpp counts what a build-time-specialised evaluation does. With zero gravity
+    every product in g(q) has the constant 0 as a factor: nothing is counted but the
+    configuration cache (sin, cos). With gravity on, the same products have q-dependent
+    operands and are counted. And a value the result does not need is not counted: the
+    gravity torques of a chain do not depend on the first joint's angle when gravity is
+    along its axis, yet its sin and cos stay (the cache), while tilting gravity makes the
+    first body's rotation of gravity count."""
+    rows = _generic_dh(4, np.random.default_rng(3))
+    for row in rows:
+        row["theta"] = 0.0  # no joint offset: q + offset would count an addition in the cache
+    robot = robodyn.from_dh(rows)
+    robot.gravity = [0.0, 0.0, 0.0]
+    assert robot.op_counts("gravity") == {"mul": 0, "add": 0, "trig": 8}
+    robot.gravity = [0.0, 0.0, -9.81]
+    along = robot.op_counts("gravity")
+    assert along["mul"] > 0 and along["add"] > 0 and along["trig"] == 8
+    robot.gravity = [0.0, -9.81, 0.0]
+    tilted = robot.op_counts("gravity")
+    assert tilted["mul"] > along["mul"] and tilted["trig"] == 8
 
 
 def test_trig_calls(rng):
@@ -198,15 +227,17 @@ def test_formula_text():
 
 
 def test_growth_fits_are_exact():
+    """Exact from n = 3 (was 2 before the folded counting: at n = 2 the tip's constant inertia
+    meets the base's unneeded entries, and aba and crba count a few operations off the line)."""
     g = opcount.growth(1, 7, published=False)
-    assert g["n"] == list(range(1, 8)) and g["fit_n"] == list(range(2, 8))
+    assert g["n"] == list(range(1, 8)) and g["fit_n"] == list(range(3, 8))
     for alg in INVERSE + ("aba", "crba"):
         for key in ("mul", "add"):
             fit = g["fits"][alg][key]
             assert fit["max_residual"] < 1e-6, (alg, key, fit)
             assert fit["exact"]["degree"] == fit["degree"]
             ys = np.polyval(fit["coef"], g["fit_n"])
-            np.testing.assert_allclose(ys, g["counts"][alg][key][1:], atol=1e-6)
+            np.testing.assert_allclose(ys, g["counts"][alg][key][2:], atol=1e-6)
     # mass matrix + Cholesky is cubic: the nominal quadratic leaves a residual
     fd = g["fits"]["forward_dynamics"]["mul"]
     assert fd["max_residual"] > 0.1 and fd["exact"]["degree"] == 3

@@ -578,9 +578,7 @@ py::object mass_matrix_impl(RobotCore& r, py::handle q, py::handle out) {
                     });
   return r.run<1>({q}, {"q"}, out, {n, n}, "",
                   [](const Model& m, Data& d, const Ptrs1& x, double* o) {
-                    crba(m, d, x[0]);
-                    Eigen::Map<Eigen::Matrix<double, -1, -1, Eigen::RowMajor>>(o, m.nv, m.nv) =
-                        d.M;
+                    crba(m, d, x[0], o);  // both triangles straight into the result
                     return true;
                   });
 }

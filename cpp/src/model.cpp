@@ -178,30 +178,12 @@ Vec3 checked_gravity(const Vec3& g) {
 
 void set_gravity(Model& m, const Vec3& g) {
   const Vec3 grav = checked_gravity(g);
-  // the gravity seen by each body on the base, computed before anything is changed; the zero
-  // test is relative to the largest component (a norm could overflow and zero everything)
-  const double scale = grav.cwiseAbs().maxCoeff();
-  std::vector<Vec3> v(m.n + 1, Vec3::Zero());
-  for (int i = 1; i <= m.n; ++i) {
-    if (m.parent[i] != 0) continue;
-    v[i] = m.Rc[i].R.transpose() * (-grav);
-    if (!v[i].allFinite())
+  // the gravity seen by each body on the base must be finite too
+  for (int i = 1; i <= m.n; ++i)
+    if (m.parent[i] == 0 && !(m.Rc[i].R.transpose() * grav).allFinite())
       throw std::invalid_argument("gravity: too large (overflows when rotated into the frame "
                                   "of body " + std::to_string(i - 1) + ")");
-    for (int c = 0; c < 3; ++c)
-      if (std::abs(v[i][c]) < 1e-15 * scale) v[i][c] = 0;
-  }
-  // sized once at build; entries are overwritten in place (the vectors never reallocate)
-  if (static_cast<int>(m.gb.size()) != m.n + 1) {
-    m.gb.assign(m.n + 1, Vec3::Zero());
-    m.gb_nz.assign(m.n + 1, {{false, false, false}});
-  }
   m.gravity = grav;
-  for (int i = 1; i <= m.n; ++i) {
-    if (m.parent[i] != 0) continue;
-    m.gb[i] = v[i];
-    for (int c = 0; c < 3; ++c) m.gb_nz[i][c] = v[i][c] != 0;
-  }
 }
 
 namespace {
@@ -213,8 +195,8 @@ void check_derived(const Model& m, const std::vector<BodySpec>& bodies,
                    const std::vector<FrameSpec>& frames) {
   for (int i = 1; i <= m.n; ++i) {
     const bool ok = m.Rc[i].R.allFinite() && m.pc[i].allFinite() && m.h[i].allFinite() &&
-                    m.Ibar[i].allFinite() && m.J[i].allFinite() && m.kz[i].allFinite() &&
-                    m.kzr[i].allFinite() && std::isfinite(m.qoff[i]) &&
+                    m.Ibar[i].allFinite() && m.J[i].allFinite() &&
+                    std::isfinite(m.qoff[i]) &&
                     std::isfinite(m.pc[i].squaredNorm());
     if (!ok)
       fail(body_label(bodies[i - 1], i - 1),
@@ -501,28 +483,8 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     m.vparent[k0] = p > 0 ? m.iv[p] + joint_nv(m.type[p]) - 1 : -1;
     for (int c = 1; c < joint_nv(m.type[i]); ++c) m.vparent[k0 + c] = k0 + c - 1;
   }
-  m.root_rev.assign(n + 1, 0);
   m.link.assign(n + 1, LinkKind::RevPerm);
-  m.kz.assign(n + 1, Vec3::Zero());
-  m.kz_nz.assign(n + 1, {{false, false, false}});
-  m.kzr.assign(n + 1, Vec3::Zero());
-  m.kzr_nz.assign(n + 1, {{false, false, false}});
-  for (int i = 1; i <= n; ++i) {
-    m.root_rev[i] = m.parent[i] == 0 && m.type[i] == JointType::Revolute;
-    m.link[i] = link_kind(m.type[i], m.Rc[i].kind, m.pc_nz[i]);
-    Vec3 k = m.Rc[i].R.row(2).transpose();
-    for (int c = 0; c < 3; ++c) {
-      if (std::abs(k[c]) < 1e-15) k[c] = 0;
-      m.kz_nz[i][c] = k[c] != 0;
-    }
-    m.kz[i] = k;
-    Vec3 kr = m.Rc[i].R.transpose() * Vec3::UnitZ().cross(m.pc[i]);
-    for (int c = 0; c < 3; ++c) {
-      if (std::abs(kr[c]) < 1e-15) kr[c] = 0;
-      m.kzr_nz[i][c] = kr[c] != 0;
-    }
-    m.kzr[i] = kr;
-  }
+  for (int i = 1; i <= n; ++i) m.link[i] = link_kind(m.type[i], m.Rc[i].kind, m.pc_nz[i]);
   check_derived(m, bodies, frames);
   set_gravity(m, m.gravity);
   m.kane = kane_constants(m);

@@ -82,7 +82,8 @@ void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
 }
 
 // The counts are only the textbook ones if Eigen's scalar kernels form exactly k products and
-// k - 1 sums per length-k dot product and nothing for zero-filling; checked once per process.
+// k - 1 sums per length-k dot product of variables and nothing for zero-filling, and if the
+// folding rules (counting.hpp) hold inside them; checked once per process.
 void check_eigen_kernels() {
   using C = Counted;
   auto expect = [](const char* what, long mul, long add) {
@@ -97,21 +98,28 @@ void check_eigen_kernels() {
   Eigen::Matrix<C, 3, 1> x, y;
   Eigen::Matrix<C, 6, 6> B;
   Eigen::Matrix<C, 6, 1> u, v;
+  // variables (constants would fold), none of them 0 or +-1
+  auto var = [](double v) { return C::variable(v); };
   for (int i = 0; i < 3; ++i) {
-    x[i] = 1.0 + i;
-    for (int j = 0; j < 3; ++j) A(i, j) = 0.5 + i - j;
+    x[i] = var(1.5 + i);
+    for (int j = 0; j < 3; ++j) A(i, j) = var(0.75 + i - 2 * j);
   }
   for (int i = 0; i < 6; ++i) {
-    u[i] = 1.0 - i;
-    for (int j = 0; j < 6; ++j) B(i, j) = 0.25 * i + j;
+    u[i] = var(1.5 - i);
+    for (int j = 0; j < 6; ++j) B(i, j) = var(0.25 * i + j + 2);
   }
   reset_op_counts();
   A.setZero();
   B.setIdentity();
   v.setZero();
   expect("setZero/setIdentity", 0, 0);
+  // the folding rules: the identity's ones and zeros are constants
+  v = B * u;
+  expect("identity (constant) * 6-vector, folded", 0, 0);
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) A(i, j) = 0.5 + i - j;
+    for (int j = 0; j < 3; ++j) A(i, j) = var(0.75 + i - 2 * j);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) B(i, j) = var(0.25 * i + j + 2);
   reset_op_counts();
   y = A * x;
   expect("3x3 * 3-vector", 9, 6);
@@ -133,6 +141,28 @@ void check_eigen_kernels() {
   reset_op_counts();
   Q.topLeftCorner<3, 3>() += A * P;
   expect("block += 3x3 * 3x3", 27, 27);
+  reset_op_tape();
+}
+
+// The tape entries of what a counted call leaves behind: its result and the configuration
+// cache in Data (reused by the next algorithm at the same q), at the level the call reached
+std::vector<int> outputs(const Model& m, const DataTpl<Counted>& d, const std::vector<Counted>& res) {
+  std::vector<int> ids;
+  for (const Counted& x : res) ids.push_back(x.tape_id());
+  auto add = [&](const auto& block) {
+    for (int k = 0; k < block.size(); ++k) ids.push_back(block.data()[k].tape_id());
+  };
+  for (int i = 1; i <= m.n; ++i) {
+    ids.push_back(d.s[i].tape_id());
+    ids.push_back(d.c[i].tape_id());
+    add(d.r[i]);
+    if (d.level >= 2 || m.type[i] == JointType::FreeFlyer) add(d.E[i]);
+    if (d.level >= 3) {
+      add(d.oR[i]);
+      add(d.op[i]);
+    }
+  }
+  return ids;
 }
 
 }  // namespace
@@ -158,14 +188,22 @@ std::array<long, 3> count_ops(const Model& m, const std::string& algorithm) {
   std::vector<double> out(nout, 0.0);
   run(a, m, dd, q.data(), qd.data(), x.data(), out.data());
 
-  // the counted evaluation: only the algorithm call is counted
+  // the counted evaluation: only the algorithm call is counted. The inputs are the variables
+  // (counting.hpp): what the model and the literals give is folded as at build time
+  reset_op_tape();
   DataTpl<Counted> dc(m);
-  const std::vector<Counted> cq(q.begin(), q.end()), cqd(qd.begin(), qd.end()),
-      cx(x.begin(), x.end());
+  auto variables = [](const std::vector<double>& v) {
+    std::vector<Counted> c;
+    c.reserve(v.size());
+    for (double e : v) c.push_back(Counted::variable(e));
+    return c;
+  };
+  const std::vector<Counted> cq = variables(q), cqd = variables(qd), cx = variables(x);
   std::vector<Counted> cres(nout);
   reset_op_counts();
   run(a, m, dc, cq.data(), cqd.data(), cx.data(), cres.data());
-  const OpTally t = op_tally();
+  const OpTally t = live_counts(outputs(m, dc, cres));
+  reset_op_tape();
 
   // same operations, same values (up to the summation order of vectorised double kernels)
   double scale = 1.0;

@@ -33,7 +33,9 @@ Gains are scalars or ``(n,)`` vectors. Options common to all controllers:
 
 A NaN or inf in the measured state or the reference is a ``ValueError`` naming it (``q``,
 ``qd``, ``q_ref``, ``qd_ref``, ``qdd_ref``), from ``__call__`` and :meth:`Controller.step`
-alike, before the torque is written; a NaN effort limit is a ``ValueError`` too.
+alike, before the torque is written; a NaN effort limit is a ``ValueError`` too. The laws are
+joint-space laws for fixed-base robots: building one on a free-floating robot is a
+``ValueError`` (robodyn.simulate takes any callable for those).
 
 Calls with ``out=`` write the torque into a preallocated ``(n,)`` array; without it a new
 array is returned. :meth:`Controller.step` is the unchecked single update for a loop that
@@ -179,6 +181,11 @@ class Controller:
 
     def __init__(self, robot, *, reference=None, saturate=True, effort_limits=None,
                  noise_std=0.0, velocity_noise_std=0.0, delay=0, seed=None):
+        if int(getattr(robot, "nq", robot.n)) != int(robot.n):
+            raise ValueError(f"robot: {getattr(robot, 'name', 'the robot')} has a free-floating "
+                             f"base; {type(self).__name__} is a joint-space law for fixed-base "
+                             f"robots (simulate a floating robot with a controller callable "
+                             f"ctrl(t, q, qd, ref) -> tau of nv entries)")
         self.robot = robot
         n = self.n = int(robot.n)
         self.reference = reference

@@ -303,7 +303,13 @@ class Robot(_core.RobotCore):
     def op_counts(self, algorithm: str = "rnea") -> dict:
         """Arithmetic operations of one call, counted by running the C++ code with a counting
         scalar at a general state: {"mul": multiplications + divisions, "add": additions +
-        subtractions (negation free), "trig": sin/cos/sqrt}. Algorithms: "rnea", "kane",
+        subtractions (negation free), "trig": sin/cos/sqrt}. The count is that of a
+        build-time-specialised evaluation of the code for this robot: operations on model
+        constants only are folded, and so are multiplications by a constant 0 or +-1 and
+        additions of a constant 0; what depends on q, qd, qdd or tau is counted if the result
+        (or the sin/cos cache) needs it. (Before the issue 16 round every operation of the
+        double code was counted, its work on known zeros and unused values included, so
+        earlier figures are not comparable.) Algorithms: "rnea", "kane",
         "crba" (mass matrix), "aba" (forward dynamics by the articulated-body algorithm, what
         ``forward_dynamics()`` runs by default), "forward_dynamics" (forward dynamics by mass
         matrix + Cholesky, ``method="crba"``), "kane_forward" (``method="kane"``), "gravity".

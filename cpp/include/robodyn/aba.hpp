@@ -13,180 +13,22 @@
 // its acceleration is IA^-1 (tau - pA); it passes nothing on. Revolute, prismatic and
 // free-flyer differ only in S (which entry of U, D, u; c above).
 //
-// Two savings for a revolute joint on the world stay, because tests/test_opcount.py holds
-// aba at or below McMillan & Orin's 224n - 259 multiplications (RBDA Table 10.1) from n = 2
-// and without them the generic DH chains count 268 at n = 2 (182 with them) and 86 more
-// at every n: (1) such a body skips the world's zero motion in passes 1 and 3 (w = qd z,
-// c = 0, a' = E^T a_0 from the constant Rc^T a_0); (2) a body whose parent is such a body
-// passes it only what the root uses, IA_p S_p and S_p' pA_p (so IA_p is complete only in
-// column 2, pA_p only in entry 2). The generated code (tracing.hpp) folds the same zeros.
+// The per-body zeros (a body on the world moves about one axis; a tip's articulated inertia
+// is a constant) are not special-cased here: the generated code and the operation counts fold
+// them (tracing.hpp, counting.hpp).
 #pragma once
 
 #include "robodyn/data.hpp"
 #include "robodyn/joint.hpp"
 #include "robodyn/kinematics.hpp"
+#include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
 #include "robodyn/spatial.hpp"
 
-// fixed-count loops over the entries of 6-vectors and 6x6 matrices: unrolled (their index
-// lists are compile-time constants)
-#if defined(__GNUC__) && !defined(__clang__)
-#define ROBODYN_UNROLL _Pragma("GCC unroll 8")
-#elif defined(__clang__)
-#define ROBODYN_UNROLL _Pragma("unroll")
-#else
-#define ROBODYN_UNROLL
-#endif
-
 namespace robodyn {
 
 namespace detail {
-
-// [A B; B' C] moved by r = l e_x (see shift_dense); kZ2: row and column 2 of A and row 2 of B
-// are zero
-template <bool kZ2, class S>
-ROBODYN_INLINE void shift_x(double l, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
-  const S L(l), L2(l + l), LL(l * l);
-  A(0, 1) -= L * B(0, 2);
-  A(1, 1) += LL * C(2, 2) - L2 * B(1, 2);
-  if (kZ2) {
-    A(0, 2) = L * B(0, 1);
-    A(1, 2) = L * B(1, 1) - LL * C(2, 1);
-    A(2, 2) = LL * C(1, 1);
-  } else {
-    A(0, 2) += L * B(0, 1);
-    A(1, 2) += L * (B(1, 1) - B(2, 2)) - LL * C(2, 1);
-    A(2, 2) += LL * C(1, 1) + L2 * B(2, 1);
-  }
-  A(1, 0) = A(0, 1);
-  A(2, 0) = A(0, 2);
-  A(2, 1) = A(1, 2);
-  for (int j = 0; j < 3; ++j) {
-    B(1, j) -= L * C(j, 2);
-    B(2, j) = kZ2 ? S(L * C(j, 1)) : S(B(2, j) + L * C(j, 1));
-  }
-}
-
-// the same for r = l e_z
-template <class S>
-ROBODYN_INLINE void shift_z(double l, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
-  const S L(l), L2(l + l), LL(l * l);
-  A(0, 0) += LL * C(1, 1) - L2 * B(0, 1);
-  A(0, 1) += L * (B(0, 0) - B(1, 1)) - LL * C(1, 0);
-  A(0, 2) -= L * B(2, 1);
-  A(1, 1) += LL * C(0, 0) + L2 * B(1, 0);
-  A(1, 2) += L * B(2, 0);
-  A(1, 0) = A(0, 1);
-  A(2, 0) = A(0, 2);
-  A(2, 1) = A(1, 2);
-  for (int j = 0; j < 3; ++j) {
-    const S b0 = B(0, j) - L * C(j, 1);
-    B(1, j) += L * C(j, 0);
-    B(0, j) = b0;
-  }
-}
-
-// Moves [A B; B' C] to a point displaced by -r, every entry (no branches): A - K - K' - [r] T,
-// B - T', C with K = B [r], T = C [r] ([r] T is symmetric)
-template <class S>
-ROBODYN_INLINE void shift_dense(const V3T<S>& r, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
-  M3T<S> T, K;
-  ROBODYN_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    T(a, 0) = C(a, 1) * r[2] - C(a, 2) * r[1];
-    T(a, 1) = C(a, 2) * r[0] - C(a, 0) * r[2];
-    T(a, 2) = C(a, 0) * r[1] - C(a, 1) * r[0];
-    K(a, 0) = B(a, 1) * r[2] - B(a, 2) * r[1];
-    K(a, 1) = B(a, 2) * r[0] - B(a, 0) * r[2];
-    K(a, 2) = B(a, 0) * r[1] - B(a, 1) * r[0];
-  }
-  ROBODYN_UNROLL
-  for (int a = 0; a < 3; ++a)
-    ROBODYN_UNROLL
-    for (int b = a; b < 3; ++b) {
-      const int a1 = (a + 1) % 3, a2 = (a + 2) % 3;
-      A(a, b) = A(a, b) - K(a, b) - K(b, a) - (r[a1] * T(a2, b) - r[a2] * T(a1, b));
-      A(b, a) = A(a, b);
-    }
-  B -= T.transpose();
-}
-
-// IA_p += X^T Ia X (upper triangles): body i's articulated inertia Ia = [A B; B' C] (about its
-// origin, body axes; read from the upper triangle) in parent coordinates. kZ2: row and column 2
-// of Ia are zero (a revolute joint without armature: Ia S = 0). X = (E, r) with E = Rc Rz(q):
-// turned by Rz(q) (revolute), then a DH link (Rc a rotation about x, r = (a, 0, d)) in three
-// cheap steps: a shift along x by a (x is fixed by the next step), Rx(alpha), a shift along z
-// by d; any other link moved by Rc^T r, then turned by Rc (a signed permutation: while adding).
-template <bool kZ2, class S>
-void add_articulated_to_parent(const Model& m, const DataTpl<S>& d, int i,
-                               const Eigen::Matrix<S, 6, 6>& Ia, Eigen::Matrix<S, 6, 6>& IAp) {
-  M3T<S> A, B, C;
-  ROBODYN_UNROLL
-  for (int a = 0; a < 3; ++a)
-    ROBODYN_UNROLL
-    for (int b = a; b < 3; ++b) {
-      A(a, b) = A(b, a) = Ia(a, b);
-      C(a, b) = C(b, a) = Ia(3 + a, 3 + b);
-    }
-  B = Ia.template topRightCorner<3, 3>();
-  const JointType t = m.type[i];
-  if (t == JointType::Revolute) {
-    const PlaneRot<S> R = plane_z(d, i);
-    rotate_sym_plane<0, 1, 2, kZ2>(R, A);
-    rotate_gen_plane<0, 1, 2, kZ2>(R, B);
-    rotate_sym_plane<0, 1, 2>(R, C);
-  }
-  const ConstRotation& Rc = m.Rc[i];
-  const V3T<S> r = t == JointType::Revolute ? V3T<S>(m.pc[i].template cast<S>()) : d.r[i];
-  if (m.link[i] == LinkKind::RevDH) {
-    shift_x<kZ2>(m.pc[i][0], A, B, C);
-    const PlaneRot<S> P = plane_of<S>(Rc);
-    rotate_sym_plane<1, 2, 0>(P, A);
-    rotate_gen_plane<1, 2, 0>(P, B);
-    rotate_sym_plane<1, 2, 0>(P, C);
-    shift_z(m.pc[i][2], A, B, C);
-  } else if (t == JointType::FreeFlyer) {
-    const M3T<S>& E = d.E[i];
-    A = E * A * E.transpose();
-    B = E * B * E.transpose();
-    C = E * C * E.transpose();
-    shift_dense<S>(r, A, B, C);
-  } else {
-    shift_dense<S>(rotcT<S>(Rc, r), A, B, C);
-    if (Rc.kind == ConstRotation::Permutation) {
-      // (Rc M Rc')(a, b) = +-M(iperm a, iperm b)
-      ROBODYN_UNROLL
-      for (int a = 0; a < 3; ++a) {
-        const int pa = Rc.iperm[a];
-        ROBODYN_UNROLL
-        for (int b = 0; b < 3; ++b) {
-          const int pb = Rc.iperm[b];
-          const bool flip = Rc.ineg[a] != Rc.ineg[b];
-          if (b >= a) {
-            IAp(a, b) += flip ? S(-A(pa, pb)) : A(pa, pb);
-            IAp(3 + a, 3 + b) += flip ? S(-C(pa, pb)) : C(pa, pb);
-          }
-          IAp(a, 3 + b) += flip ? S(-B(pa, pb)) : B(pa, pb);
-        }
-      }
-      return;
-    }
-    A = rotate_const<true, S>(Rc, A);
-    B = rotate_const<false, S>(Rc, B);
-    C = rotate_const<true, S>(Rc, C);
-  }
-  ROBODYN_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    ROBODYN_UNROLL
-    for (int b = a; b < 3; ++b) {
-      IAp(a, b) += A(a, b);
-      IAp(3 + a, 3 + b) += C(a, b);
-    }
-    ROBODYN_UNROLL
-    for (int b = 0; b < 3; ++b) IAp(a, 3 + b) += B(a, b);
-  }
-}
 
 // Ia = IA - U Ud' (upper triangle) and pa = pA + Ia c + Ud u for a 1-DOF joint on axis k (2: revolute, whose
 // c_2 = 0; 5: prismatic, whose c_0 = c_1 = c_2 = 0). kZ: no armature, so Ia S = 0 and
@@ -286,62 +128,46 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
     V6& c = d.cbias[i];
     const Vec3& h = m.h[i];
     const auto& hz = m.h_nz[i];
-    if (p == 0 && t == JointType::Revolute) {
-      // on the world (see the header): w = qd z, c = 0, Ibar w = qd Ibar e_z,
-      // pA = (qd (-(Ibar w)_1, (Ibar w)_0, 0), -qd^2 (h_0, h_1, 0))
-      const S u = x[0], uu = u * u;
-      const Mat3& I = m.Ibar[i];
-      const auto& iz = m.I_nz[i];
-      const S Iw0 = iz[4] ? S(u * S(I(0, 2))) : S(0), Iw1 = iz[5] ? S(u * S(I(1, 2))) : S(0);
-      c.setZero();
-      d.pA[i] << -(u * Iw1), u * Iw0, S(0), hz[0] ? S(-(uu * S(h[0]))) : S(0),
-          hz[1] ? S(-(uu * S(h[1]))) : S(0), S(0);
-      d.w[i] = V3T<S>(S(0), S(0), u);
-      d.w2[i] = uu;
-    } else {
-      const V3T<S>& wp = d.w[p];
-      // w' = E^T w_p, and E^T (w_p x (w_p x r)) = E^T ((w_p . r) w_p - |w_p|^2 r)
-      const Xup<S> X(m, d, i);
-      V3T<S> w = X.ET(wp);
-      const bool rev = t == JointType::Revolute;
-      const std::array<bool, 3> kFull{{true, true, true}};
-      const auto& nz = rev ? m.pc_nz[i] : kFull;
-      const V3T<S> r = rev ? V3T<S>(m.pc[i].template cast<S>()) : d.r[i];
-      const S wr = rev ? dot_const<S>(wp[0], wp[1], wp[2], m.pc[i], nz) : S(wp.dot(r));
-      V3T<S> k;
-      for (int j = 0; j < 3; ++j) k[j] = nz[j] ? S(wr * wp[j] - d.w2[p] * r[j]) : S(wr * wp[j]);
-      const V3T<S> kb = X.ET(k);
-      // c, w = w' + wr, and |w|^2 from |w'|^2 = |w_p|^2
-      S ww;
-      switch (t) {
-        case JointType::Revolute:
-          c << w[1] * x[0], -(w[0] * x[0]), S(0), kb;
-          ww = d.w2[p] + x[0] * (w[2] + w[2] + x[0]);
-          w[2] += x[0];
-          break;
-        case JointType::Prismatic: {
-          const S x2 = x[0] + x[0];
-          c << S(0), S(0), S(0), kb[0] + w[1] * x2, kb[1] - w[0] * x2, kb[2];
-          ww = d.w2[p];
-          break;
-        }
-        default: {
-          const V3T<S> wr3(x[0], x[1], x[2]), vr(x[3], x[4], x[5]);
-          c << cross<S>(w, wr3), kb + S(2) * cross<S>(w, vr) + cross<S>(wr3, vr);
-          w += wr3;
-          ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
-          break;
-        }
+    // w' = E^T w_p, and E^T (w_p x (w_p x r)) = E^T ((w_p . r) w_p - |w_p|^2 r)
+    const Xup<S> X(m, d, i);
+    const V3T<S>& wp = d.w[p];
+    V3T<S> w = X.ET(wp);
+    const V3T<S>& r = X.r();
+    const std::array<bool, 3> nz = X.r_nz();
+    const S wr = X.dot_r(wp);
+    V3T<S> k;
+    for (int j = 0; j < 3; ++j) k[j] = nz[j] ? S(wr * wp[j] - d.w2[p] * r[j]) : S(wr * wp[j]);
+    const V3T<S> kb = X.ET(k);
+    // c, w = w' + wr, and |w|^2 from |w'|^2 = |w_p|^2
+    S ww;
+    switch (t) {
+      case JointType::Revolute:
+        c << w[1] * x[0], -(w[0] * x[0]), S(0), kb;
+        ww = d.w2[p] + x[0] * (w[2] + w[2] + x[0]);
+        w[2] += x[0];
+        break;
+      case JointType::Prismatic: {
+        const S x2 = x[0] + x[0];
+        c << S(0), S(0), S(0), kb[0] + w[1] * x2, kb[1] - w[0] * x2, kb[2];
+        ww = d.w2[p];
+        break;
       }
-      // pA = (w x Ibar w, w x (w x h)) = (w x Ibar w, (w . h) w - |w|^2 h)
-      const S wh = dot_const<S>(w[0], w[1], w[2], h, hz);
-      const V3T<S> Iw = sym_mul<S>(m.Ibar[i], m.I_nz[i], w);
-      d.pA[i] << cross<S>(w, Iw), V3T<S>(hz[0] ? S(wh * w[0] - ww * S(h[0])) : S(wh * w[0]),
-                                         hz[1] ? S(wh * w[1] - ww * S(h[1])) : S(wh * w[1]),
-                                         hz[2] ? S(wh * w[2] - ww * S(h[2])) : S(wh * w[2]));
-      d.w[i] = w;
-      d.w2[i] = ww;
+      default: {
+        const V3T<S> wr3(x[0], x[1], x[2]), vr(x[3], x[4], x[5]);
+        c << cross<S>(w, wr3), kb + S(2) * cross<S>(w, vr) + cross<S>(wr3, vr);
+        w += wr3;
+        ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+        break;
+      }
     }
+    // pA = (w x Ibar w, w x (w x h)) = (w x Ibar w, (w . h) w - |w|^2 h)
+    const S wh = dot_const<S>(w[0], w[1], w[2], h, hz);
+    const V3T<S> Iw = sym_mul<S>(m.Ibar[i], m.I_nz[i], w);
+    d.pA[i] << cross<S>(w, Iw), V3T<S>(hz[0] ? S(wh * w[0] - ww * S(h[0])) : S(wh * w[0]),
+                                       hz[1] ? S(wh * w[1] - ww * S(h[1])) : S(wh * w[1]),
+                                       hz[2] ? S(wh * w[2] - ww * S(h[2])) : S(wh * w[2]));
+    d.w[i] = w;
+    d.w2[i] = ww;
     // IA = I = [Ibar, [h]; [h]', mass 1] (upper triangle)
     M6& IA = d.IA[i];
     IA.template topLeftCorner<3, 3>() = m.Ibar[i].template cast<S>();
@@ -384,39 +210,13 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
       detail::articulated_step<5, true, S>(d.IA[i], d.U[i], Di, d.pA[i], ui, d.cbias[i], Ia, pa);
     else
       detail::articulated_step<5, false, S>(d.IA[i], d.U[i], Di, d.pA[i], ui, d.cbias[i], Ia, pa);
-    if (m.root_rev[p]) {
-      // the parent turns on the world (see the header): of IA_p only its column on S_p is
-      // used (U_p, D_p), and of pA_p only S_p' pA_p. With s = X S_p (S_p seen from body i):
-      // IA_p S_p += X^T Ia s, whose entry on S_p is s' Ia s and whose linear part is
-      // E (Ia s)_lin; S_p' pA_p += s' pa
-      V3T<S> sa, sl;
-      parent_axis_motion(m, d, i, sa, sl);
-      S sv[6] = {sa[0], sa[1], sa[2], sl[0], sl[1], sl[2]};
-      S g[6], sg(0), sp(0);
-      for (int a = 0; a < 6; ++a) {
-        S t(0);
-        for (int b = 0; b < 6; ++b) {
-          if (k == 2 && kz && (a == 2 || b == 2)) continue;
-          t += (a <= b ? Ia(a, b) : Ia(b, a)) * sv[b];
-        }
-        g[a] = t;
-        if (!(k == 2 && kz && a == 2)) sg += sv[a] * g[a];
-        sp += sv[a] * pa[a];
-      }
-      const V3T<S> gl = Xup<S>(m, d, i).E(V3T<S>(g[3], g[4], g[5]));
-      M6& IAp = d.IA[p];
-      IAp(2, 2) += sg;
-      for (int j = 0; j < 3; ++j) IAp(2, 3 + j) += gl[j];
-      d.pA[p][2] += sp;
-      continue;
-    }
+    const Xup<S> X(m, d, i);
     if (k == 2 && kz)
-      detail::add_articulated_to_parent<true, S>(m, d, i, Ia, d.IA[p]);
+      X.template add_transport<true>(Ia, d.IA[p]);
     else
-      detail::add_articulated_to_parent<false, S>(m, d, i, Ia, d.IA[p]);
+      X.template add_transport<false>(Ia, d.IA[p]);
     V3T<S> np = d.pA[p].template head<3>(), fp = d.pA[p].template tail<3>();
-    Xup<S>(m, d, i).apply_transpose(V3T<S>(pa.template head<3>()),
-                                    V3T<S>(pa.template tail<3>()), np, fp);
+    X.apply_transpose(V3T<S>(pa.template head<3>()), V3T<S>(pa.template tail<3>()), np, fp);
     d.pA[p] << np, fp;
   }
   // pass 3, base to tip: a' = X a_p + c, qdd = D^-1 (u - U' a'), a = a' + S qdd
@@ -425,33 +225,24 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
     const V6& c = d.cbias[i];
     S* x = qdd + m.iv[i];
     V3T<S> wd, a;
-    if (p == 0 && m.type[i] == JointType::Revolute) {
-      // on the world (see the header): wd = 0, a' = E^T a_0 (the constant Rc^T a_0 turned)
-      wd.setZero();
-      a = gravity_in_root(m, d, i);
-      const V6& U = d.U[i];
-      x[0] = (d.u[i] - (U[3] * a[0] + U[4] * a[1] + U[5] * a[2])) / d.D[i];
-      wd[2] = x[0];
-    } else {
-      Xup<S>(m, d, i).apply(d.wd[p], d.al[p], wd, a);
-      wd += c.template head<3>();
-      a += c.template tail<3>();
-      if (m.type[i] == JointType::FreeFlyer) {
-        // U = D = IA: qdd = IA^-1 (u - IA a') = IA^-1 u - a'
-        V6 ab = d.uf;
-        detail::ldlt6_solve<S>(d.Uf, ab);
-        for (int j = 0; j < 3; ++j) {
-          x[j] = ab[j] - wd[j];
-          x[3 + j] = ab[3 + j] - a[j];
-        }
-        wd = ab.template head<3>();
-        a = ab.template tail<3>();
-      } else {
-        const V6& U = d.U[i];
-        x[0] = (d.u[i] - (U[0] * wd[0] + U[1] * wd[1] + U[2] * wd[2] + U[3] * a[0] +
-                          U[4] * a[1] + U[5] * a[2])) / d.D[i];
-        add_joint_motion(m.type[i], x, wd, a);
+    Xup<S>(m, d, i).apply(d.wd[p], d.al[p], wd, a);
+    wd += c.template head<3>();
+    a += c.template tail<3>();
+    if (m.type[i] == JointType::FreeFlyer) {
+      // U = D = IA: qdd = IA^-1 (u - IA a') = IA^-1 u - a'
+      V6 ab = d.uf;
+      detail::ldlt6_solve<S>(d.Uf, ab);
+      for (int j = 0; j < 3; ++j) {
+        x[j] = ab[j] - wd[j];
+        x[3 + j] = ab[3 + j] - a[j];
       }
+      wd = ab.template head<3>();
+      a = ab.template tail<3>();
+    } else {
+      const V6& U = d.U[i];
+      x[0] = (d.u[i] - (U[0] * wd[0] + U[1] * wd[1] + U[2] * wd[2] + U[3] * a[0] +
+                        U[4] * a[1] + U[5] * a[2])) / d.D[i];
+      add_joint_motion(m.type[i], x, wd, a);
     }
     d.wd[i] = wd;
     d.al[i] = a;

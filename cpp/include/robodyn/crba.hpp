@@ -122,6 +122,21 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
   d.M.template triangularView<Eigen::StrictlyUpper>() = d.M.transpose();
 }
 
+// H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike), both triangles
+// written in one pass from the lower one; d.M keeps the lower triangle only (its strict upper
+// triangle is left as it was). Spares the result the mirror and the copy of crba() + d.M.
+template <class S>
+void crba(const Model& m, DataTpl<S>& d, const S* q, S* out) {
+  detail::crba_lower(m, d, q);
+  const int n = m.nv;
+  for (int j = 0; j < n; ++j) {
+    const S* Hj = &d.M(0, j);
+    S* row = out + j * n;
+    S* col = out + j;
+    for (int i = j; i < n; ++i) row[i] = col[i * n] = Hj[i];
+  }
+}
+
 // In-place Cholesky H = L L^T on the lower triangle of d.M, then solves L L^T x = b (in b),
 // b (nv,). Returns false when H is not positive definite.
 template <class S>

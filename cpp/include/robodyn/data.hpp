@@ -56,9 +56,8 @@ struct DataTpl {
   AVec<V3> Ih;           // first moment and rotational inertia about body i's origin, body
   AVec<M3> II;           // axes (complete for every body after crba)
   AVec<M6> IA;           // aba: articulated inertia, 6x6 [angular; linear] about the body
-                         // origin, body axes; upper triangle only (for a revolute body on
-                         // the base only its column 2 is complete: the rest is never used)
-  AVec<V6> pA;           // aba: articulated bias force (revolute body on the base: entry 2 only)
+                         // origin, body axes; upper triangle only
+  AVec<V6> pA;           // aba: articulated bias force
   AVec<V6> U;            // IA S
   AVec<S> D, u;          // S' IA S (+ armature), joint force minus projected bias
   AVec<V6> cbias;        // aba: Featherstone's c, the velocity-product term of the (classical)
@@ -102,8 +101,8 @@ struct DataTpl {
   V6 uf;                 // aba, free-flyer: tau - pA, then qdd
 
   // Kane's method (kane.hpp; its constants are Model::kane)
-  AVec<V3> ka;           // classical acceleration of the origin o_k, body frame k, (n+1)
-  AVec<V3> kg;           // gravity vector in body frame k (thesis g Y^k), (n+1)
+  AVec<V3> ka;           // classical acceleration of the origin o_k minus gravity, body
+                         // frame k, (n+1); ka[0] = -gravity
 };
 
 template <class S>
@@ -129,7 +128,7 @@ DataTpl<S>::DataTpl(const Model& m)
       F(Eigen::Matrix<S, Eigen::Dynamic, 6>::Zero(m.nv, 6)), tmp(VecX::Zero(m.nv)),
       Linv(VecX::Zero(m.nv)),
       Uf(M6::Zero()), uf(V6::Zero()),
-      ka(m.n + 1, V3::Zero()), kg(m.n + 1, V3::Zero()) {
+      ka(m.n + 1, V3::Zero()) {
   // the parent-to-body translation of a revolute joint is the constant pc: valid at every
   // cache level (prismatic joints and a free-flyer write theirs at level 1)
   for (int i = 1; i <= m.n; ++i)

@@ -53,8 +53,10 @@ inline V3T<S> euler_moment(const Mat3& I, bool principal, const V3T<S>& al, cons
 template <bool kAcc, bool kJoint, class S>
 void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* ud, S* f) {
   update_kinematics(m, d, q, 1);
-  // base: at rest (W^0 = alpha^0 = a^0 = 0), gravity g in base axes
-  d.kg[0] = m.gravity.template cast<S>();
+  // base: at rest (W^0 = alpha^0 = 0); gravity enters as the base accelerating at -g
+  // (Featherstone 5.3), so every a_o^k and a^k below is the acceleration minus g, and
+  // R_k = m_k (a^k - g) (the weight, K'_r of 3.60, comes with the inertia force)
+  d.ka[0] = -m.gravity.template cast<S>();
   // outward pass: W^k, alpha^k, mass-centre acceleration a^k, then R_k and H^k
   for (int k = 1; k <= m.n; ++k) {
     const int p = m.parent[k];
@@ -77,22 +79,20 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
       ao += cross_z<S>(W, S(u[k - 1] + u[k - 1]));
       if (kAcc) ao[2] += ud[k - 1];
     }
-    // gravity in frame k (Y^k, 3.52)
-    const V3T<S> g = X.ET(d.kg[p]);
     // mass centre: V^k = V_o^k + W x c; a^k = sum_r v^k_r ud_r + D^k (3.38), D^k holding the
     // thesis' B^k = W x V^k (3.36-3.37), here as a_o + alpha x c + W x (W x c)
     const Vec3& c = m.kane.c[k];
     const auto& cnz = m.kane.c_nz[k];
     const V3T<S> Wc = cross_const<S>(W, c, cnz);
     const V3T<S> a = ao + cross_const<S>(al, c, cnz) + cross<S>(W, Wc);
-    // R_k = m_k (a^k - g): minus the inertia force and the weight of body k, at c_k
-    const V3T<S> R = S(m.mass[k]) * (a - g);
+    // R_k = m_k (a^k - g) (a holds a^k - g): minus the inertia force and the weight of body
+    // k, at c_k
+    const V3T<S> R = S(m.mass[k]) * a;
     // H^k: minus the inertia torque about c_k (3.45)
     const V3T<S> H = euler_moment<S>(m.kane.I[k], m.kane.principal[k] != 0, al, W);
     d.w[k] = W;
     d.wd[k] = al;
     d.ka[k] = ao;
-    d.kg[k] = g;
     d.ff[k] = R;
     d.fn[k] = H - cross_const<S>(R, c, cnz);  // moment about o_k: H + c x R
   }

@@ -23,6 +23,16 @@
 #include "robodyn/model.hpp"
 #include "robodyn/spatial.hpp"
 
+// fixed-count loops over the entries of 3x3 and 6x6 matrices: unrolled (their index lists are
+// compile-time constants)
+#if defined(__GNUC__) && !defined(__clang__)
+#define ROBODYN_UNROLL _Pragma("GCC unroll 8")
+#elif defined(__clang__)
+#define ROBODYN_UNROLL _Pragma("unroll")
+#else
+#define ROBODYN_UNROLL
+#endif
+
 namespace robodyn {
 
 namespace detail {
@@ -65,6 +75,75 @@ ROBODYN_INLINE void add_shift(const V3T<S>& r, const std::array<bool, 3>& nz, co
     A(i, j) -= t;
     A(j, i) = A(i, j);
   }
+}
+
+// The articulated-inertia shifts of Xup::add_transport. [A B; B' C] moved by r = l e_x (see
+// shift_dense); kZ2: row and column 2 of A and row 2 of B are zero
+template <bool kZ2, class S>
+ROBODYN_INLINE void shift_x(double l, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
+  const S L(l), L2(l + l), LL(l * l);
+  A(0, 1) -= L * B(0, 2);
+  A(1, 1) += LL * C(2, 2) - L2 * B(1, 2);
+  if (kZ2) {
+    A(0, 2) = L * B(0, 1);
+    A(1, 2) = L * B(1, 1) - LL * C(2, 1);
+    A(2, 2) = LL * C(1, 1);
+  } else {
+    A(0, 2) += L * B(0, 1);
+    A(1, 2) += L * (B(1, 1) - B(2, 2)) - LL * C(2, 1);
+    A(2, 2) += LL * C(1, 1) + L2 * B(2, 1);
+  }
+  A(1, 0) = A(0, 1);
+  A(2, 0) = A(0, 2);
+  A(2, 1) = A(1, 2);
+  for (int j = 0; j < 3; ++j) {
+    B(1, j) -= L * C(j, 2);
+    B(2, j) = kZ2 ? S(L * C(j, 1)) : S(B(2, j) + L * C(j, 1));
+  }
+}
+
+// the same for r = l e_z
+template <class S>
+ROBODYN_INLINE void shift_z(double l, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
+  const S L(l), L2(l + l), LL(l * l);
+  A(0, 0) += LL * C(1, 1) - L2 * B(0, 1);
+  A(0, 1) += L * (B(0, 0) - B(1, 1)) - LL * C(1, 0);
+  A(0, 2) -= L * B(2, 1);
+  A(1, 1) += LL * C(0, 0) + L2 * B(1, 0);
+  A(1, 2) += L * B(2, 0);
+  A(1, 0) = A(0, 1);
+  A(2, 0) = A(0, 2);
+  A(2, 1) = A(1, 2);
+  for (int j = 0; j < 3; ++j) {
+    const S b0 = B(0, j) - L * C(j, 1);
+    B(1, j) += L * C(j, 0);
+    B(0, j) = b0;
+  }
+}
+
+// Moves [A B; B' C] to a point displaced by -r, every entry (no branches): A - K - K' - [r] T,
+// B - T', C with K = B [r], T = C [r] ([r] T is symmetric)
+template <class S>
+ROBODYN_INLINE void shift_dense(const V3T<S>& r, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
+  M3T<S> T, K;
+  ROBODYN_UNROLL
+  for (int a = 0; a < 3; ++a) {
+    T(a, 0) = C(a, 1) * r[2] - C(a, 2) * r[1];
+    T(a, 1) = C(a, 2) * r[0] - C(a, 0) * r[2];
+    T(a, 2) = C(a, 0) * r[1] - C(a, 1) * r[0];
+    K(a, 0) = B(a, 1) * r[2] - B(a, 2) * r[1];
+    K(a, 1) = B(a, 2) * r[0] - B(a, 0) * r[2];
+    K(a, 2) = B(a, 0) * r[1] - B(a, 1) * r[0];
+  }
+  ROBODYN_UNROLL
+  for (int a = 0; a < 3; ++a)
+    ROBODYN_UNROLL
+    for (int b = a; b < 3; ++b) {
+      const int a1 = (a + 1) % 3, a2 = (a + 2) % 3;
+      A(a, b) = A(a, b) - K(a, b) - K(b, a) - (r[a1] * T(a2, b) - r[a2] * T(a1, b));
+      A(b, a) = A(a, b);
+    }
+  B -= T.transpose();
 }
 
 }  // namespace detail
@@ -124,6 +203,12 @@ struct Xup {
   ROBODYN_INLINE std::array<bool, 3> r_nz() const {
     if (revolute()) return m.pc_nz[i];
     return {{true, true, true}};
+  }
+
+  // x . r (revolute: the constant pc's zeros skipped)
+  ROBODYN_INLINE S dot_r(const V3& x) const {
+    if (!revolute()) return x.dot(d.r[i]);
+    return dot_const<S>(x[0], x[1], x[2], m.pc[i], m.pc_nz[i]);
   }
 
   // x cross r (revolute: the constant pc's zeros skipped; 4 mul for a DH link)
@@ -203,24 +288,87 @@ struct Xup {
     mass_p += mass;
   }
 
-  // X^T IA X for a symmetric 6x6 (articulated) inertia of body i, [angular; linear] blocks
-  // [[A, B], [B', C]]: with A', B', C' the blocks rotated to parent axes (E . E^T),
-  //   [[A' - B'[r] + [r]B'^T - [r]C'[r],  B' + [r]C'], [.., C']]
-  // in parent coordinates (returned whole, both triangles)
+  // X^T IA X for a symmetric 6x6 (articulated) inertia of body i, in parent coordinates
+  // (returned whole, both triangles): add_transport below from zero
   ROBODYN_INLINE M6 transport(const M6& IA) const {
-    const M3 A = rotate<true>(IA.template topLeftCorner<3, 3>());
-    const M3 B = rotate<false>(IA.template topRightCorner<3, 3>());
-    const M3 C = rotate<true>(IA.template bottomRightCorner<3, 3>());
-    const M3 rx = skew<S>(d.r[i]);
-    const M3 Bn = B + rx * C;                      // B' + [r] C'
-    const M3 Br = B * rx;                          // B' [r]
-    M3 An = A - Br - Br.transpose() - rx * C * rx; // [r] B'^T = -(B' [r])^T
-    M6 out;
-    out.template topLeftCorner<3, 3>() = An;
-    out.template topRightCorner<3, 3>() = Bn;
-    out.template bottomLeftCorner<3, 3>() = Bn.transpose();
-    out.template bottomRightCorner<3, 3>() = C;
-    return out;
+    M6 out = M6::Zero();
+    add_transport<false>(IA, out);
+    return out.template selfadjointView<Eigen::Upper>();
+  }
+
+  // IA_p += X^T Ia X (upper triangles): body i's articulated inertia Ia = [A B; B' C] (about its
+  // origin, body axes; read from the upper triangle) in parent coordinates, the aba's transport
+  // (RBDA Table 7.1). kZ2: row and column 2 of Ia are zero (a revolute joint without armature:
+  // Ia S = 0). Turned by Rz(q) (revolute), then a DH link (Rc a rotation about x, r = (a, 0, d))
+  // in three cheap steps: a shift along x by a (x is fixed by the next step), Rx(alpha), a shift
+  // along z by d; any other link moved by Rc^T r, then turned by Rc (a signed permutation: while
+  // adding).
+  template <bool kZ2>
+  void add_transport(const M6& Ia, M6& IAp) const {
+    M3T<S> A, B, C;
+    ROBODYN_UNROLL
+    for (int a = 0; a < 3; ++a)
+      ROBODYN_UNROLL
+      for (int b = a; b < 3; ++b) {
+        A(a, b) = A(b, a) = Ia(a, b);
+        C(a, b) = C(b, a) = Ia(3 + a, 3 + b);
+      }
+    B = Ia.template topRightCorner<3, 3>();
+    if (revolute()) {
+      const PlaneRot<S> R = plane_z(d, i);
+      rotate_sym_plane<0, 1, 2, kZ2>(R, A);
+      rotate_gen_plane<0, 1, 2, kZ2>(R, B);
+      rotate_sym_plane<0, 1, 2>(R, C);
+    }
+    const ConstRotation& Rc = m.Rc[i];
+    const V3T<S>& r = d.r[i];
+    if (kind == LinkKind::RevDH) {
+      detail::shift_x<kZ2>(m.pc[i][0], A, B, C);
+      const PlaneRot<S> P = plane_of<S>(Rc);
+      rotate_sym_plane<1, 2, 0>(P, A);
+      rotate_gen_plane<1, 2, 0>(P, B);
+      rotate_sym_plane<1, 2, 0>(P, C);
+      detail::shift_z(m.pc[i][2], A, B, C);
+    } else if (kind == LinkKind::FreeFlyer) {
+      const M3T<S>& E = d.E[i];
+      A = E * A * E.transpose();
+      B = E * B * E.transpose();
+      C = E * C * E.transpose();
+      detail::shift_dense<S>(r, A, B, C);
+    } else {
+      detail::shift_dense<S>(rotcT<S>(Rc, r), A, B, C);
+      if (Rc.kind == ConstRotation::Permutation) {
+        // (Rc M Rc')(a, b) = +-M(iperm a, iperm b)
+        ROBODYN_UNROLL
+        for (int a = 0; a < 3; ++a) {
+          const int pa = Rc.iperm[a];
+          ROBODYN_UNROLL
+          for (int b = 0; b < 3; ++b) {
+            const int pb = Rc.iperm[b];
+            const bool flip = Rc.ineg[a] != Rc.ineg[b];
+            if (b >= a) {
+              IAp(a, b) += flip ? S(-A(pa, pb)) : A(pa, pb);
+              IAp(3 + a, 3 + b) += flip ? S(-C(pa, pb)) : C(pa, pb);
+            }
+            IAp(a, 3 + b) += flip ? S(-B(pa, pb)) : B(pa, pb);
+          }
+        }
+        return;
+      }
+      A = rotate_const<true, S>(Rc, A);
+      B = rotate_const<false, S>(Rc, B);
+      C = rotate_const<true, S>(Rc, C);
+    }
+    ROBODYN_UNROLL
+    for (int a = 0; a < 3; ++a) {
+      ROBODYN_UNROLL
+      for (int b = a; b < 3; ++b) {
+        IAp(a, b) += A(a, b);
+        IAp(3 + a, 3 + b) += C(a, b);
+      }
+      ROBODYN_UNROLL
+      for (int b = 0; b < 3; ++b) IAp(a, 3 + b) += B(a, b);
+    }
   }
 };
 
@@ -391,49 +539,6 @@ void Xup<S>::forces_to_parent(S* const* F, int lo, int hi) const {
   return with_pattern(m.pc_nz[i], [&](auto P) {
     move_forces<decltype(P)::value, S>(za, r, F, F, lo, hi);
   });
-}
-
-// The root-body helpers of today's fixed-base rnea, crba and aba (the parent's z axis and
-// gravity as constants turned about z); they go with the root special cases.
-
-// E^T (0, 0, x): a parent vector along the parent's z axis seen from body i
-template <class S>
-ROBODYN_INLINE V3T<S> applyET_z(const Model& m, const DataTpl<S>& d, int i, const S& x) {
-  const Vec3& k = m.kz[i];
-  const auto& nz = m.kz_nz[i];
-  V3T<S> v;
-  for (int j = 0; j < 3; ++j) v[j] = nz[j] ? S(x * S(k[j])) : S(0);
-  if (m.type[i] != JointType::Revolute) return v;
-  return rotzT_sparse(d.c[i], d.s[i], v, nz[0], nz[1]);
-}
-
-// the zero pattern of gravity_in_root(m, d, i) (the turn about z mixes components 0 and 1)
-inline std::array<bool, 3> gravity_in_root_nz(const Model& m, int i) {
-  const auto& g = m.gb_nz[i];
-  if (m.type[i] != JointType::Revolute) return g;
-  const bool xy = g[0] || g[1];
-  return {{xy, xy, g[2]}};
-}
-
-// the parent's joint axis S_p = (e_z, 0) as a motion of body i: X_i S_p
-template <class S>
-ROBODYN_INLINE void parent_axis_motion(const Model& m, const DataTpl<S>& d, int i, V3T<S>& a,
-                                       V3T<S>& l) {
-  if (m.type[i] == JointType::Revolute) {
-    a = rotzT_const<S>(d.c[i], d.s[i], m.kz[i], m.kz_nz[i]);
-    l = rotzT_const<S>(d.c[i], d.s[i], m.kzr[i], m.kzr_nz[i]);
-  } else {
-    a = V3T<S>(S(m.kz[i][0]), S(m.kz[i][1]), S(m.kz[i][2]));
-    l = Xup<S>(m, d, i).ET(V3T<S>(-d.r[i][1], d.r[i][0], S(0)));
-  }
-}
-
-// E^T (-gravity) for a body on the base: the constant Rc^T (-g) turned about z
-template <class S>
-ROBODYN_INLINE V3T<S> gravity_in_root(const Model& m, const DataTpl<S>& d, int i) {
-  if (m.type[i] == JointType::Revolute) return rotzT_const<S>(d.c[i], d.s[i], m.gb[i], m.gb_nz[i]);
-  const Vec3& g = m.gb[i];
-  return V3T<S>(S(g[0]), S(g[1]), S(g[2]));
 }
 
 }  // namespace robodyn

@@ -127,15 +127,6 @@ struct Model {
   std::vector<double> lower, upper, velocity, effort;
   Vec3 gravity{0, 0, -9.81};          // in the base frame (change it with set_gravity)
 
-  // derived at build, so the bodies next to the base skip their known zeros
-  std::vector<char> root_rev;         // 1: revolute joint on the base (w = qd z, wd = qdd z)
-  std::vector<Vec3> kz;               // Rc^T e_z: the parent's z axis in the joint frame
-  std::vector<std::array<bool, 3>> kz_nz;
-  std::vector<Vec3> kzr;              // Rc^T (e_z x pc): with kz, the parent's joint axis as a
-  std::vector<std::array<bool, 3>> kzr_nz;  // motion of body i (revolute bodies)
-  std::vector<Vec3> gb;               // Rc^T (-gravity) for a body on the base (set_gravity)
-  std::vector<std::array<bool, 3>> gb_nz;
-
   KaneConstants kane;                 // Kane's method's per-body constants
 
   // user-visible frames: first the n bodies' own frames, then the extra fixed frames

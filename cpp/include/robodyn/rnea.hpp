@@ -13,8 +13,6 @@ namespace robodyn {
 
 namespace detail {
 
-// One Newton-Euler sweep. kVel: velocity terms on; kAcc: joint accelerations on;
-// kJoint: armature, viscous and Coulomb friction added to the joint torques.
 // W = [wd] + [w][w], the matrix taking a body-fixed offset c to the acceleration
 // wd x c + w x (w x c) of that point relative to the origin: 6 mul, 9 add
 template <class S>
@@ -71,31 +69,6 @@ ROBODYN_INLINE V3T<S> moment_from_W(const M3T<S>& W, const Mat3& J, const std::a
   return V3T<S>(WJ(2, 1) - WJ(1, 2), WJ(0, 2) - WJ(2, 0), WJ(1, 0) - WJ(0, 1));
 }
 
-// W v for W = [[W00, W01, 0], [W10, W11, 0], [0, 0, 0]] (a body turning about its parent's z
-// axis only) and a constant v with known zeros
-template <class S>
-ROBODYN_INLINE V3T<S> planar_apply(const S& W00, const S& W01, const S& W10, const S& W11,
-                                   const Vec3& v, const std::array<bool, 3>& nz) {
-  auto row = [&](const S& a, const S& b) -> S {
-    if (nz[0] && nz[1]) return a * S(v[0]) + b * S(v[1]);
-    if (nz[0]) return a * S(v[0]);
-    if (nz[1]) return b * S(v[1]);
-    return S(0);
-  };
-  return V3T<S>(row(W00, W01), row(W10, W11), S(0));
-}
-
-// (h x a)_z = h0 a1 - h1 a0 for a constant h and an a, both with known zeros
-template <class S>
-ROBODYN_INLINE S cross_z_sparse(const Vec3& h, const std::array<bool, 3>& hz, const V3T<S>& a,
-                                const std::array<bool, 3>& az) {
-  const bool p1 = hz[0] && az[1], p2 = hz[1] && az[0];
-  if (p1 && p2) return S(h[0]) * a[1] - S(h[1]) * a[0];
-  if (p1) return S(h[0]) * a[1];
-  if (p2) return -(S(h[1]) * a[0]);
-  return S(0);
-}
-
 // One Newton-Euler sweep (RBDA Table 5.1; names in docs/notation.md). kVel: velocity terms
 // on; kAcc: joint accelerations on; kJoint: armature, viscous and Coulomb friction added to the
 // 1-DOF joint forces. Any joint kind: revolute, prismatic, and a free-flyer (body 1).
@@ -109,102 +82,39 @@ ROBODYN_INLINE S cross_z_sparse(const Vec3& h, const std::array<bool, 3>& hz, co
 //   n_i   = skew(W_i J_i) + h_i x a'_i  (= Ibar wd + w x Ibar w + h x a'),  f_i = mass a' + W_i h
 //   tau_i = S_i' (n_i, f_i);  (n_p, f_p) += X_i' (n_i, f_i)
 // (add_joint_classical in joint.hpp holds the joint terms of each kind). Body 0 is the world:
-// w_0 = wd_0 = 0, a'_0 = -gravity (Featherstone 5.3). Without velocities (gravity torques)
+// w_0 = wd_0 = 0, W_0 = 0, a'_0 = -gravity (Featherstone 5.3), and the loops treat the bodies
+// on it like any other (the zeros that follow are folded by the generated code and the
+// operation counts, tracing.hpp and counting.hpp). Without velocities (gravity torques)
 // w = wd = 0 and a'_i = E^T a'_p.
-// The bodies next to the world keep known zeros (the op counts of tests/test_opcount.py and
-// docs/opcounts.md rest on them): a revolute body on the base has w = u z, wd = ud z, a planar
-// W, and only its joint torque is read; its children read that W with its zeros and give it
-// only their projection on its axis.
 template <bool kVel, bool kAcc, bool kJoint, class S>
 void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
   static_assert(kVel || !kAcc, "accelerations without velocities are not used");
   update_kinematics(m, d, q, 1);
+  d.w[0].setZero();
+  d.wd[0].setZero();
+  d.W[0].setZero();
   d.al[0] = -m.gravity.template cast<S>();
   for (int i = 1; i <= m.n; ++i) {
     const int p = m.parent[i];
-    const JointType t = m.type[i];
     const Xup<S> X(m, d, i);
-    const int k = m.iv[i];
     const Vec3& h = m.h[i];
     const auto& hz = m.h_nz[i];
-    // a body on the base with a constant E^T a'_0 (revolute, prismatic)
-    const bool const_g = p == 0 && t != JointType::FreeFlyer;
-    if (!kVel && m.root_rev[i]) {
-      // only the joint torque (h x a')_z is read from a body turning on the base
-      const V3T<S> a = gravity_in_root(m, d, i);
-      d.al[i] = a;
-      d.fn[i] = V3T<S>(S(0), S(0), cross_z_sparse<S>(h, hz, a, gravity_in_root_nz(m, i)));
-      d.ff[i].setZero();
-      continue;
-    }
     if (!kVel) {
-      const V3T<S> a = const_g ? gravity_in_root(m, d, i) : X.ET(d.al[p]);
+      const V3T<S> a = X.ET(d.al[p]);
       d.al[i] = a;
       d.fn[i] = const_cross<S>(h, hz, a);
       d.ff[i] = S(m.mass[i]) * a;
-      continue;
-    }
-    if (m.root_rev[i]) {
-      // w = u z, wd = ud z: W = [[-u^2, -ud, 0], [ud, -u^2, 0], [0, 0, 0]]
-      const S u = qd[k];
-      const V3T<S> a = gravity_in_root(m, d, i);
-      const S uu = u * u;
-      const S ud = kAcc ? qdd[k] : S(0);
-      d.w[i] = V3T<S>(S(0), S(0), u);
-      d.wd[i] = V3T<S>(S(0), S(0), ud);
-      d.al[i] = a;
-      M3T<S>& W = d.W[i];
-      W.setZero();
-      W(0, 0) = W(1, 1) = -uu;
-      W(0, 1) = -ud;
-      W(1, 0) = ud;
-      // Only the joint torque n_z is ever read from this body (it has no parent to push its
-      // force to): n_z = (skew(W J))_z + (h x a')_z = ud Ibar22 + h0 a'1 - h1 a'0, with the
-      // zeros of a' (gravity_in_root_nz: only a'_z for gravity along the axis)
-      const auto az = gravity_in_root_nz(m, i);
-      S nz_ = cross_z_sparse<S>(h, hz, a, az);
-      if (kAcc && m.I_nz[i][2]) {
-        const S tz = ud * S(m.Ibar[i](2, 2));
-        nz_ = (hz[0] && az[1]) || (hz[1] && az[0]) ? S(nz_ + tz) : tz;
-      }
-      d.fn[i] = V3T<S>(S(0), S(0), nz_);
-      d.ff[i].setZero();
       continue;
     }
     // the parent's motion seen from body i: w = E^T w_p, wd = E^T wd_p, a = E^T (a'_p + W_p r)
-    V3T<S> w, wd, a;
-    if (p == 0) {
-      w.setZero();
-      wd.setZero();
-      a = const_g ? gravity_in_root(m, d, i) : X.ET(d.al[0]);
-    } else if (m.root_rev[p]) {
-      // the parent turns about its own z only: W_p = [[-u_p^2, -ud_p, 0], [ud_p, -u_p^2, 0], 0]
-      const M3T<S>& Wp = d.W[p];
-      const V3T<S> Wr = X.revolute()
-                            ? planar_apply<S>(Wp(0, 0), Wp(0, 1), Wp(1, 0), Wp(1, 1), m.pc[i],
-                                              m.pc_nz[i])
-                            : V3T<S>(Wp(0, 0) * d.r[i][0] + Wp(0, 1) * d.r[i][1],
-                                     Wp(1, 0) * d.r[i][0] + Wp(1, 1) * d.r[i][1], S(0));
-      a = X.ET(V3T<S>(d.al[p] + Wr));
-      w = applyET_z(m, d, i, d.w[p][2]);
-      wd = kAcc ? applyET_z(m, d, i, d.wd[p][2]) : V3T<S>(S(0), S(0), S(0));
-    } else {
-      a = X.ET(V3T<S>(d.al[p] + X.times_r(d.W[p])));
-      wd = X.ET(d.wd[p]);
-      w = X.ET(d.w[p]);
-    }
+    V3T<S> w = X.ET(d.w[p]), wd = X.ET(d.wd[p]);
+    V3T<S> a = X.ET(V3T<S>(d.al[p] + X.times_r(d.W[p])));
     // + the joint's motion S qd, S qdd and its velocity products
-    add_joint_classical<kAcc, S>(t, p > 0, qd + k, qdd + k, w, wd, a);
+    const int k = m.iv[i];
+    add_joint_classical<kAcc, S>(m.type[i], true, qd + k, qdd + k, w, wd, a);
     d.w[i] = w;
     d.wd[i] = wd;
     d.al[i] = a;
-    if (p == 0 && t == JointType::Prismatic) {
-      // sliding on the base: w = wd = 0
-      d.W[i].setZero();
-      d.fn[i] = const_cross<S>(h, hz, a);
-      d.ff[i] = S(m.mass[i]) * a;
-      continue;
-    }
     d.W[i] = accel_matrix<S>(w, wd);
     // net force on the body, moment about its origin
     d.fn[i] = moment_from_W<S>(d.W[i], m.J[i], m.J_nz[i]) + const_cross<S>(h, hz, a);
@@ -222,14 +132,7 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
       tau[k] = t;
     }
     const int p = m.parent[i];
-    if (p > 0 && m.root_rev[p]) {
-      // a parent on the base needs only its joint torque: n_p,z += (X_i S_p)' f_i
-      V3T<S> va, vl;
-      parent_axis_motion(m, d, i, va, vl);
-      d.fn[p][2] += va.dot(d.fn[i]) + vl.dot(d.ff[i]);
-    } else if (p > 0) {
-      Xup<S>(m, d, i).apply_transpose(d.fn[i], d.ff[i], d.fn[p], d.ff[p]);
-    }
+    if (p > 0) Xup<S>(m, d, i).apply_transpose(d.fn[i], d.ff[i], d.fn[p], d.ff[p]);
   }
 }
 

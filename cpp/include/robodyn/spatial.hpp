@@ -256,24 +256,6 @@ ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B) {
   }
 }
 
-// Rz(q)^T v for a v whose components 0 and 1 are known non-zero (n0, n1) or zero:
-// 4 mul with both, 2 with one
-template <class S>
-ROBODYN_INLINE V3T<S> rotzT_sparse(const S& c, const S& s, const V3T<S>& v, bool n0, bool n1) {
-  if (n0 && n1) return rotzT(c, s, v);
-  if (n0) return V3T<S>(c * v[0], -(s * v[0]), v[2]);
-  if (n1) return V3T<S>(s * v[1], c * v[1], v[2]);
-  return v;
-}
-
-// Rz(q)^T k for a constant k with known zeros
-template <class S>
-ROBODYN_INLINE V3T<S> rotzT_const(const S& c, const S& s, const Vec3& k,
-                                  const std::array<bool, 3>& nz) {
-  const V3T<S> v(nz[0] ? S(k[0]) : S(0), nz[1] ? S(k[1]) : S(0), nz[2] ? S(k[2]) : S(0));
-  return rotzT_sparse(c, s, v, nz[0], nz[1]);
-}
-
 // rotational inertia (symmetric, constant) times vector, skipping zero entries
 // (9 mul, 6 add when full; 3 mul for a diagonal inertia)
 template <class S>

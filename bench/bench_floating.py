@@ -3,7 +3,10 @@
 For each robot of example-robot-data (Solo12, Talos by default), robodyn loads the URDF with
 ``floating_base=True`` and Pinocchio with ``pin.JointModelFreeFlyer()``; both then run
 inverse dynamics (``inverse_dynamics`` / ``pin.rnea``), the mass matrix (``mass_matrix`` /
-``pin.crba``) and forward dynamics (``forward_dynamics``, articulated-body / ``pin.aba``) on
+``pin.crba``), forward dynamics (``forward_dynamics``, articulated-body / ``pin.aba``), the
+derivatives (``inverse_dynamics_derivatives`` / ``pin.computeRNEADerivatives``, "did";
+``forward_dynamics_derivatives`` / ``pin.computeABADerivatives``, "dfd") and the regressor
+(``regressor`` / ``pin.computeJointTorqueRegressor``) on
 the same pool of random states, interleaved in this process (robodyn.bench.measure: rounds
 rotate the order, this thread's CPU time, the empty loop subtracted). The results are first
 checked to agree (1e-8 relative, through tests/reference's coordinate helper logic written out
@@ -20,6 +23,7 @@ It runs on one thread, robodyn's default (``robodyn.get_num_threads()`` is 1 unl
 clock like the single calls.
 
     python bench/bench_floating.py [solo12 talos ...] [--rounds 31] [--json out.json]
+    python bench/bench_floating.py solo12 talos --only did dfd regressor
     python bench/bench_floating.py lynch_satellite solo12 --specialized --callgrind
 
 The bundled seed systems (``lynch_satellite``, ``jpl_spacecraft``, ``dasc_cat``) are read
@@ -178,6 +182,52 @@ def build(name, pool=64, batch=2000, seed=0, specialized=False):
                Impl("robodyn batch", "robodyn", "fd", robot.forward_dynamics, [(QB, VB, TB)],
                     nb, None, batch=True)],
     }
+    # the derivatives (tangent dq) and the regressor: checked to agree, then timed
+    ix = np.ix_(vmap, vmap)
+    cols = np.concatenate([np.arange(10) + 10 * (model.getJointId(j) - 1)
+                           for j in robot.joint_names])
+    for k in range(2):
+        pdq, pdv, _ = pin.computeRNEADerivatives(model, data, PQ[k], PV[k], PA[k])
+        dq, dv = robot.inverse_dynamics_derivatives(Q[k], V[k], A[k])
+        pin.computeABADerivatives(model, data, PQ[k], PV[k], PT[k])
+        fq, fv, _ = robot.forward_dynamics_derivatives(Q[k], V[k], TAU[k])
+        Yp = pin.computeJointTorqueRegressor(model, data, PQ[k], PV[k], PA[k])
+        Y = robot.regressor(Q[k], V[k], A[k])
+        for label, ours, theirs in (("did dq", dq[ix], pdq), ("did dv", dv[ix], pdv),
+                                    ("dfd dq", fq[ix], data.ddq_dq),
+                                    ("dfd dv", fv[ix], data.ddq_dv),
+                                    ("regressor", Y[vmap], Yp[:, cols])):
+            scale = max(1.0, float(np.abs(theirs).max()))
+            err = float(np.abs(ours - theirs).max()) / scale
+            if err > 1e-8:
+                raise SystemExit(f"{name} {label}: robodyn and Pinocchio differ by {err:.2e}")
+    pair = (np.empty((nv, nv)), np.empty((nv, nv)))
+    triple = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)))
+    out_Y = np.empty((nv, 10 * len(robot.spec.bodies)))
+    impls.update({
+        "did": [Impl("pinocchio", "pinocchio", "did", pin.computeRNEADerivatives,
+                     [(model, data, *r) for r in rows3(PQ, PV, PA)], pool, None),
+                Impl("robodyn", "robodyn", "did", robot.inverse_dynamics_derivatives,
+                     rows3(Q, V, A), pool, None),
+                Impl("robodyn out=", "robodyn", "did",
+                     lambda q, v, a: robot.inverse_dynamics_derivatives(q, v, a, out=pair),
+                     rows3(Q, V, A), pool, None)],
+        "dfd": [Impl("pinocchio", "pinocchio", "dfd", pin.computeABADerivatives,
+                     [(model, data, *r) for r in rows3(PQ, PV, PT)], pool, None),
+                Impl("robodyn", "robodyn", "dfd", robot.forward_dynamics_derivatives,
+                     rows3(Q, V, TAU), pool, None),
+                Impl("robodyn out=", "robodyn", "dfd",
+                     lambda q, v, t: robot.forward_dynamics_derivatives(q, v, t, out=triple),
+                     rows3(Q, V, TAU), pool, None)],
+        "regressor": [Impl("pinocchio", "pinocchio", "regressor",
+                           pin.computeJointTorqueRegressor,
+                           [(model, data, *r) for r in rows3(PQ, PV, PA)], pool, None),
+                      Impl("robodyn", "robodyn", "regressor", robot.regressor,
+                           rows3(Q, V, A), pool, None),
+                      Impl("robodyn out=", "robodyn", "regressor",
+                           lambda q, v, a: robot.regressor(q, v, a, out=out_Y),
+                           rows3(Q, V, A), pool, None)],
+    })
     if specialized:
         fast = robot.specialized()
         if not fast.is_specialized():
@@ -197,7 +247,8 @@ def build(name, pool=64, batch=2000, seed=0, specialized=False):
     return robot, impls
 
 
-def bench_robot(name, rounds, pool=64, batch=2000, seed=0, specialized=False):
+def bench_robot(name, rounds, pool=64, batch=2000, seed=0, specialized=False,
+                quantities=None):
     robot, impls = build(name, pool, batch, seed, specialized)
     nv = robot.nv
     rows = next(im.count for im in impls["id"] if im.label == "robodyn batch")
@@ -206,6 +257,8 @@ def bench_robot(name, rounds, pool=64, batch=2000, seed=0, specialized=False):
     robodyn.set_num_threads(1)
     try:
         for quantity, ims in impls.items():
+            if quantities and quantity not in quantities:
+                continue
             samples = measure(ims, rounds=rounds)
             ref = samples["pinocchio"]
             result["quantities"][quantity] = {
@@ -268,6 +321,8 @@ def main(argv=None):
                    help="instructions per Python call (valgrind) instead of times")
     p.add_argument("--one", nargs=2, metavar=("QUANTITY", "LABEL"), help=argparse.SUPPRESS)
     p.add_argument("--reps", type=int, default=2000, help=argparse.SUPPRESS)
+    p.add_argument("--only", nargs="+", choices=["id", "M", "fd", "did", "dfd", "regressor"],
+                   help="measure only these quantities (single calls)")
     args = p.parse_args(argv)
     if args.one:
         _run_one(args.robots[0], *args.one, args.reps, args.specialized)
@@ -292,7 +347,7 @@ def main(argv=None):
         return
     results = []
     for name in args.robots:
-        r = bench_robot(name, args.rounds, specialized=args.specialized)
+        r = bench_robot(name, args.rounds, specialized=args.specialized, quantities=args.only)
         results.append(r)
         print(f"{name} (nq {r['nq']}, nv {r['nv']}): median time per call (batch: per state of "
               f"one call on {r['batch_rows']} states, 1 thread), this thread's CPU time; ratio "

@@ -264,22 +264,3 @@ def test_out_overlapping_an_input_is_computed_through_a_temporary(rng):
     assert got is out
     np.testing.assert_array_equal(out[0], expected[0])
     np.testing.assert_array_equal(out[1], expected[1])
-
-
-def test_floating_base_is_refused_with_a_reason():
-    # derivatives and regressors are written for fixed bases (floating: not implemented)
-    from test_floating import URDF
-
-    robot = robodyn.load_urdf(URDF)
-    assert robot.nq == robot.nv + 1
-    q = np.zeros(robot.nq)
-    q[6] = 1.0  # unit quaternion (x, y, z, w)
-    v = np.zeros(robot.nv)
-    for call in (lambda: robot.inverse_dynamics_derivatives(q, v, v),
-                 lambda: robot.forward_dynamics_derivatives(q, v, v),
-                 lambda: robot.regressor(q, v, v),
-                 lambda: robot.slotine_li_regressor(q, v, v, v)):
-        with pytest.raises(NotImplementedError, match="free-floating base"):
-            call()
-    with pytest.raises(ValueError, match="free-floating base"):
-        robot.op_counts("rnea_derivatives")

@@ -259,6 +259,29 @@ def test_python_hot_path_with_out_allocates_nothing(hot, name):
     assert peak >= outs[0].nbytes, (name, peak)
 
 
+def test_python_floating_derivatives_with_out_allocate_nothing(rng):
+    # a free-floating base (nq = nv + 1): the derivative and regressor calls with out=
+    from test_floating import floating_state, floating_tree
+
+    robot = robodyn.Robot(floating_tree(40, rng))
+    q, qd, qdd = floating_state(robot, rng)
+    nv, nb = robot.nv, len(robot.spec.bodies)
+    DID, DFD, REG = (robot.inverse_dynamics_derivatives, robot.forward_dynamics_derivatives,
+                     robot.regressor)
+    pair = (np.empty((nv, nv)), np.empty((nv, nv)))
+    triple = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)))
+    reg = np.empty((nv, 10 * nb))
+    for with_out, without_out, out in (
+            (lambda: DID(q, qd, qdd, out=pair), lambda: DID(q, qd, qdd), pair),
+            (lambda: DFD(q, qd, qdd, out=triple), lambda: DFD(q, qd, qdd), triple),
+            (lambda: REG(q, qd, qdd, out=reg), lambda: REG(q, qd, qdd), reg)):
+        assert with_out() is out
+        growth, peak = traced(with_out)
+        assert growth <= 0 and peak < THRESHOLD, (growth, peak)
+        growth, peak = traced(without_out, repeats=10)
+        assert peak >= (out[0] if isinstance(out, tuple) else out).nbytes
+
+
 def test_python_hot_path_varying_q_allocates_nothing(hot):
     # cache misses on every call (q alternates), still nothing allocated
     robot, q, qd, qdd = hot

@@ -568,7 +568,6 @@ using Ptrs4 = std::array<const double*, 4>;
 
 py::object inverse_dynamics_derivatives_impl(RobotCore& r, py::handle q, py::handle qd,
                                              py::handle qdd, py::handle out) {
-  r.fixed_only("inverse_dynamics_derivatives");
   const py::ssize_t n = r.n();
   return r.run<3, 2>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n, n}, "",
                      [](const Model& m, Data& d, const Ptrs3& x, const Outs2& o) {
@@ -579,21 +578,19 @@ py::object inverse_dynamics_derivatives_impl(RobotCore& r, py::handle q, py::han
 
 py::object forward_dynamics_derivatives_impl(RobotCore& r, py::handle q, py::handle qd,
                                              py::handle tau, py::handle out) {
-  r.fixed_only("forward_dynamics_derivatives");
   const py::ssize_t n = r.n();
   return r.run<3, 3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n, n}, kFDFail,
                      [](const Model& m, Data& d, const Ptrs3& x, const Outs3& o) {
-                       // qdd lands in d.u (size n + 1, unused by the crba path)
+                       // qdd lands in d.tmp (nv)
                        return forward_dynamics_derivatives(m, d, x[0], x[1], x[2],
-                                                           d.u.data() + 1, o[0], o[1], o[2]);
+                                                           d.tmp.data(), o[0], o[1], o[2]);
                      }, 16);
 }
 
 py::object regressor_impl(RobotCore& r, py::handle q, py::handle qd, py::handle qdd,
                           py::handle out) {
-  r.fixed_only("regressor");
-  const py::ssize_t n = r.n();
-  return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n, 10 * n}, "",
+  const py::ssize_t n = r.n(), bodies = r.model_->n;
+  return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n, 10 * bodies}, "",
                   [](const Model& m, Data& d, const Ptrs3& x, double* o) {
                     regressor(m, d, x[0], x[1], x[2], o);
                     return true;
@@ -767,13 +764,16 @@ PyMethodDef kFastMethods[] = {
                  "Torques that hold the robot still against gravity at q."),
     ROBODYN_FAST(inverse_dynamics_derivatives,
                  "inverse_dynamics_derivatives(q, qd, qdd, out=None) -> (dtau_dq, dtau_dqd)\n\n"
-                 "Partial derivatives of inverse_dynamics with respect to q and qd, each (n, n)."),
+                 "Partial derivatives of inverse_dynamics with respect to q and qd, each (n, n) "
+                 "(n = nv). With a free-floating base the q derivative is taken in the tangent "
+                 "space: along integrate(q, dv) at dv = 0, one column per entry of v."),
     ROBODYN_FAST(forward_dynamics_derivatives,
                  "forward_dynamics_derivatives(q, qd, tau, out=None) -> "
                  "(dqdd_dq, dqdd_dqd, dqdd_dtau)\n\n"
                  "Partial derivatives of forward_dynamics with respect to q, qd and tau, each "
-                 "(n, n)."),
-    ROBODYN_FAST(regressor, "regressor(q, qd, qdd, out=None) -> Y\n\n"
+                 "(n, n) (n = nv; q in the tangent space with a free-floating base, as for "
+                 "inverse_dynamics_derivatives)."),
+    ROBODYN_FAST(regressor, "regressor(q, qd, qdd, out=None) -> Y, shape (n, 10 bodies)\n\n"
                  "The torque regressor: tau_rigid = Y @ robot.dynamic_parameters()."),
     {nullptr, nullptr, 0, nullptr}};
 
@@ -946,16 +946,15 @@ in place (nothing allocated).)doc")
           "slotine_li_regressor",
           [](RobotCore& r, py::handle q, py::handle qd, py::handle v, py::handle a,
              py::handle out) {
-            r.fixed_only("slotine_li_regressor");
-            const int n = r.n();
-            return r.run<4>({q, qd, v, a}, {"q", "qd", "v", "a"}, out, {n, 10 * n}, "",
+            const int n = r.n(), bodies = r.model_->n;
+            return r.run<4>({q, qd, v, a}, {"q", "qd", "v", "a"}, out, {n, 10 * bodies}, "",
                             [](const Model& m, Data& d, const Ptrs4& x, double* o) {
                               regressor_slotine_li(m, d, x[0], x[1], x[2], x[3], o);
                               return true;
                             });
           },
           py::arg("q"), py::arg("qd"), py::arg("v"), py::arg("a"), py::arg("out") = py::none(),
-          "slotine_li_regressor(q, qd, v, a, out=None) -> Y, shape (n, 10 n)\n\n"
+          "slotine_li_regressor(q, qd, v, a, out=None) -> Y, shape (n, 10 bodies)\n\n"
           "The Slotine-Li regressor: Y @ robot.dynamic_parameters() = M(q) a + C(q, qd) v + "
           "g(q) (rigid-body terms), for adaptive control.")
       .def(

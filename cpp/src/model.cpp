@@ -476,6 +476,13 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     }
   }
   m.subtree_begin[n + 1] = static_cast<int>(m.subtree_runs.size());
+  // the parent of each velocity coordinate
+  m.vparent.assign(m.nv, -1);
+  for (int i = 1; i <= n; ++i) {
+    const int p = m.parent[i], k0 = m.iv[i];
+    m.vparent[k0] = p > 0 ? m.iv[p] + joint_nv(m.type[p]) - 1 : -1;
+    for (int c = 1; c < joint_nv(m.type[i]); ++c) m.vparent[k0 + c] = k0 + c - 1;
+  }
   m.link.assign(n + 1, LinkKind::RevPerm);
   for (int i = 1; i <= n; ++i) m.link[i] = link_kind(m.type[i], m.Rc[i].kind, m.pc_nz[i]);
   check_derived(m, bodies, frames);

@@ -44,6 +44,17 @@ std::vector<double> fixed_values(int n, std::uint64_t seed) {
 template <class S>
 void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
   bool ok = true;
+  const int nn = m.nv * m.nv;
+  switch (a) {
+    case Algorithm::RneaDerivatives: rnea_derivatives(m, d, q, qd, x, out, out + nn); return;
+    case Algorithm::ForwardDynamicsDerivatives:
+      if (!forward_dynamics_derivatives(m, d, q, qd, x, out + 3 * nn, out, out + nn,
+                                        out + 2 * nn))
+        throw std::invalid_argument("op counts: the algorithm failed at the fixed state");
+      return;
+    case Algorithm::Regressor: regressor(m, d, q, qd, x, out); return;
+    default: break;
+  }
   if (m.floating) {
     // a free-floating base: the same algorithms
     switch (a) {
@@ -68,17 +79,7 @@ void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
       throw std::invalid_argument("op counts: the algorithm failed at the fixed state");
     return;
   }
-  switch (a) {
-    case Algorithm::RneaDerivatives: rnea_derivatives(m, d, q, qd, x, out, out + m.n * m.n); break;
-    case Algorithm::ForwardDynamicsDerivatives: {
-      const int nn = m.n * m.n;
-      ok = forward_dynamics_derivatives(m, d, q, qd, x, out + 3 * nn, out, out + nn,
-                                        out + 2 * nn);
-      break;
-    }
-    case Algorithm::Regressor: regressor(m, d, q, qd, x, out); break;
-    default: ok = run_algorithm(a, m, d, q, qd, x, out); break;
-  }
+  ok = run_algorithm(a, m, d, q, qd, x, out);
   if (!ok)
     throw std::invalid_argument("op counts: the algorithm failed at the fixed state (an "
                                 "inertia is not positive definite)");
@@ -183,7 +184,8 @@ std::array<long, 3> count_ops(const Model& m, const std::string& algorithm) {
     for (int k = 3; k < 7; ++k) n2 += q[k] * q[k];
     for (int k = 3; k < 7; ++k) q[k] /= std::sqrt(n2);
   }
-  const int nout = output_size(a, n);
+  // the regressor has 10 columns per body (n bodies, nv rows)
+  const int nout = a == Algorithm::Regressor ? 10 * m.n * n : output_size(a, n);
 
   // the double evaluation, for the comparison below
   Data dd(m);

@@ -592,15 +592,18 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   }
   Data d(m);
   std::vector<double> tau(nv), a1(nv), a2(nv), bias(nv), grav(nv), h(6), c(3), q1(nq), dv(nv),
-      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv), AG(6 * nv), tauk(nv), a3(nv);
+      fk(16 * m.frame_body.size()), J(6 * nv), M(nv * nv), AG(6 * nv), tauk(nv), a3(nv),
+      a4(nv), D1(nv * nv), D2(nv * nv), D3(nv * nv), Y(10 * m.n * nv);
   double energy = 0;
-  const int kCalls = 19;
+  const int kCalls = 23;
   const char* names[kCalls] = {"rnea", "crba", "aba", "forward_dynamics_crba", "bias_torques",
                                "gravity_torques", "forward_kinematics", "jacobian",
                                "kinetic_energy", "potential_energy", "momentum",
                                "center_of_mass", "integrate", "difference",
                                "centroidal_momentum_matrix", "kane", "kane_forward",
-                               "kane_inertia", "self-check"};
+                               "kane_inertia", "rnea_derivatives",
+                               "forward_dynamics_derivatives", "regressor",
+                               "regressor_slotine_li", "self-check"};
   long news[kCalls] = {}, mallocs[kCalls] = {}, eigen[kCalls] = {};
   auto run = [&](int k, int s, bool armed) {
     const double *q = Q[s].data(), *v = V[s].data(), *a = A[s].data();
@@ -631,7 +634,14 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
       case 15: kane(m, d, q, v, a, tauk.data()); break;
       case 16: kane_forward(m, d, q, v, tau.data(), a3.data()); break;
       case 17: update_kinematics(m, d, q, 1); detail::kane_inertia(m, d); break;
-      case 18:
+      case 18: rnea_derivatives(m, d, q, v, a, D1.data(), D2.data()); break;
+      case 19:
+        forward_dynamics_derivatives(m, d, q, v, tau.data(), a4.data(), D1.data(), D2.data(),
+                                     D3.data());
+        break;
+      case 20: regressor(m, d, q, v, a, Y.data()); break;
+      case 21: regressor_slotine_li(m, d, q, v, a, tau.data(), Y.data()); break;
+      case 22:
         if (armed && mode == "--self-check-new") {
           delete[] static_cast<double*>(g_sink);
           g_sink = new double[64];
@@ -700,6 +710,16 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
       err = std::max(err, std::abs(tauk[i] - tau[i]) / std::max(1.0, std::abs(tau[i])));
       err = std::max(err, std::abs(dv[i] - 0.3 * V[s][i]));
     }
+    // dqdd/dtau M = 1 (the derivatives ran on the floating model)
+    forward_dynamics_derivatives(m, d, Q[s].data(), V[s].data(), tau.data(), a4.data(),
+                                 D1.data(), D2.data(), D3.data());
+    crba(m, d, Q[s].data());
+    for (int i = 0; i < nv; ++i)
+      for (int j = 0; j < nv; ++j) {
+        double x = 0;
+        for (int k = 0; k < nv; ++k) x += D3[i * nv + k] * d.M(k, j);
+        err = std::max(err, std::abs(x - (i == j ? 1.0 : 0.0)));
+      }
   }
   if (!(err < 1e-8)) {
     std::printf("FAIL %s: identity check failed (max error %g)\n", label, err);

@@ -62,6 +62,14 @@ def _joint_columns(qd, qdd):
     return eye * cols[..., None, :]
 
 
+def _skew(x):
+    """[x] (the matrix of x cross) of (..., 3) vectors: (..., 3, 3)."""
+    out = np.zeros(x.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2], out[..., 1, 2] = -x[..., 2], x[..., 1], -x[..., 0]
+    out[..., 1, 0], out[..., 2, 0], out[..., 2, 1] = x[..., 2], -x[..., 1], x[..., 0]
+    return out
+
+
 def _vec(x, n):
     a = np.asarray(x, dtype=float).reshape(-1)
     if a.shape != (n,):
@@ -238,28 +246,48 @@ class Robot(_core.RobotCore):
     def joint_regressor(self, q, qd, qdd) -> np.ndarray:
         """The columns of the joint terms, shape (n, 3 n) (or (N, n, 3 n) for a batch): three
         diagonal blocks ``[diag(qdd) | diag(qd) | diag(sign(qd))]`` for rotor inertia
-        (armature), viscous and Coulomb friction (see :meth:`joint_parameters`)."""
-        n = self.n
+        (armature), viscous and Coulomb friction (see :meth:`joint_parameters`). With a
+        free-floating base it is (nv, 3 bodies): the base body's columns and rows are zero
+        (a free-flyer has no joint terms)."""
         args = [np.asarray(x, dtype=float) for x in (q, qd, qdd)]
-        for name, a in zip(("q", "qd", "qdd"), args):
+        for name, a, n in zip(("q", "qd", "qdd"), args, (self.nq, self.nv, self.nv)):
             if a.shape[-1:] != (n,) or a.ndim not in (1, 2) or not np.all(np.isfinite(a)):
                 raise ValueError(f"{name}: expected finite values of shape ({n},) or (N, {n}), "
                                  f"got shape {a.shape}")
-            if a.shape != args[0].shape:
-                raise ValueError(f"{name}: must have the same shape as q")
-        return _joint_columns(args[1], args[2])
+            if a.shape[:-1] != args[0].shape[:-1]:
+                raise ValueError(f"{name}: must have the same number of rows as q")
+        if not self.floating_base:
+            return _joint_columns(args[1], args[2])
+        # body 0 is the free-flyer (v[:6]); body k > 0 is joint v[5 + k]
+        nj = self.nv - 6
+        cols = _joint_columns(args[1][..., 6:], args[2][..., 6:])  # (..., nj, 3 nj)
+        out = np.zeros(cols.shape[:-2] + (self.nv, 3 * (nj + 1)))
+        for kind in range(3):
+            out[..., 6:, kind * (nj + 1) + 1:(kind + 1) * (nj + 1)] = \
+                cols[..., kind * nj:(kind + 1) * nj]
+        return out
 
     def linearize(self, q, qd, tau):
         """The first-order state-space system of the full dynamics at (q, qd, tau), x = [q; qd]:
         ``d(dx)/dt = A dx + B dtau`` with ``A = [[0, 1], [dqdd/dq, dqdd/dqd]]``,
         ``B = [[0], [M^-1]]`` (A: (2n, 2n), B: (2n, n); a batch gives (N, 2n, 2n), (N, 2n, n)).
         The derivatives are those of :meth:`forward_dynamics_derivatives` (armature, damping
-        included; Coulomb friction is piecewise constant in qd)."""
+        included; Coulomb friction is piecewise constant in qd).
+
+        With a free-floating base dq is a tangent vector (``q = integrate(q0, dq)``, n = nv):
+        the base block of d(dq)/dt is ``dv - ad(v) dq`` for the base twist v = (w, l) of the
+        state, ``ad(v) = [[w x, 0], [l x, w x]]`` (zero at rest)."""
         dq, dqd, dtau = self.forward_dynamics_derivatives(q, qd, tau)
         n = self.n
         lead = dq.shape[:-2]
         A = np.zeros(lead + (2 * n, 2 * n))
         A[..., :n, n:] = np.eye(n)
+        if self.floating_base:
+            v = np.asarray(qd, dtype=float)
+            w, lin = v[..., 0:3], v[..., 3:6]
+            A[..., 0:3, 0:3] = -_skew(w)
+            A[..., 3:6, 0:3] = -_skew(lin)
+            A[..., 3:6, 3:6] = -_skew(w)
         A[..., n:, :n] = dq
         A[..., n:, n:] = dqd
         B = np.zeros(lead + (2 * n, n))

@@ -70,9 +70,13 @@ struct DataTpl {
   std::array<V6, 6> Sf, Sfd;  // coriolis, free-flyer: its six axes in base coordinates, rates
 
   // world-frame quantities of the derivatives and the regressor (rnea_derivatives.hpp,
-  // regressor.hpp); sw, swd, vw above are shared: joint axes S, S' = v x S, velocities
+  // regressor.hpp), vw above shared: per velocity coordinate c (nv), its joint axis S_c (a
+  // column of the body's motion subspace), S'_c = v_parent x S_c, psi_c = a_parent x S_c +
+  // v_parent x S'_c (the q-derivative of the velocity-product terms) and X_c = (v_body +
+  // v_parent) x S_c (= 2 S'_c for a 1-DOF joint: the qd-derivative of the accelerations,
+  // less S_c x v), all base frame; per body the rest
+  AVec<V6> sc, scd, psi, scx;
   AVec<V6> aw;           // spatial accelerations of the bodies (base: -gravity), base frame
-  AVec<V6> psi;          // a_parent x S + v_parent x S', the q-derivative of S' qd terms
   AVec<V6> Fw;           // net spatial forces I a + v x* I v, then subtree sums (base frame)
   AVec<S> cm;            // subtree mass
   AVec<V3> cc;           // subtree first moment about the base origin, base frame
@@ -91,6 +95,7 @@ struct DataTpl {
                          // column c of M (joint k), [moment; force], in the coordinates of the
                          // body the sweep has reached (one column per component: they vectorise)
   VecX tmp;              // (nv,) scratch
+  VecX Linv;             // (nv,) forward_dynamics_derivatives: 1 / L(i, i) of M's Cholesky factor
   M6 Uf;                 // aba, free-flyer: D = IA factorised as L diag L' (L unit lower:
                          // below the diagonal; diag on it; diag L' above it)
   V6 uf;                 // aba, free-flyer: tau - pA, then qdd
@@ -115,11 +120,13 @@ DataTpl<S>::DataTpl(const Model& m)
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
       sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
       Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
-      aw(m.n + 1, V6::Zero()), psi(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),
+      sc(m.nv, V6::Zero()), scd(m.nv, V6::Zero()), psi(m.nv, V6::Zero()),
+      scx(m.nv, V6::Zero()), aw(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),
       cm(m.n + 1, S(0)), cc(m.n + 1, V3::Zero()), cI(m.n + 1, M3::Zero()),
       cT(m.n + 1, M3::Zero()), cP(m.n + 1, V3::Zero()),
       M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()),
       F(Eigen::Matrix<S, Eigen::Dynamic, 6>::Zero(m.nv, 6)), tmp(VecX::Zero(m.nv)),
+      Linv(VecX::Zero(m.nv)),
       Uf(M6::Zero()), uf(V6::Zero()),
       ka(m.n + 1, V3::Zero()) {
   // the parent-to-body translation of a revolute joint is the constant pc: valid at every

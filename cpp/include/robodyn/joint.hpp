@@ -148,6 +148,31 @@ ROBODYN_INLINE void joint_velocity_product(JointType t, const V3T<S>& w, const V
   }
 }
 
+// The columns of body i's motion subspace S in base coordinates (spatial [angular; linear]
+// about the base origin) for the body pose (R, o) in the base frame: joint_nv(t) of them into
+// s. A revolute joint turns about the body's z axis through o, a prismatic one slides along
+// it; a free-flyer's six are the body's axes (three turning about them through o, then three
+// sliding along them).
+template <class S>
+ROBODYN_INLINE void joint_axes_world(JointType t, const M3T<S>& R, const V3T<S>& o,
+                                     Eigen::Matrix<S, 6, 1>* s) {
+  switch (t) {
+    case JointType::Revolute: {
+      const V3T<S> z = R.col(2);
+      s[0] << z, cross<S>(o, z);
+      break;
+    }
+    case JointType::Prismatic: s[0] << V3T<S>::Zero(), V3T<S>(R.col(2)); break;
+    case JointType::FreeFlyer:
+      for (int k = 0; k < 3; ++k) {
+        const V3T<S> e = R.col(k);
+        s[k] << e, cross<S>(o, e);
+        s[3 + k] << V3T<S>::Zero(), e;
+      }
+      break;
+  }
+}
+
 namespace detail {
 
 // exp of the rotation vector phi as a unit quaternion (x, y, z, w)

@@ -112,6 +112,10 @@ struct Model {
   std::vector<std::array<int, 2>> subtree_runs;  // (i and its descendants) are the runs
                                       // [lo, hi) subtree_runs[subtree_begin[i] ..
                                       // subtree_begin[i+1]) (one run in depth-first order)
+  std::vector<int> vparent;           // size nv: the parent velocity coordinate of each (the
+                                      // previous one inside a free-flyer, else the last one of
+                                      // the parent body's joint; -1 on the world): M's tree
+                                      // sparsity (forward_dynamics_derivatives' L'L factor)
   std::vector<double> mass;           // kg
   std::vector<Vec3> h;                // mass * com, internal frame (kg m)
   std::vector<std::array<bool, 3>> h_nz;   // which components of h are non-zero

@@ -63,16 +63,18 @@ ROBODYN_INLINE V6T<S> motion_in(const M3T<S>& R, const V3T<S>& p, const V6T<S>& 
   return r;
 }
 
-// rows of Y for body i: Y(k, 10 (i - 1) + c) = s_k' A_i for the ancestors k of i
+// rows of Y for body i: Y(c, 10 (i - 1) + .) = S_c' A_i for the axes c of i and of its
+// ancestors (S_c seen in body i's user frame (R, p)); Y is (nv, 10 n) row-major
 template <class S>
 ROBODYN_INLINE void regressor_rows(const Model& m, const DataTpl<S>& d, int i, const M3T<S>& R,
                                    const V3T<S>& p, const Eigen::Matrix<S, 6, 10>& A, S* Y) {
   const int n = m.n;
-  for (int k = i; k > 0; k = m.parent[k]) {
-    const V6T<S> s = motion_in<S>(R, p, d.sw[k]);
-    S* row = Y + (k - 1) * 10 * n + 10 * (i - 1);
-    for (int c = 0; c < 10; ++c) row[c] = s.dot(A.col(c));
-  }
+  for (int k = i; k > 0; k = m.parent[k])
+    for (int a = m.iv[k]; a < m.iv[k] + joint_nv(m.type[k]); ++a) {
+      const V6T<S> s = motion_in<S>(R, p, d.sc[a]);
+      S* row = Y + a * 10 * n + 10 * (i - 1);
+      for (int c = 0; c < 10; ++c) row[c] = s.dot(A.col(c));
+    }
 }
 
 // pose of body i's user frame in the base frame
@@ -85,12 +87,12 @@ ROBODYN_INLINE void user_frame(const Model& m, const DataTpl<S>& d, int i, M3T<S
 
 }  // namespace detail
 
-// Y(q, qd, qdd): (n, 10 n) row-major, tau_rigid = Y pi.
+// Y(q, qd, qdd): (nv, 10 n) row-major (n moving bodies), tau_rigid = Y pi.
 template <class S>
 void regressor(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* Y) {
   const int n = m.n;
   detail::world_sweep<false>(m, d, q, qd, qd, qdd);
-  for (int k = 0; k < 10 * n * n; ++k) Y[k] = S(0);
+  for (int k = 0; k < 10 * n * m.nv; ++k) Y[k] = S(0);
   for (int i = 1; i <= n; ++i) {
     M3T<S> R;
     V3T<S> p;
@@ -115,7 +117,7 @@ void regressor(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* 
   }
 }
 
-// Slotine-Li regressor Y(q, qd, v, a): (n, 10 n) row-major, Y pi = M a + C(q, qd) v + g.
+// Slotine-Li regressor Y(q, qd, v, a): (nv, 10 n) row-major, Y pi = M a + C(q, qd) v + g.
 template <class S>
 void regressor_slotine_li(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* v,
                           const S* a, S* Y) {
@@ -123,11 +125,13 @@ void regressor_slotine_li(const Model& m, DataTpl<S>& d, const S* q, const S* qd
   const int n = m.n;
   // d.vw: actual body velocities; d.aw: reference accelerations J a + Jdot(q, qd) v - gravity
   detail::world_sweep<false>(m, d, q, qd, v, a);
-  for (int k = 0; k < 10 * n * n; ++k) Y[k] = S(0);
+  for (int k = 0; k < 10 * n * m.nv; ++k) Y[k] = S(0);
   for (int i = 1; i <= n; ++i) {
     // reference body velocity J_i v
     const int p0 = m.parent[i];
-    d.Fw[i] = (p0 > 0 ? d.Fw[p0] : V6(V6::Zero())) + d.sw[i] * v[i - 1];
+    V6 vref = p0 > 0 ? d.Fw[p0] : V6(V6::Zero());
+    for (int c = m.iv[i]; c < m.iv[i] + joint_nv(m.type[i]); ++c) vref += d.sc[c] * v[c];
+    d.Fw[i] = vref;
     M3T<S> R;
     V3T<S> p;
     detail::user_frame(m, d, i, R, p);

@@ -1,6 +1,6 @@
 // Analytical first-order derivatives of inverse dynamics (Carpentier & Mansard, RSS 2018:
 // "Analytical derivatives of rigid body dynamics algorithms"), and of forward dynamics from
-// them: dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau).
+// them: dqdd/dx = -M^-1 dtau/dx at qdd = FD(q, qd, tau), by M's sparse L'L factor.
 //
 // Everything runs in base-frame coordinates about the base origin (spatial vectors
 // [angular; linear]). With S_j the joint axis, v_j, a_j the body velocity and acceleration
@@ -20,6 +20,14 @@
 //                          dtau_k/dqd_j = S_k'(Bc_j S_j + 2 Ic_j S'_j)
 // Joint terms: damping adds to the diagonal of dtau/dqd; Coulomb friction (sign(qd)) and
 // armature (times qdd) have no q or qd derivative (away from qd = 0).
+//
+// A joint of several velocity coordinates (the free-flyer) has one axis S_c per coordinate,
+// each fixed in its body, and a tangent change of q along c moves the subtree rigidly about
+// S_c: every formula above holds per axis, with the axes of one body paired by the first pair
+// of formulas, except that 2 S'_j in dtau/dqd becomes X_c = (v_j + v_p) x S_c (the axes' own
+// rates v_j x S_c no longer vanish: d a_i/d qd_c = S_c x v_i + X_c). For a 1-DOF joint
+// X = 2 S'. Pinocchio's computeRNEADerivatives takes the same tangent (its free-flyer v is
+// [linear; angular]).
 #pragma once
 
 #include "robodyn/crba.hpp"
@@ -74,9 +82,13 @@ ROBODYN_INLINE V6T<S> b_mul(const M3T<S>& T, const V3T<S>& P, const V6T<S>& y) {
   return r;
 }
 
-// Forward sweep in base coordinates: joint axes S (d.sw), S' = v x S (d.swd), velocities
-// (d.vw), accelerations (d.aw, base -gravity) with reference velocity qr and acceleration qa
-// (qr = qd, qa = qdd for inverse dynamics), and psi (d.psi) if kPsi.
+// Forward sweep in base coordinates: per velocity coordinate c the joint axis S_c (d.sc),
+// S'_c = v_p x S_c (d.scd) and, if kPsi, psi_c (d.psi) and X_c = (v_i + v_p) x S_c (d.scx);
+// per body the velocity (d.vw) and the acceleration (d.aw, base -gravity) with reference
+// velocity qr and acceleration qa (qr = qd, qa = qdd for inverse dynamics). The axes of a
+// joint move with its body: their rates are v_i x S_c, which for a 1-DOF joint (S x S = 0) is
+// S'_c. A free-flyer's axes are its body axes, so the tangent of q along a velocity
+// coordinate (robot.integrate(q, dv)) moves the subtree rigidly about S_c like any joint.
 template <bool kPsi, class S>
 void world_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qr,
                  const S* qa) {
@@ -86,19 +98,33 @@ void world_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S
   a0 << V3T<S>::Zero(), V3T<S>(-m.gravity.template cast<S>());
   for (int i = 1; i <= m.n; ++i) {
     const int p = m.parent[i];
-    const V3T<S> z = d.oR[i].col(2);
-    V6& s = d.sw[i];
-    if (m.type[i] == JointType::Revolute)
-      s << z, cross<S>(d.op[i], z);
-    else
-      s << V3T<S>::Zero(), z;
+    const int k0 = m.iv[i], nj = joint_nv(m.type[i]);
+    V6* s = &d.sc[k0];
+    joint_axes_world<S>(m.type[i], d.oR[i], d.op[i], s);
     const V6 vp = p > 0 ? d.vw[p] : V6::Zero();
     const V6 ap = p > 0 ? d.aw[p] : a0;
-    // S' = v_p x S (= v_i x S: S x S = 0)
-    d.swd[i] = p > 0 ? crm<S>(vp, s) : V6::Zero();
-    d.vw[i] = vp + s * qd[i - 1];
-    d.aw[i] = ap + s * qa[i - 1] + d.swd[i] * qr[i - 1];
-    if (kPsi) d.psi[i] = p > 0 ? V6(crm<S>(ap, s) + crm<S>(vp, d.swd[i])) : crm<S>(ap, s);
+    V6 v = vp, a = ap;
+    for (int c = 0; c < nj; ++c) {
+      const int k = k0 + c;
+      d.scd[k] = p > 0 ? crm<S>(vp, s[c]) : V6::Zero();
+      v += s[c] * qd[k];
+      a += s[c] * qa[k];
+      if (kPsi) d.psi[k] = p > 0 ? V6(crm<S>(ap, s[c]) + crm<S>(vp, d.scd[k])) : crm<S>(ap, s[c]);
+    }
+    d.vw[i] = v;
+    if (nj == 1) {
+      // S's rate v_i x S = S'
+      a += d.scd[k0] * qr[k0];
+      if (kPsi) d.scx[k0] = d.scd[k0] + d.scd[k0];
+    } else {
+      // sum_c (v_i x S_c) qr_c = v_i x (S qr)
+      V6 sr = V6::Zero();
+      for (int c = 0; c < nj; ++c) sr += s[c] * qr[k0 + c];
+      a += crm<S>(v, sr);
+      if (kPsi)
+        for (int c = 0; c < nj; ++c) d.scx[k0 + c] = d.scd[k0 + c] + crm<S>(v, s[c]);
+    }
+    d.aw[i] = a;
   }
 }
 
@@ -119,15 +145,18 @@ ROBODYN_INLINE void world_inertia(const Model& m, const DataTpl<S>& d, int i, V3
 }  // namespace detail
 
 // dtau/dq and dtau/dqd of rnea (all its terms: rigid body, armature, damping, Coulomb
-// friction) at (q, qd, qdd). dq, dqd: (n, n) row-major, entry (k, j) = dtau_k / dx_j.
+// friction) at (q, qd, qdd). dq, dqd: (nv, nv) row-major, entry (k, j) = dtau_k / dx_j; with a
+// free-flyer, dx of q is a tangent vector (the derivative along robot.integrate(q, dx) at
+// dx = 0) in v's coordinates. Each velocity coordinate is one axis: a free-flyer's six pair
+// with each other as the axes of one body (the first formula of the header for all of them).
 template <class S>
 void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd,
                       S* dq, S* dqd) {
   using V6 = detail::V6T<S>;
-  const int n = m.n;
+  const int n = m.n, nv = m.nv;
   detail::world_sweep<true>(m, d, q, qd, qd, qdd);
   // entries between bodies on different branches stay zero
-  for (int k = 0; k < n * n; ++k) {
+  for (int k = 0; k < nv * nv; ++k) {
     dq[k] = S(0);
     dqd[k] = S(0);
   }
@@ -164,88 +193,141 @@ void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
       d.Fw[p] += d.Fw[i];
     }
   }
-  // the pairs (k, ancestors j of k)
+  // the pairs (axis a of body k, axes of k and of its ancestors)
   for (int k = 1; k <= n; ++k) {
-    const V6& sk = d.sw[k];
-    const V6 U = detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], sk);  // Ic_k S_k
-    // Bc_k' S_k (angular part only): T' s_w + [P]' s_l = T' s_w - P x s_l
-    const V3T<S> Z = d.cT[k].transpose() * sk.template head<3>() -
-                     cross<S>(d.cP[k], V3T<S>(sk.template tail<3>()));
-    const V6 U2 = U + U;
-    // columns k of the rows of k's strict ancestors
-    const V6 G = detail::crf<S>(sk, d.Fw[k]) +
-                 detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], d.psi[k]) +
-                 detail::b_mul<S>(d.cT[k], d.cP[k], d.swd[k]);
-    const V6 H = detail::b_mul<S>(d.cT[k], d.cP[k], sk) +
-                 S(2) * detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], d.swd[k]);
-    for (int j = k; j > 0; j = m.parent[j]) {
-      const V6& sj = d.sw[j];
-      const V6& sdj = d.swd[j];
-      dq[(k - 1) * n + (j - 1)] = U.dot(d.psi[j]) + Z.dot(sdj.template head<3>());
-      dqd[(k - 1) * n + (j - 1)] = Z.dot(sj.template head<3>()) + U2.dot(sdj);
-      if (j != k) {
-        dq[(j - 1) * n + (k - 1)] = sj.dot(G);
-        dqd[(j - 1) * n + (k - 1)] = sj.dot(H);
+    const bool has_ancestors = m.parent[k] > 0;
+    for (int a = m.iv[k]; a < m.iv[k] + joint_nv(m.type[k]); ++a) {
+      const V6& sk = d.sc[a];
+      const V6 U = detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], sk);  // Ic_k S_a
+      // Bc_k' S_a (angular part only): T' s_w + [P]' s_l = T' s_w - P x s_l
+      const V3T<S> Z = d.cT[k].transpose() * sk.template head<3>() -
+                       cross<S>(d.cP[k], V3T<S>(sk.template tail<3>()));
+      // columns a of the rows of k's strict ancestors
+      V6 G = V6::Zero(), H = V6::Zero();
+      if (has_ancestors) {
+        G = detail::crf<S>(sk, d.Fw[k]) +
+            detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], d.psi[a]) +
+            detail::b_mul<S>(d.cT[k], d.cP[k], d.scd[a]);
+        H = detail::b_mul<S>(d.cT[k], d.cP[k], sk) +
+            detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], d.scx[a]);
+      }
+      for (int j = k; j > 0; j = m.parent[j]) {
+        for (int c = m.iv[j]; c < m.iv[j] + joint_nv(m.type[j]); ++c) {
+          dq[a * nv + c] = U.dot(d.psi[c]) + Z.dot(d.scd[c].template head<3>());
+          dqd[a * nv + c] = Z.dot(d.sc[c].template head<3>()) + U.dot(d.scx[c]);
+          if (j != k) {
+            dq[c * nv + a] = d.sc[c].dot(G);
+            dqd[c * nv + a] = d.sc[c].dot(H);
+          }
+        }
       }
     }
   }
   for (int k = 1; k <= n; ++k)
-    if (m.damping[k] != 0) dqd[(k - 1) * n + (k - 1)] += S(m.damping[k]);
+    if (m.damping[k] != 0) dqd[m.iv[k] * (nv + 1)] += S(m.damping[k]);
 }
 
 namespace detail {
-// B := M^-1 B (negate: B := -M^-1 B) for B (n, n) row-major, with the Cholesky factor L of M (lower triangle of
-// d.M, from cholesky_solve) and inv[i] = 1 / L(i, i): forward then backward substitution on
-// whole rows (contiguous, so the inner loops vectorise). identity: B is the identity on entry
-// (row k of L^-1 B is zero beyond column k during the forward pass).
+
+// M = L' L in place on the lower triangle of d.M (Featherstone, RBDA Table 6.3): L lower
+// triangular with the tree's sparsity, L(i, j) != 0 only for j = i or an ancestor coordinate
+// of i (m.vparent), so nothing fills in and the factor costs O(sum of depth^2). Returns false
+// when M is not positive definite.
 template <class S>
-void cholesky_resolve_rows(const DataTpl<S>& d, const S* inv, S* B, bool negate,
-                           bool identity) {
+bool ltl_factor(const Model& m, DataTpl<S>& d) {
+  using std::sqrt;
+  auto& M = d.M;
+  const int* lambda = m.vparent.data();
+  for (int k = m.nv - 1; k >= 0; --k) {
+    if (!(M(k, k) > S(0))) return false;
+    const S lkk = sqrt(M(k, k));
+    M(k, k) = lkk;
+    const S inv = S(1) / lkk;
+    for (int i = lambda[k]; i >= 0; i = lambda[i]) M(k, i) *= inv;
+    for (int i = lambda[k]; i >= 0; i = lambda[i])
+      for (int j = i; j >= 0; j = lambda[j]) M(i, j) -= M(k, i) * M(k, j);
+  }
+  return true;
+}
+
+// x := M^-1 x with M = L' L (RBDA Table 6.4): L' y = x from the tips, then L x = y from the
+// root; x (nv,)
+template <class S>
+void ltl_solve(const Model& m, const DataTpl<S>& d, S* x) {
   const auto& L = d.M;
-  const int n = d.n;
+  const int* lambda = m.vparent.data();
+  for (int i = m.nv - 1; i >= 0; --i) {
+    x[i] /= L(i, i);
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[j] -= L(i, j) * x[i];
+  }
+  for (int i = 0; i < m.nv; ++i) {
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[i] -= L(i, j) * x[j];
+    x[i] /= L(i, i);
+  }
+}
+
+// B := M^-1 B (negate: -M^-1 B) for B (nv, nv) row-major, the two passes of ltl_solve on
+// whole rows (contiguous: the inner loops vectorise); inv[i] = 1 / L(i, i). O(nv sum of
+// depths) instead of the O(nv^3) of a dense factor.
+template <class S>
+void ltl_solve_rows(const Model& m, const DataTpl<S>& d, const S* inv, S* B, bool negate) {
+  const auto& L = d.M;
+  const int* lambda = m.vparent.data();
+  const int n = m.nv;
   if (negate)
     for (int k = 0; k < n * n; ++k) B[k] = -B[k];
-  for (int i = 0; i < n; ++i) {
-    S* bi = B + i * n;
-    for (int k = 0; k < i; ++k) {
-      const S lik = L(i, k);
-      const S* bk = B + k * n;
-      const int end = identity ? k + 1 : n;
-      for (int c = 0; c < end; ++c) bi[c] -= lik * bk[c];
-    }
-    const int end = identity ? i + 1 : n;
-    for (int c = 0; c < end; ++c) bi[c] *= inv[i];
-  }
   for (int i = n - 1; i >= 0; --i) {
     S* bi = B + i * n;
-    for (int k = i + 1; k < n; ++k) {
-      const S lki = L(k, i);
-      const S* bk = B + k * n;
-      for (int c = 0; c < n; ++c) bi[c] -= lki * bk[c];
+    for (int c = 0; c < n; ++c) bi[c] *= inv[i];
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) {
+      const S lij = L(i, j);
+      S* bj = B + j * n;
+      for (int c = 0; c < n; ++c) bj[c] -= lij * bi[c];
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    S* bi = B + i * n;
+    for (int j = lambda[i]; j >= 0; j = lambda[j]) {
+      const S lij = L(i, j);
+      const S* bj = B + j * n;
+      for (int c = 0; c < n; ++c) bi[c] -= lij * bj[c];
     }
     for (int c = 0; c < n; ++c) bi[c] *= inv[i];
   }
 }
+
 }  // namespace detail
 
 // Derivatives of forward dynamics qdd = FD(q, qd, tau) (all terms of rnea):
 //   dqdd/dq = -M^-1 dtau/dq, dqdd/dqd = -M^-1 dtau/dqd at qdd = FD(q, qd, tau), dqdd/dtau = M^-1
-// (M with armature). dq, dqd, dtau: (n, n) row-major; qdd: (n,) the accelerations. Returns
-// false when M is not positive definite.
+// (M with armature; dq a tangent vector with a free-flyer, as in rnea_derivatives), all by the
+// sparse factor M = L' L (ltl_factor, left in d.M). dq, dqd, dtau: (nv, nv) row-major; qdd:
+// (nv,) the accelerations (may be d.tmp). Returns false when M is not positive definite.
 template <class S>
 bool forward_dynamics_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd,
                                   const S* tau, S* qdd, S* dq, S* dqd, S* dtau) {
-  const int n = m.n;
-  // qdd, and the Cholesky factor of M left in d.M
-  if (!forward_dynamics_crba(m, d, q, qd, tau, qdd)) return false;
+  const int n = m.nv;
+  // qdd = M^-1 (tau - bias - damping qd - friction sign(qd)): the inputs are read first
+  bias_torques(m, d, q, qd, d.tmp.data());
+  detail::crba_lower(m, d, q);
+  for (int i = 1; i <= m.n; ++i)
+    for (int k = m.iv[i]; k < m.iv[i] + joint_nv(m.type[i]); ++k) {
+      S rhs = tau[k] - d.tmp[k];
+      if (m.damping[i] != 0) rhs -= S(m.damping[i]) * qd[k];
+      if (m.friction[i] != 0) rhs -= S(m.friction[i]) * detail::signum(qd[k]);
+      d.tmp[k] = rhs;
+    }
+  for (int k = 0; k < n; ++k) qdd[k] = d.tmp[k];
+  if (!detail::ltl_factor(m, d)) return false;
+  detail::ltl_solve(m, d, qdd);
   rnea_derivatives(m, d, q, qd, qdd, dq, dqd);
-  S* inv = d.tmp.data();  // 1 / L(i, i)
+  S* inv = d.Linv.data();  // 1 / L(i, i)
   for (int i = 0; i < n; ++i) inv[i] = S(1) / d.M(i, i);
   for (int k = 0; k < n * n; ++k) dtau[k] = S(0);
   for (int k = 0; k < n; ++k) dtau[k * n + k] = S(1);
-  detail::cholesky_resolve_rows(d, inv, dq, true, false);
-  detail::cholesky_resolve_rows(d, inv, dqd, true, false);
-  detail::cholesky_resolve_rows(d, inv, dtau, false, true);
+  detail::ltl_solve_rows(m, d, inv, dq, true);
+  detail::ltl_solve_rows(m, d, inv, dqd, true);
+  detail::ltl_solve_rows(m, d, inv, dtau, false);
   return true;
 }
 

@@ -179,13 +179,7 @@ bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* q
   // the bias first: inputs are read before qdd is written
   bias_torques(m, d, q, qd, d.tmp.data());
   detail::crba_lower(m, d, q);
-  for (int i = 1; i <= m.n; ++i)
-    for (int k = m.iv[i]; k < m.iv[i] + joint_nv(m.type[i]); ++k) {
-      S rhs = tau[k] - d.tmp[k];
-      if (m.damping[i] != 0) rhs -= S(m.damping[i]) * qd[k];
-      if (m.friction[i] != 0) rhs -= S(m.friction[i]) * detail::signum(qd[k]);
-      d.tmp[k] = rhs;
-    }
+  forward_dynamics_rhs(m, qd, tau, d.tmp.data());
   for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
   return cholesky_solve(d, qdd);
 }

@@ -52,6 +52,20 @@ ROBODYN_INLINE void add_joint_terms(const Model& m, int i, const S* qd, const S*
   if (m.friction[i] != 0) t += S(m.friction[i]) * detail::signum(qd[k]);
 }
 
+// The right-hand side of forward dynamics, in place: rhs = tau - rhs - damping qd - friction
+// sign(qd), with the bias torques in rhs on entry (armature belongs to the inertia, not here).
+// qd, tau, rhs (nv,); rhs may be neither qd nor tau.
+template <class S>
+ROBODYN_INLINE void forward_dynamics_rhs(const Model& m, const S* qd, const S* tau, S* rhs) {
+  for (int i = 1; i <= m.n; ++i)
+    for (int k = m.iv[i]; k < m.iv[i] + joint_nv(m.type[i]); ++k) {
+      S r = tau[k] - rhs[k];
+      if (m.damping[i] != 0) r -= S(m.damping[i]) * qd[k];
+      if (m.friction[i] != 0) r -= S(m.friction[i]) * detail::signum(qd[k]);
+      rhs[k] = r;
+    }
+}
+
 // The joint's part of Newton-Euler's classical accelerations (rnea.hpp): with (w, wd, a) the
 // parent's angular velocity, angular acceleration and classical origin acceleration seen from
 // body i (E^T w_p, E^T wd_p, E^T (a'_p + W_p r)), the joint velocity (wJ, vJ) = S qd and

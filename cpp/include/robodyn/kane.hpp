@@ -194,13 +194,7 @@ bool kane_forward(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const 
   // inputs are read before qdd is written: qdd may alias q, qd or tau
   detail::kane_sweep<false, false, S>(m, d, q, qd, nullptr, d.tmp.data());
   // right-hand side K_r - Z_r with K_r = f_r + K'_r (3.61), joint friction moved over
-  for (int r = 1; r <= m.n; ++r)
-    for (int k = m.iv[r]; k < m.iv[r] + joint_nv(m.type[r]); ++k) {
-      S rhs = tau[k] - d.tmp[k];
-      if (m.damping[r] != 0) rhs -= S(m.damping[r]) * qd[k];
-      if (m.friction[r] != 0) rhs -= S(m.friction[r]) * detail::signum(qd[k]);
-      d.tmp[k] = rhs;
-    }
+  forward_dynamics_rhs(m, qd, tau, d.tmp.data());
   detail::kane_inertia(m, d);
   for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
   return cholesky_solve(d, qdd);

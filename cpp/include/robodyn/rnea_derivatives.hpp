@@ -310,13 +310,7 @@ bool forward_dynamics_derivatives(const Model& m, DataTpl<S>& d, const S* q, con
   // qdd = M^-1 (tau - bias - damping qd - friction sign(qd)): the inputs are read first
   bias_torques(m, d, q, qd, d.tmp.data());
   detail::crba_lower(m, d, q);
-  for (int i = 1; i <= m.n; ++i)
-    for (int k = m.iv[i]; k < m.iv[i] + joint_nv(m.type[i]); ++k) {
-      S rhs = tau[k] - d.tmp[k];
-      if (m.damping[i] != 0) rhs -= S(m.damping[i]) * qd[k];
-      if (m.friction[i] != 0) rhs -= S(m.friction[i]) * detail::signum(qd[k]);
-      d.tmp[k] = rhs;
-    }
+  forward_dynamics_rhs(m, qd, tau, d.tmp.data());
   for (int k = 0; k < n; ++k) qdd[k] = d.tmp[k];
   if (!detail::ltl_factor(m, d)) return false;
   detail::ltl_solve(m, d, qdd);

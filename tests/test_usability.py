@@ -406,3 +406,34 @@ def test_animation_gif_is_written(tmp_path):
     assert proc.returncode == 0, proc.stderr
     with Image.open(tmp_path / "cli.gif") as im:
         assert im.format == "GIF" and im.n_frames == 5
+
+
+_HOPPER = """<robot name="hopper">
+  <link name="body"><inertial><mass value="3"/>
+    <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="leg"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="hip" type="revolute"><parent link="body"/><child link="leg"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/></joint>
+</robot>
+"""
+
+
+def test_codegen_floating_base_as_a_console_script(tmp_path):
+    """`robodyn codegen URDF --floating-base -o DIR` as a user runs it: the kernels of the
+    free-floating robot (nq = 8, nv = 7) are written, with its operation counts printed; a
+    bundled fixed-base robot with --floating-base is a usage error naming the reason."""
+    urdf = tmp_path / "hopper.urdf"
+    urdf.write_text(_HOPPER)
+    res = run_cli("codegen", str(urdf), "--floating-base", "-o", str(tmp_path / "out"),
+                  timeout=300)
+    assert res.returncode == 0, res.stderr
+    header = (tmp_path / "out" / "hopper.h").read_text()
+    robot = robodyn.load_urdf(str(urdf), floating_base=True)
+    assert (robot.nq, robot.nv) == (8, 7)
+    assert f"ROBODYN_HOPPER_NQ = {robot.nq}, ROBODYN_HOPPER_NV = {robot.nv}" in header
+    assert (tmp_path / "out" / "hopper.cpp").stat().st_size > 0
+    assert "inverse_dynamics" in res.stdout and "forward_dynamics" in res.stdout
+    res = run_cli("codegen", "ur5", "--floating-base", "-o", str(tmp_path / "no"))
+    assert res.returncode == 2
+    assert "fixed base" in res.stderr and not (tmp_path / "no").exists()

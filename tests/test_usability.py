@@ -434,6 +434,6 @@ def test_codegen_floating_base_as_a_console_script(tmp_path):
     assert f"ROBODYN_HOPPER_NQ = {robot.nq}, ROBODYN_HOPPER_NV = {robot.nv}" in header
     assert (tmp_path / "out" / "hopper.cpp").stat().st_size > 0
     assert "inverse_dynamics" in res.stdout and "forward_dynamics" in res.stdout
-    res = run_cli("codegen", "ur5", "--floating-base", "-o", str(tmp_path / "no"))
+    res = run_cli("codegen", "stanford_arm", "--floating-base", "-o", str(tmp_path / "no"))
     assert res.returncode == 2
     assert "fixed base" in res.stderr and not (tmp_path / "no").exists()

@@ -22,6 +22,8 @@ import robodyn
 from robodyn import codegen
 from reference import random_models as rm
 from _load import example_robot_data_dir
+import test_codegen
+from test_codegen import _generic  # the generic results the kernels are compared with
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "cpp" / "generated"
@@ -53,19 +55,8 @@ def _states(robot, rng, n_states=400):
     return q, qd, x
 
 
-def _generic(robot, q, qd, x):
-    N = q.shape[0]
-    return {"inverse_dynamics": robot.inverse_dynamics(q, qd, x),
-            "mass_matrix": robot.mass_matrix(q).reshape(N, -1),
-            "gravity": robot.gravity_torques(q),
-            "forward_dynamics": robot.forward_dynamics(q, qd, x)}
-
-
 def _assert_close(got, ref, what):
-    # per state, relative to the largest entry of the state's result (at least 1)
-    scale = np.maximum(1.0, np.abs(ref).max(axis=1, keepdims=True))
-    err = (np.abs(got - ref) / scale).max()
-    assert err <= TOL, f"{what}: relative error {err:.3g}"
+    test_codegen._assert_close(got, ref, what, TOL)
 
 
 def _check_graphs(robot, rng):

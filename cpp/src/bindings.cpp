@@ -227,13 +227,6 @@ class RobotCore {
     }
   }
 
-  // algorithms not written for a free-floating base refuse it
-  void fixed_only(const char* what) const {
-    if (model_->floating)
-      not_implemented(std::string(what) + " is not available for a free-floating base (nq = " +
-                      std::to_string(model_->nq) + ", nv = " + std::to_string(model_->nv) + ")");
-  }
-
   // Runs work(data, r0, r1, ok) over the rows [0, rows) of a batch with the GIL released,
   // split over up to set_num_threads() threads of at least min_rows rows, each with its own
   // Data (other Python threads may use data_ meanwhile). Every thread that started is joined;

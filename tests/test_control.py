@@ -268,6 +268,48 @@ def test_non_finite_measurement_or_reference_is_a_value_error_naming_it(robot, r
     assert np.all(np.isfinite(ctrl.step(0.0, *(args[k] for k in ARGS), tau)))
 
 
+def _controller_state(ctrl):
+    """Everything a call may change: the noise generator, the measurement ring, the counters
+    and (adaptive) the estimate and the time of its last update."""
+    return (repr(ctrl.rng.bit_generator.state), ctrl._ring.tobytes(), ctrl.calls,
+            ctrl.saturated_calls, getattr(ctrl, "estimate", np.empty(0)).tobytes(),
+            getattr(ctrl, "_t_last", None))
+
+
+@pytest.mark.parametrize("which", ARGS)
+@pytest.mark.parametrize("make", [
+    lambda r: ct.PDGravity(r, 10.0, 2.0, noise_std=0.01, delay=2, seed=1),
+    lambda r: ct.ComputedTorque(r, velocity_noise_std=0.05, seed=2),
+    lambda r: ct.Feedforward(r, noise_std=0.01, velocity_noise_std=0.02, seed=3),
+    lambda r: ct.AdaptiveComputedTorque(r, 5.0, 10.0, noise_std=0.01, delay=1, seed=4),
+], ids=["pd_gravity_noise_delay", "computed_torque_velocity_noise", "feedforward_noise",
+        "adaptive_noise_delay"])
+def test_refused_call_leaves_a_noisy_controller_untouched(robot, rng, make, which):
+    """A call refused for bad input (a NaN in the state or the reference) changes nothing:
+    not the noise generator (it drew the call's noise before the input was checked), the
+    measurement ring, the counters or the estimate; so the calls after it see exactly the
+    noise and torques of a controller that never saw the bad call."""
+    n = robot.n
+    calls = [dict(zip(ARGS, [*random_state(rng, n), *random_state(rng, n)])) for _ in range(4)]
+    ctrl, clean = make(robot), make(robot)
+    tau, tau_clean = np.empty(n), np.empty(n)
+    for k, args in enumerate(calls):
+        if k == 2:
+            before = _controller_state(ctrl)
+            bad = dict(args, **{which: args[which].copy()})
+            bad[which][1] = math.nan
+            for call in (lambda: ctrl.step(0.01 * k, *(bad[a] for a in ARGS), tau),
+                         lambda: ctrl(0.01 * k, bad["q"], bad["qd"],
+                                      (bad["q_ref"], bad["qd_ref"], bad["qdd_ref"]), out=tau)):
+                with pytest.raises(ValueError, match=rf"\b{which}\b"):
+                    call()
+                assert _controller_state(ctrl) == before
+        ctrl.step(0.01 * k, *(args[a] for a in ARGS), tau)
+        clean.step(0.01 * k, *(args[a] for a in ARGS), tau_clean)
+        assert tau.tobytes() == tau_clean.tobytes()
+    assert _controller_state(ctrl) == _controller_state(clean)
+
+
 class _NanAfter(tr.Trajectory):
     """A trajectory whose position goes NaN after t = 0.05 s (a bad reference source)."""
 

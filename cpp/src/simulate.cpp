@@ -162,6 +162,41 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       "ValueError naming it, before the ring is written.");
 
   m.def(
+      "_control_inputs",
+      [](py::handle q, py::handle qd, py::handle q_ref, py::handle qd_ref, py::handle qdd_ref) {
+        const py::handle arrays[5] = {q, qd, q_ref, qd_ref, qdd_ref};
+        const char* labels[5] = {"q", "qd", "q_ref", "qd_ref", "qdd_ref"};
+        const py::ssize_t n = py::len(q);
+        for (int i = 0; i < 5; ++i) finite(buffer(arrays[i], labels[i], n, false), n, labels[i]);
+      },
+      py::arg("q"), py::arg("qd"), py::arg("q_ref"), py::arg("qd_ref"), py::arg("qdd_ref"),
+      "Checks a control call's inputs (C-contiguous float64 arrays of q's size) without "
+      "changing anything: a NaN or inf is a ValueError naming the argument, as _control_law "
+      "and _measure check them. A controller with a measurement model calls it before it "
+      "draws the call's noise, so that a refused call leaves the generator where it was.");
+
+  m.def(
+      "_solve",
+      [](py::handle A, py::handle B) {
+        if (!boundary::is_array(A.ptr()) || boundary::array_of(A.ptr()).ndim() != 2 ||
+            boundary::array_of(A.ptr()).shape(0) != boundary::array_of(A.ptr()).shape(1))
+          bad("A", "expected a square (k, k) array");
+        const py::ssize_t k = boundary::array_of(A.ptr()).shape(0);
+        if (!boundary::is_array(B.ptr()) || boundary::array_of(B.ptr()).ndim() < 1 ||
+            boundary::array_of(B.ptr()).ndim() > 2 || boundary::array_of(B.ptr()).shape(0) != k)
+          bad("B", "expected a (k,) or (k, r) array, k = " + std::to_string(k));
+        const py::array b = boundary::array_of(B.ptr());
+        const py::ssize_t r = b.ndim() == 2 ? b.shape(1) : 1;
+        double* a = buffer(A, "A", k * k, true);
+        if (!lu_solve(static_cast<int>(k), a, static_cast<int>(r), buffer(B, "B", k * r, true)))
+          bad("A", "singular or not finite (a zero or non-finite pivot)");
+      },
+      py::arg("A"), py::arg("B"),
+      "B <- A^-1 B in place (robodyn/simulate.hpp lu_solve: LU with partial pivoting), for a "
+      "C-contiguous float64 (k, k) A, overwritten by its factors, and (k,) or (k, r) B. "
+      "Allocates nothing. A singular A is a ValueError.");
+
+  m.def(
       "_saturate",
       [](py::handle tau, py::handle limit) {
         const py::ssize_t n = py::len(limit);

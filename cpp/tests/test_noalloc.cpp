@@ -42,6 +42,7 @@ void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
 #include <cerrno>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -436,9 +437,20 @@ int check_simulation(const char* label, const Model& m) {
   SimReference ref{rq.data(), rqd.data(), rqdd.data(), rows};
   std::vector<double> oq((N + 1) * n), oqd((N + 1) * n), otau((N + 1) * n);
   SimOutput out{oq.data(), oqd.data(), otau.data()};
+  // joint stops below the reference (0.2 rad): the joints driven there hit them
+  std::vector<double> lower(n, -1e300), upper(n, 0.15), hits(n, 0.0), excess(n, 0.0);
+  SimLimits stops;
+  stops.lower = lower.data();
+  stops.upper = upper.data();
+  stops.hits = hits.data();
+  stops.excess = excess.data();
   int failures = 0;
-  for (SimIntegrator integrator : {SimIntegrator::RK4, SimIntegrator::SemiImplicitEuler}) {
-    Simulator sim(robot, SimForward::Aba, integrator, ctrl);
+  for (int run = 0; run < 4; ++run) {
+    const SimIntegrator integrator = run % 2 ? SimIntegrator::SemiImplicitEuler
+                                             : SimIntegrator::RK4;
+    const bool limited = run >= 2;
+    std::fill(hits.begin(), hits.end(), 0.0);
+    Simulator sim(robot, SimForward::Aba, integrator, ctrl, limited ? stops : SimLimits());
     const long n0 = g_news, m0 = g_mallocs, e0 = g_eigen_asserts;
     Eigen::internal::set_is_malloc_allowed(false);
     g_armed = true;
@@ -447,13 +459,41 @@ int check_simulation(const char* label, const Model& m) {
     g_armed = false;
     Eigen::internal::set_is_malloc_allowed(true);
     const long news = g_news - n0, mallocs = g_mallocs - m0, eigen = g_eigen_asserts - e0;
-    if (news || mallocs || eigen || res.status != SimStatus::Ok || res.fd_calls == 0) {
-      std::printf("FAIL %s: simulate (%s) allocated %ld new, %ld malloc, %ld Eigen asserts; "
-                  "status %d, %ld forward-dynamics calls\n", label,
-                  integrator == SimIntegrator::RK4 ? "rk4" : "euler", news, mallocs, eigen,
-                  static_cast<int>(res.status), res.fd_calls);
+    // with the limits, steps ending at a stop must have been taken
+    const double stopped = std::accumulate(hits.begin(), hits.end(), 0.0);
+    if (news || mallocs || eigen || res.status != SimStatus::Ok || res.fd_calls == 0 ||
+        (limited && !(stopped > 0.0))) {
+      std::printf("FAIL %s: simulate (%s%s) allocated %ld new, %ld malloc, %ld Eigen asserts; "
+                  "status %d, %ld forward-dynamics calls, %g steps at a stop\n", label,
+                  integrator == SimIntegrator::RK4 ? "rk4" : "euler",
+                  limited ? ", joint stops" : "", news, mallocs, eigen,
+                  static_cast<int>(res.status), res.fd_calls, stopped);
       ++failures;
     }
+  }
+  // lu_solve (the systems of a floating robot's joint stops): allocates nothing, and solves
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> N01(0.0, 1.0);
+  std::vector<double> A(36), A0(36), B(12), B0(12);
+  for (auto* v : {&A0, &B0})
+    for (auto& x : *v) x = N01(g);
+  A = A0;
+  B = B0;
+  const long n0 = g_news, m0 = g_mallocs;
+  g_armed = true;
+  const bool solved = lu_solve(6, A.data(), 2, B.data());
+  g_armed = false;
+  double residual = 0.0;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 2; ++j) {
+      double x = -B0[i * 2 + j];
+      for (int k = 0; k < 6; ++k) x += A0[i * 6 + k] * B[k * 2 + j];
+      residual = std::max(residual, std::abs(x));
+    }
+  if (!solved || g_news != n0 || g_mallocs != m0 || !(residual < 1e-10)) {
+    std::printf("FAIL %s: lu_solve (solved %d, %ld new, %ld malloc, residual %g)\n", label,
+                solved, g_news - n0, g_mallocs - m0, residual);
+    ++failures;
   }
   return failures;
 }

@@ -96,11 +96,15 @@ def se3_dexpinv(xi, v, out):
     applied to the vector, in scalar arithmetic (a few microseconds); otherwise the closed
     form :func:`se3_right_jacobian_inv`.
     """
-    p0, p1, p2, r0, r1, r2 = (float(x) for x in xi[:6])
+    # (item() reads a Python float without a view or a generator: the integrators' stages
+    # call this, and allocate nothing)
+    item = xi.item
+    p0, p1, p2, r0, r1, r2 = item(0), item(1), item(2), item(3), item(4), item(5)
     if p0 * p0 + p1 * p1 + p2 * p2 >= SERIES_ANGLE * SERIES_ANGLE:
         out[:6] = se3_right_jacobian_inv(xi) @ v[:6]
         return out
-    w0, w1, w2, u0, u1, u2 = (float(x) for x in v[:6])
+    item = v.item
+    w0, w1, w2, u0, u1, u2 = item(0), item(1), item(2), item(3), item(4), item(5)
     a0, a1, a2, b0, b1, b2 = w0, w1, w2, u0, u1, u2
     for c in _BERNOULLI:
         # (w, u) <- ad_xi (w, u)

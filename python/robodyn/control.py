@@ -279,6 +279,9 @@ class Controller:
         is a ValueError). Allocates nothing when the robot's methods take ``out=``. Returns
         ``tau``."""
         if not self._ideal:
+            # input refused before the call's noise is drawn: a refused call leaves the
+            # generator, the ring and the counters as they were
+            _core._control_inputs(q, qd, q_r, qd_r, qdd_r)
             q, qd = self._measure(q, qd)
         self._law(t, q, qd, q_r, qd_r, qdd_r, tau)
         # count the call if a joint is beyond its bound, and clip
@@ -457,10 +460,7 @@ class AdaptiveComputedTorque(Controller):
     def _law(self, t, q, qd, q_ref, qd_ref, qdd_ref, tau):
         # the measurement and the reference finite (as control.hpp's laws check them), before
         # the estimate adapts
-        for name, x in (("q", q), ("qd", qd), ("q_ref", q_ref), ("qd_ref", qd_ref),
-                        ("qdd_ref", qdd_ref)):
-            if not np.isfinite(x).all():
-                raise ValueError(f"{name}: contains NaN or inf (expected finite values)")
+        _core._control_inputs(q, qd, q_ref, qd_ref, qdd_ref)
         n = self.n
         e, qr, ar, s, Y, i = self._e, self._qr, self._ar, self._s, self._Y, self._diag
         # qd_r = qd_ref + lam e, qdd_r = qdd_ref + lam edot, s = qd - qd_r

@@ -235,24 +235,39 @@ class _FloatingLimits(_JointLimits):
         self.robot = robot
         m = self.lower.shape[0]
         nv = m + 6
-        # buffers, allocated once: a step with no joint beyond its limits allocates nothing
-        self._views = None              # (q, v, q[7:], v[6:]) of the loop's state arrays
+        # buffers and their views, allocated once: a step allocates nothing, at a stop or not
+        self._views = None              # (q, v, q[7:], v[6:], v[:6]) of the loop's arrays
         self._flags = np.empty(m, dtype=bool)
         self._before = np.empty(m)      # the joints' velocities before the stops
+        self._ones = np.ones(m)
+        self._D = np.zeros((m, m))      # the projection on the stopped joints (a 0/1 diagonal)
+        self._D_diag = self._D.reshape(-1)[::m + 1]
+        self._g = np.empty(m)           # 1 - that diagonal
+        self._T = np.empty((m, m))      # D X_j
+        self._lam = np.empty(m)         # the impulses on the joints
+        self._dv = np.empty(nv)
         self._h0 = np.empty(6)          # momentum before / after
         self._h = np.empty(6)
         self._M = np.empty((nv, nv))
-        self._eye = np.eye(nv)
-        self._Ag = np.empty((6, nv))    # centroidal momentum matrix
-        self._A = np.empty((6, 6))      # its base columns, the moment moved to the origin
-        self._c = np.empty(3)           # centre of mass
+        self._E = np.ascontiguousarray(np.eye(nv)[:, 6:])  # the joints' columns of 1
+        self._X = np.empty((nv, m))     # M^-1 E
+        self._Xj = self._X[6:]          # its joints' rows: E' M^-1 E
+        self._S = np.empty((m, m))
+        self._S_diag = self._S.reshape(-1)[::m + 1]
+        self._Ag = np.empty((6, nv))    # centroidal momentum matrix, its base columns
+        self._Ag_base = self._Ag[:, :6]
+        self._A = np.empty((6, 6))      # (those, the moment moved to the origin)
+        self._A_rows = tuple(self._A)
+        self._c = np.empty(3)           # centre of mass, its coordinates as 0-d views
+        self._c_i = tuple(self._c[i:i + 1].reshape(()) for i in range(3))
         self._t = np.empty((2, 6))      # scratch rows for the cross products
+        self._t_rows = tuple(self._t)
 
     def __call__(self, q, v):
         """The stops on q (nq,), v (nv,) in place; True if the state was changed."""
         views = self._views
         if views is None or views[0] is not q or views[1] is not v:
-            views = self._views = (q, v, q[7:], v[6:])
+            views = self._views = (q, v, q[7:], v[6:], v[:6])
         qj, vj = views[2], views[3]
         flags = self._flags
         # (count_nonzero, unlike any(), allocates nothing)
@@ -271,28 +286,44 @@ class _FloatingLimits(_JointLimits):
         super().__call__(qj, vj)
         np.not_equal(vj, before, out=flags)
         if np.count_nonzero(flags):
-            idx = np.flatnonzero(flags)  # the joints whose outward velocity was stopped
-            wanted = vj[idx] - before[idx]  # the joints' velocity change the stops ask for
-            vj[idx] = before[idx]
-            idx += 6
-            # dv = M^-1 E lam with (E' M^-1 E) lam = wanted: exactly `wanted` on the joints
-            MinvE = np.linalg.solve(robot.mass_matrix(q, out=self._M), self._eye[:, idx])
-            v += MinvE @ np.linalg.solve(MinvE[idx], wanted)
+            # the joints J whose outward velocity was stopped: the velocity change the stops
+            # ask for, "wanted" (zero on the other joints), is made by impulses lam on J,
+            # dv = M^-1 E lam with (E' M^-1 E)_JJ lam = wanted: exactly `wanted` on J. The
+            # system is solved at full size, D (E' M^-1 E) D + 1 - D with D the projection
+            # on J, where wanted and so lam are zero off J (no index arrays, no broadcasting:
+            # nothing allocated)
+            lam, g, S, T, X = self._lam, self._g, self._S, self._T, self._X
+            np.subtract(vj, before, out=lam)
+            np.copyto(vj, before)
+            np.copyto(self._D_diag, flags)
+            np.subtract(self._ones, self._D_diag, out=g)
+            np.copyto(X, self._E)
+            _core._solve(robot.mass_matrix(q, out=self._M), X)
+            np.dot(self._D, self._Xj, out=T)
+            np.dot(T, self._D, out=S)
+            self._S_diag += g
+            _core._solve(S, lam)
+            v += np.dot(X, lam, out=self._dv)
         # the joints put back on their limits moved the bodies (by about |qd| dt): the base's
         # velocity takes up the momentum that changed, h(q, v) = h0, through the base columns
         # of the momentum's matrix about the world origin (A_G with the moment moved there:
         # A[:3] += c x A[3:], column by column, as np.cross evaluates it)
-        A, t = self._A, self._t
-        A[:] = robot.centroidal_momentum_matrix(q, out=self._Ag)[:, :6]
-        c = robot.center_of_mass(q, out=self._c)
-        for row, (i, j) in enumerate(((1, 2), (2, 0), (0, 1))):
-            np.multiply(A[3 + j], c[i], out=t[0])
-            np.multiply(A[3 + i], c[j], out=t[1])
-            t[0] -= t[1]
-            A[row] += t[0]
+        A, t0, t1 = self._A, *self._t_rows
+        rows, c = self._A_rows, self._c_i
+        robot.centroidal_momentum_matrix(q, out=self._Ag)
+        np.copyto(A, self._Ag_base)
+        robot.center_of_mass(q, out=self._c)
+        for row, i, j in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+            np.multiply(rows[3 + j], c[i], out=t0)
+            np.multiply(rows[3 + i], c[j], out=t1)
+            t0 -= t1
+            a = rows[row]
+            a += t0
         h = robot.momentum(q, v, out=self._h)
         np.subtract(h0, h, out=h)
-        v[:6] += np.linalg.solve(A, h)
+        _core._solve(A, h)
+        v_base = views[4]
+        v_base += h
         return True
 
 
@@ -889,6 +920,30 @@ class _Loop:
         out[:] = self.robot.integrate(q0, theta, 1.0)
         out[3:7] /= math.sqrt(float(np.dot(out[3:7], out[3:7])))
 
+    def _manifold_steps(self, q, v, qs, vs, theta):
+        """``(retract, slope)``: _retract and _slope for the loop's own buffers (the state
+        q, v, the stage qs, vs and theta, the same arrays at every call), with their views
+        made once and the plant's ``integrate(..., out=)``: a step allocates nothing."""
+        integrate = _with_out(self.robot.integrate, q, theta, 1.0)
+        quaternion = {id(q): q[3:7], id(qs): qs[3:7]}
+        joints_v = {id(v): v[6:], id(vs): vs[6:]}
+        joints_out = {}
+        dot, sqrt = np.dot, math.sqrt
+
+        def retract(q0, theta, out):
+            integrate(q0, theta, 1.0, out=out)
+            quat = quaternion[id(out)]
+            quat /= sqrt(float(dot(quat, quat)))
+
+        def slope(theta, v, out):
+            target = joints_out.get(id(out))
+            if target is None:
+                target = joints_out[id(out)] = out[6:]
+            np.copyto(target, joints_v[id(v)])
+            se3_dexpinv(theta, v, out)
+
+        return retract, slope
+
     def _finish_manifold(self, rec, grid, flags, q, v, progress, duration):
         """The end of a manifold run: the last state checked, the controller's last call (if
         due) and the last recorded row."""
@@ -924,6 +979,16 @@ class _Loop:
         theta = np.empty(n)
         kq = np.empty((4, n))  # tangent-space slopes of the configuration
         kv = np.empty((4, n))  # accelerations
+        # every buffer and view the steps use, made once: a step allocates nothing (but the
+        # stage times given to a continuous controller)
+        kq_s, kv_s = tuple(kq), tuple(kv)
+        start = np.empty(nq)  # the step's initial configuration
+        wh, dv = np.empty(4), np.empty(n)
+        Yq, Yv = Yr[:, :nq], Yr[:, nq:]
+        copyto, multiply, dot = np.copyto, np.multiply, np.dot
+        isfinite, count_nonzero = np.isfinite, np.count_nonzero
+        q_ok, v_ok = np.empty(nq, dtype=bool), np.empty(n, dtype=bool)
+        retract, slope = self._manifold_steps(q, v, qs, vs, theta)
         w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
         c = (0.0, 0.5, 0.5, 1.0)
         N = grid.shape[0] - 1
@@ -936,36 +1001,40 @@ class _Loop:
                 h = grid[k + 1] - t
                 if cont or flags[k]:
                     control(t, q, v)
-                Yr[k, :nq] = q
-                Yr[k, nq:] = v
-                TAUr[k] = tau
+                copyto(Yq[k], q)
+                copyto(Yv[k], v)
+                copyto(TAUr[k], tau)
+                copyto(start, q)
                 if rk4:
                     # stage s: theta_s = c_s h k_(s-1), q_s = integrate(q, theta_s),
                     # v_s = v + c_s h a_(s-1); slopes (Jr(theta_s)^-1 v_s, a(q_s, v_s))
-                    kq[0] = v
-                    fd(q, v, tau, method=method, out=kv[0])
-                    for st in range(1, 4):
-                        np.multiply(kq[st - 1], c[st] * h, out=theta)
-                        self._retract(q, theta, qs)
-                        np.multiply(kv[st - 1], c[st] * h, out=vs)
+                    copyto(kq_s[0], v)
+                    fd(q, v, tau, method=method, out=kv_s[0])
+                    for st in (1, 2, 3):
+                        multiply(kq_s[st - 1], c[st] * h, out=theta)
+                        retract(q, theta, qs)
+                        multiply(kv_s[st - 1], c[st] * h, out=vs)
                         vs += v
                         if cont:
                             control(t + c[st] * h, qs, vs)
-                        fd(qs, vs, tau, method=method, out=kv[st])
-                        self._slope(theta, vs, kq[st])
-                    np.dot(w * h, kq, out=theta)
-                    self._retract(q.copy(), theta, q)
-                    v += np.dot(w * h, kv)
+                        fd(qs, vs, tau, method=method, out=kv_s[st])
+                        slope(theta, vs, kq_s[st])
+                    multiply(w, h, out=wh)
+                    dot(wh, kq, out=theta)
+                    retract(start, theta, q)
+                    v += dot(wh, kv, out=dv)
                 else:
                     # semi-implicit Euler: velocity first, then the pose with the new velocity
-                    fd(q, v, tau, method=method, out=kv[0])
-                    v += h * kv[0]
-                    np.multiply(v, h, out=theta)
-                    self._retract(q.copy(), theta, q)
+                    fd(q, v, tau, method=method, out=kv_s[0])
+                    multiply(kv_s[0], h, out=dv)
+                    v += dv
+                    multiply(v, h, out=theta)
+                    retract(start, theta, q)
                 if limits is not None:
                     limits(q, v)
-                if not (k & _FINITE_CHECK_MASK) and not (np.isfinite(q).all()
-                                                         and np.isfinite(v).all()):
+                if not (k & _FINITE_CHECK_MASK) and (
+                        count_nonzero(isfinite(q, out=q_ok)) < nq
+                        or count_nonzero(isfinite(v, out=v_ok)) < n):
                     self._diverged(grid[k + 1], None)
                 if progress is not None and k % every == 0:
                     progress(t, duration)

@@ -119,6 +119,41 @@ inline void joint_stops(int n, double* q, double* qd, const SimLimits& L) {
   }
 }
 
+// Solves A X = B in place for a general (k, k) A and a (k, r) B, both row-major: A is
+// overwritten by its LU factors (Gaussian elimination with partial pivoting, Golub & Van Loan
+// alg. 3.4.1, then back substitution), B by X. False, A and B partly overwritten, when a pivot
+// is zero or not finite (A singular, or not finite). Nothing is allocated: the joint stops of
+// a floating robot (robodyn.simulation, through _core._solve) solve their systems with it.
+inline bool lu_solve(int k, double* A, int r, double* B) {
+  for (int c = 0; c < k; ++c) {
+    // the pivot: the largest entry of column c on or below the diagonal
+    int p = c;
+    for (int i = c + 1; i < k; ++i)
+      if (std::abs(A[i * k + c]) > std::abs(A[p * k + c])) p = i;
+    const double pivot = A[p * k + c];
+    if (!(pivot != 0.0 && std::isfinite(pivot))) return false;
+    if (p != c) {
+      std::swap_ranges(A + c * k, A + (c + 1) * k, A + p * k);
+      std::swap_ranges(B + c * r, B + (c + 1) * r, B + p * r);
+    }
+    // eliminate column c below the pivot, in A and B alike
+    for (int i = c + 1; i < k; ++i) {
+      const double l = A[i * k + c] / pivot;
+      A[i * k + c] = l;
+      for (int j = c + 1; j < k; ++j) A[i * k + j] -= l * A[c * k + j];
+      for (int j = 0; j < r; ++j) B[i * r + j] -= l * B[c * r + j];
+    }
+  }
+  // back substitution with the upper factor
+  for (int c = k - 1; c >= 0; --c)
+    for (int j = 0; j < r; ++j) {
+      double s = B[c * r + j];
+      for (int i = c + 1; i < k; ++i) s -= A[c * k + i] * B[i * r + j];
+      B[c * r + j] = s / A[c * k + c];
+    }
+  return true;
+}
+
 // The record: (N + 1, n) row-major arrays, row k the state at t_k and the torque applied from
 // t_k on (the held command, or the first-stage torque in continuous mode).
 struct SimOutput {

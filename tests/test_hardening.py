@@ -481,11 +481,28 @@ def _console_script(name):
     return str(path) if path.exists() else shutil.which(name)
 
 
+def _cpu_seconds(pid):
+    """CPU time (user + system, s) the process `pid` has used so far (Linux /proc), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_stops_simulate_promptly():
-    """`robodyn simulate` (the console script, C++ loop) on a long run: SIGINT once the
-    progress bar shows the loop running; the process ends within 0.5 s (rc 130,
-    "interrupted"). On the old main it ran on to the end of the run."""
+    """`robodyn simulate` (the console script, C++ loop) on a 600 s run: SIGINT once the
+    progress bar shows the loop running; the process stops its work at once and exits
+    (rc 130, "interrupted"). On the old main it ran on to the end of the run.
+
+    What is measured is the product, not the machine: the CPU time the process uses from
+    the signal to its exit (the loop noticing the signal, the unwinding, the interpreter's
+    shutdown: about 0.05 s), below 0.5 s; the loop running on for another 0.5 s would use
+    that much. The wall time from the signal to the exit only bounds a hang: on a quiet
+    machine it is 0.1-0.2 s, but it is the scheduler's at load 20 on two cores (0.63-0.92 s
+    was seen, for the same 0.05 s of CPU), hence 10 s."""
     exe = _console_script("robodyn")
     if exe is None:
         pytest.skip("the robodyn console script is not installed")
@@ -504,17 +521,29 @@ def test_ctrl_c_stops_simulate_promptly():
             if sel.select(timeout=1.0):
                 seen += os.read(proc.stderr.fileno(), 4096)
         assert b"%" in seen, seen[-500:]
+        cpu_before = _cpu_seconds(proc.pid)
         t0 = time.perf_counter()
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
+        # the child's resource usage at its exit (waited for here, so that Popen does not)
+        deadline = time.monotonic() + 20
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid or time.monotonic() > deadline:
+                break
+            time.sleep(0.002)
         elapsed = time.perf_counter() - t0
+        assert pid, "still running 20 s after SIGINT"
+        proc.returncode = os.waitstatus_to_exitcode(status)
         err = seen + proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert elapsed < 0.5, (elapsed, err[-500:])
     assert proc.returncode == 130 and b"interrupted" in err, (proc.returncode, err[-500:])
+    if cpu_before is not None:
+        cpu_after = usage.ru_utime + usage.ru_stime - cpu_before
+        assert cpu_after < 0.5, (cpu_after, elapsed, err[-500:])
+    assert elapsed < 10.0, (elapsed, err[-500:])
 
 
 def test_simulate_raises_keyboard_interrupt_from_cpp_loop():

@@ -203,6 +203,39 @@ def test_sweep_covers_both_packages():
         assert sum(label.startswith("rtb/") for label in labels) >= 8
 
 
+def test_shipped_non_physical_inertias_warn_and_keep_m_positive_definite(rng):
+    """Why a non-physical inertia on a moving link is a warning (docs/urdf.md): real files
+    ship them (7 of example-robot-data's 69: the Allegro hands, HyQ, PR2, the Romeos, Alex),
+    and they do not break the dynamics: each such file loads with one warning naming the
+    links, is refused with strict=True, and its mass matrix is positive definite (unless the
+    same warning reports a joint that moves no mass, Romeo's hands)."""
+    root = example_robot_data_dir()
+    if root is None:
+        pytest.skip("example-robot-data is not installed")
+    flagged = []
+    for label, path in CASES:
+        if not label.startswith("erd/") or label in REFUSED:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", urdf.URDFWarning)
+            robot = robodyn.load_urdf(path)
+        messages = [str(w.message) for w in caught if w.category is urdf.URDFWarning]
+        if not any("<inertial> <inertia>" in m for m in messages):
+            continue
+        flagged.append(label)
+        assert len(messages) == 1 and messages[0].startswith(f"{path}: ")
+        with pytest.raises(urdf.URDFError, match=r"<inertial> <inertia>: (principal|inertia)"):
+            robodyn.load_urdf(path, strict=True)
+        if "mass matrix is singular" in messages[0]:
+            continue
+        lo, hi = robot.position_limits
+        for _ in range(10):
+            q = rng.uniform(np.maximum(lo, -np.pi), np.minimum(hi, np.pi))
+            M = np.asarray(robot.mass_matrix(q))
+            np.linalg.cholesky(M)  # positive definite, or LinAlgError
+    assert len(flagged) >= 5, flagged
+
+
 def main():
     """The closing-note table: per file, loaded / compared / refused, worst errors."""
     rng = np.random.default_rng(2026)

@@ -277,6 +277,7 @@ def test_floating_stops_equal_the_plain_rule(floating, mode, restitution):
         np.testing.assert_allclose(res.qd, ref.qd, rtol=0, atol=1e-11 * np.abs(ref.qd).max())
 
 
+@pytest.mark.allocations
 def test_floating_stop_layer_allocates_nothing(floating):
     """A step that ends with every joint within its limits (almost every step) and a step
     that stops a joint (the impulse and the momentum's correction: two solves through

@@ -237,6 +237,7 @@ def hot_calls(robot, q, qd, qdd):
     }
 
 
+@pytest.mark.allocations
 @pytest.mark.parametrize("name", ["inverse_dynamics", "inverse_dynamics_kane",
                                   "forward_dynamics", "forward_dynamics_crba",
                                   "forward_dynamics_kane", "mass_matrix", "bias_torques",
@@ -259,6 +260,7 @@ def test_python_hot_path_with_out_allocates_nothing(hot, name):
     assert peak >= outs[0].nbytes, (name, peak)
 
 
+@pytest.mark.allocations
 def test_python_floating_derivatives_with_out_allocate_nothing(rng):
     # a free-floating base (nq = nv + 1): the derivative and regressor calls with out=
     from test_floating import floating_state, floating_tree
@@ -282,6 +284,7 @@ def test_python_floating_derivatives_with_out_allocate_nothing(rng):
         assert peak >= (out[0] if isinstance(out, tuple) else out).nbytes
 
 
+@pytest.mark.allocations
 def test_python_hot_path_varying_q_allocates_nothing(hot):
     # cache misses on every call (q alternates), still nothing allocated
     robot, q, qd, qdd = hot
@@ -300,6 +303,7 @@ def test_python_hot_path_varying_q_allocates_nothing(hot):
     assert growth <= 0 and peak < THRESHOLD, (growth, peak)
 
 
+@pytest.mark.allocations
 @pytest.mark.parametrize("integrator", ["rk4", "euler"])
 def test_python_floating_loop_allocates_nothing_per_step(integrator):
     """robodyn.simulate's Python loop on a floating robot (manifold RK4, semi-implicit Euler),

@@ -958,15 +958,30 @@ def test_closed_loop_with_the_simulated_arm_tracks_the_thesis_motion(ros):
     t = np.array([s[0] for s in states]) - sent
     assert [s[1] for s in states[:1]] == [names]
     q = np.array([s[2] for s in states])
-    err = np.abs(q - motion.sample(t)[0]).max(axis=1)
+    # the controller's reference starts (its time 0) when it has read the message, which is
+    # the delivery latency after `sent`: the error is measured against the reference as the
+    # controller ran it, shifted by that latency, fitted to 1 ms within 0-0.25 s. (Measured
+    # from `sent`, |qd_ref| times the latency counted as tracking error: tens of ms of latency
+    # at load 25 made it fail once, while the loop tracked as well as ever.)
     moving = t <= motion.duration
-    final = t > motion.duration + 0.5
+    shifts = np.arange(0.0, 0.25, 0.001)
+    worst = [np.abs(q[moving] - motion.sample(t[moving] - d)[0]).max() for d in shifts]
+    latency = shifts[int(np.argmin(worst))]
+    err = np.abs(q - motion.sample(t - latency)[0]).max(axis=1)
+    moving = t - latency <= motion.duration
+    final = t - latency > motion.duration + 0.5
     print(f"\nclosed loop, Intelledex 605 thesis motion over ROS 2: {len(t)} joint states, "
-          f"max |q - q_ref| {err[moving].max():.2e} rad while moving, "
-          f"{err[final].max():.2e} rad 0.5 s after the end")
-    assert moving.sum() > 500 and final.sum() > 50
-    assert err[moving].max() < 0.08, err[moving].max()
-    assert err[final].max() < 2e-3, err[final].max()
+          f"reference started {1e3 * latency:.0f} ms after it was sent, "
+          f"max |q - q_ref| {err[moving].max():.2e} rad while moving "
+          f"({np.abs(q - motion.sample(t)[0]).max(axis=1)[t <= motion.duration].max():.2e} "
+          f"against the reference from the send), {err[final].max():.2e} rad 0.5 s after "
+          f"the end")
+    # (the longest gap between joint states: the machine's share in the error, if it fails)
+    gap = f"longest gap between joint states {1e3 * np.diff(t).max():.0f} ms"
+    assert latency < 0.2, (latency, gap)  # not at the edge of the fitted range: it did start
+    assert moving.sum() > 500 and final.sum() > 50, (moving.sum(), final.sum(), gap)
+    assert err[moving].max() < 0.08, (err[moving].max(), gap)
+    assert err[final].max() < 2e-3, (err[final].max(), gap)
     np.testing.assert_allclose(q[-1], np.full(6, math.pi / 3), atol=2e-3)
 
 

@@ -1064,12 +1064,28 @@ class _Loop:
         Kq, Kv = np.zeros((7, n)), np.zeros((7, n))
         err = np.empty(2 * n)
         scale = np.empty(2 * n)
+        # every buffer and view the attempts use, made once: an attempt allocates nothing (but
+        # the stage times given to a continuous controller)
+        Kq_s, Kv_s = tuple(Kq), tuple(Kv)
+        Kq_to, Kv_to = tuple(Kq[:st] for st in range(7)), tuple(Kv[:st] for st in range(7))
+        ah = tuple(np.empty(st) for st in range(8))  # a stage's row of the tableau times h
+        eh = np.empty(7)
+        err_q, err_v, scale_q, scale_v = err[:n], err[n:], scale[:n], scale[n:]
+        abs_v, abs_vs = np.empty(n), np.empty(n)
+        Yq, Yv = Yr[:, :nq], Yr[:, nq:]
+        copyto, multiply, dot = np.copyto, np.multiply, np.dot
+        retract, slope = self._manifold_steps(q, v, qs, vs, theta)
 
-        def size(qq, out):
+        def size(qq, out, views={}):
             # a magnitude per tangent direction: 1 for the base rotation, |p|, |q_joint|
-            out[:3] = 1.0
-            np.abs(qq[:3], out=out[3:6])
-            np.abs(qq[7:], out=out[6:n])
+            # (views of the loop's arrays, made at the first call)
+            key = (id(qq), id(out))
+            if key not in views:
+                views[key] = (qq[:3], qq[7:], out[:3], out[3:6], out[6:n])
+            p, joints, rot, pos, rest = views[key]
+            rot.fill(1.0)
+            np.abs(p, out=pos)
+            np.abs(joints, out=rest)
 
         mag0, mag1 = np.empty(n), np.empty(n)
         N = grid.shape[0] - 1
@@ -1088,12 +1104,12 @@ class _Loop:
                 if not fsal:
                     if cont:
                         control(t, q, v)
-                    fd(q, v, tau, method=method, out=Kv[0])
+                    fd(q, v, tau, method=method, out=Kv_s[0])
                     fd_calls += 1
-                Kq[0] = v
-                Yr[k, :nq] = q
-                Yr[k, nq:] = v
-                TAUr[k] = tau
+                copyto(Kq_s[0], v)
+                copyto(Yq[k], q)
+                copyto(Yv[k], v)
+                copyto(TAUr[k], tau)
                 while True:
                     remaining = t_end - t
                     if remaining <= 1e-12 * max(1.0, abs(t_end)):
@@ -1106,35 +1122,38 @@ class _Loop:
                     if attempts > max_attempts:
                         raise SimulationError(f"rk45: more than {max_attempts} attempted steps "
                                               f"(at t = {t:.6g} s); loosen rtol/atol")
-                    for st in range(1, 7):
-                        np.dot(A[st] * h, Kq[:st], out=theta)
-                        self._retract(q, theta, qs)
-                        np.dot(A[st] * h, Kv[:st], out=vs)
+                    for st in (1, 2, 3, 4, 5, 6):
+                        a = multiply(A[st], h, out=ah[st])
+                        dot(a, Kq_to[st], out=theta)
+                        retract(q, theta, qs)
+                        dot(a, Kv_to[st], out=vs)
                         vs += v
                         if cont:
                             control(t + C[st] * h, qs, vs)
-                        fd(qs, vs, tau, method=method, out=Kv[st])
-                        self._slope(theta, vs, Kq[st])
+                        fd(qs, vs, tau, method=method, out=Kv_s[st])
+                        slope(theta, vs, Kq_s[st])
                     fd_calls += 6
                     # stage 7 is the new point: theta = theta_7, v = vs
-                    np.dot(E * h, Kq, out=err[:n])
-                    np.dot(E * h, Kv, out=err[n:])
+                    multiply(E, h, out=eh)
+                    dot(eh, Kq, out=err_q)
+                    dot(eh, Kv, out=err_v)
                     size(q, mag0)
                     size(qs, mag1)
-                    np.maximum(mag0, mag1, out=scale[:n])
-                    np.maximum(np.abs(v), np.abs(vs), out=scale[n:])
+                    np.maximum(mag0, mag1, out=scale_q)
+                    np.maximum(np.abs(v, out=abs_v), np.abs(vs, out=abs_vs), out=scale_v)
                     scale *= rtol
                     scale += atol
                     err /= scale
-                    enorm = math.sqrt(float(np.dot(err, err)) / err.shape[0])
+                    enorm = math.sqrt(float(dot(err, err)) / err.shape[0])
                     if not math.isfinite(enorm):
                         self._diverged(t, None)
                     if enorm <= 1.0:
                         t = t_end if clipped else t + h
-                        q[:] = qs
-                        v[:] = vs
-                        Kv[0] = Kv[6]  # first same as last: the acceleration at the new point
-                        Kq[0] = v
+                        copyto(q, qs)
+                        copyto(v, vs)
+                        # first same as last: the acceleration at the new point
+                        copyto(Kv_s[0], Kv_s[6])
+                        copyto(Kq_s[0], v)
                         fsal = True
                         factor = 5.0 if enorm == 0.0 else min(5.0, 0.9 * enorm ** -0.2)
                         h_prop = max(h_prop, h * factor) if clipped else h * factor

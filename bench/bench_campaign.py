@@ -526,49 +526,63 @@ def bench_dataset_job(dirs, rows=1_600_000, chunk=200_000, rounds=5, pause=3.0, 
         made = f(where or tempfile.gettempdir(), 99)
         if isinstance(made, Path):
             shutil.rmtree(made)
-    res = {name: [] for name, _, _ in variants}
+
+    def timed(f, where, r):
+        r0 = os.times()
+        t0 = time.perf_counter()
+        made = f(where, r)
+        wall = time.perf_counter() - t0
+        r1 = os.times()
+        if isinstance(made, Path):  # (removed, not timed)
+            shutil.rmtree(made)
+        return {"wall_s": wall, "cpu_s": (r1.user - r0.user) + (r1.system - r0.system),
+                "user_s": r1.user - r0.user, "sys_s": r1.system - r0.system}
+
+    # each variant timed next to its own batch calls on the same rows (before or after it,
+    # alternately): the pair shares the load of the moment, and its ratio is one sample
+    res = {name: [] for name, _, _ in variants[1:]}
+    ref = {name: [] for name, _, _ in variants[1:]}
     loads = []
     try:
         for r in range(rounds):
-            order = list(range(len(variants)))
+            order = list(range(1, len(variants)))
             random.Random(r).shuffle(order)
             for i in order:
                 name, where, f = variants[i]
-                r0 = os.times()
-                t0 = time.perf_counter()
-                made = f(where, r)
-                wall = time.perf_counter() - t0
-                r1 = os.times()
-                res[name].append({"wall_s": wall, "cpu_s": (r1.user - r0.user)
-                                  + (r1.system - r0.system), "user_s": r1.user - r0.user,
-                                  "sys_s": r1.system - r0.system})
-                if isinstance(made, Path):  # (removed, not timed; then the pause)
-                    shutil.rmtree(made)
-                time.sleep(pause)
+                time.sleep(pause)  # (the freed pages reported to the host: a new job's memory)
+                first = (r + i) % 2
+                if first:
+                    ref[name].append(timed(batch, None, r))
+                res[name].append(timed(f, where, r))
+                if not first:
+                    ref[name].append(timed(batch, None, r))
             loads.append(load()[0])
-            b = res["batch call ID + M"][-1]
-            print(f"  round {r} (load {loads[-1]:.1f}): " + ", ".join(
-                f"{name.split(' (')[0]} {b['wall_s'] / v[-1]['wall_s']:.2f}/"
-                f"{b['cpu_s'] / v[-1]['cpu_s']:.2f}" for name, v in res.items()
-                if name != "batch call ID + M"), flush=True)
+            print(f"  round {r} (load {loads[-1]:.1f}), vs the batch call, wall / CPU: "
+                  + ", ".join(f"{name.split(' (')[0]} "
+                              f"{ref[name][-1]['wall_s'] / v[-1]['wall_s']:.2f}/"
+                              f"{ref[name][-1]['cpu_s'] / v[-1]['cpu_s']:.2f}"
+                              for name, v in res.items()), flush=True)
     finally:
         if one_core:
             os.sched_setaffinity(0, cpus)
     med = {name: {k: statistics.median(x[k] for x in v) for k in v[0]}
            for name, v in res.items()}
-    ref = med["batch call ID + M"]
+    everyref = [x for v in ref.values() for x in v]
+    med["batch call ID + M"] = {k: statistics.median(x[k] for x in everyref)
+                                for k in everyref[0]}
+    ratio = {how: {name: statistics.median(b[how + "_s"] / x[how + "_s"]
+                                           for b, x in zip(ref[name], v))
+                   for name, v in res.items()} for how in ("wall", "cpu")}
+    for how in ratio:
+        ratio[how]["batch call ID + M"] = 1.0
     out = {"rows": rows, "chunk": chunk, "rounds": rounds, "quantities": quantities,
            "dirs": dirs, "one_core": one_core, "pause_s": pause, "load": loads,
-           "bytes_per_row": 8 * (4 * 6 + 36), "per_round": res, "median": med,
+           "bytes_per_row": 8 * (4 * 6 + 36), "per_round": res, "batch_next_to_each": ref,
+           "median": med,
            "rows_per_wall_s": {k: rows / v["wall_s"] for k, v in med.items()},
            "rows_per_cpu_s": {k: rows / v["cpu_s"] for k, v in med.items()},
-           # per round (the variant against the batch call of the same round), then the median
-           "vs_batch_call_wall": {k: statistics.median(b["wall_s"] / x["wall_s"] for b, x in
-                                                       zip(res["batch call ID + M"], v))
-                                  for k, v in res.items()},
-           "vs_batch_call_cpu": {k: statistics.median(b["cpu_s"] / x["cpu_s"] for b, x in
-                                                      zip(res["batch call ID + M"], v))
-                                 for k, v in res.items()}}
+           # the median of the per-pair ratios (the variant against its own batch calls)
+           "vs_batch_call_wall": ratio["wall"], "vs_batch_call_cpu": ratio["cpu"]}
     print(f"  {rows:,} rows in chunks of {chunk:,}, {rounds} rounds, load "
           f"{min(loads):.1f}-{max(loads):.1f}; vs the batch call, wall (one core) / CPU:")
     for k in med:
@@ -576,7 +590,6 @@ def bench_dataset_job(dirs, rows=1_600_000, chunk=200_000, rounds=5, pause=3.0, 
               f"{out['vs_batch_call_cpu'][k]:.2f}   ({1e3 * med[k]['wall_s'] / (rows / chunk):.0f}"
               f" ms wall, {1e3 * med[k]['cpu_s'] / (rows / chunk):.0f} ms CPU a chunk, of "
               f"which sys {1e3 * med[k]['sys_s'] / (rows / chunk):.0f})", flush=True)
-    del ref
     return out
 
 

@@ -12,7 +12,8 @@ system, all threads: ``getrusage``) and its minor page faults. The ways:
   (its pages touched the first time) or into the same array again: the cost of fresh memory;
 - ``buffered, overwrite``: the same chunk files rewritten in place (the page cache's pages
   reused), as a per-chunk bench that overwrites one chunk measures;
-- ``buffered, new files``: every chunk in new files (what a dataset does);
+- ``buffered, new files``: every chunk in new files (what a dataset does), one ``pwrite`` a
+  file, or in writes of 64 KiB (ext4 makes smaller page-cache folios);
 - ``O_DIRECT, new files``: new files written with ``O_DIRECT`` from a 4096-aligned buffer (no
   page cache: the device's DMA reads the buffer; not on tmpfs, where it is buffered anyway);
 - ``O_DIRECT, new files, in a thread``: the same write from a second thread while this thread
@@ -59,7 +60,7 @@ def since(u0):
             "minflt": u1[3] - u0[3]}
 
 
-def write_files(paths, bufs, direct=False, overwrite=False):
+def write_files(paths, bufs, direct=False, overwrite=False, piece=1 << 40):
     flags = os.O_WRONLY | os.O_CREAT | (0 if overwrite else os.O_TRUNC)
     if direct:
         flags |= os.O_DIRECT
@@ -69,7 +70,7 @@ def write_files(paths, bufs, direct=False, overwrite=False):
             mv = memoryview(b).cast("B")
             done = 0
             while done < len(mv):
-                done += os.pwrite(fd, mv[done:], done)
+                done += os.pwrite(fd, mv[done:done + piece], done)
         finally:
             os.close(fd)
 
@@ -89,6 +90,8 @@ def main(argv=None):
     p.add_argument("--chunks", type=int, default=8)
     p.add_argument("--compute-ms", type=float, default=140.0,
                    help="the compute a write overlaps (the chunk's batch calls: ~140 ms)")
+    p.add_argument("--pause", type=float, default=4.0,
+                   help="seconds after each way's files are removed (free page reporting)")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     base = Path(tempfile.mkdtemp(prefix="robodyn-io-", dir=args.dir))
@@ -112,6 +115,8 @@ def main(argv=None):
             [base / f"over{i}" for i in range(5)], src, overwrite=True),
         "buffered, new files": lambda r, k: write_files(
             [base / f"new-{r}-{k}-{i}" for i in range(5)], src),
+        "buffered, new files, writes of 64 KiB": lambda r, k: write_files(
+            [base / f"small-{r}-{k}-{i}" for i in range(5)], src, piece=1 << 16),
     }
     if direct_ok is True:
         ways["O_DIRECT, new files"] = lambda r, k: write_files(
@@ -138,6 +143,9 @@ def main(argv=None):
                 for f in base.iterdir():  # (not timed; "over*" stays)
                     if not f.name.startswith("over"):
                         f.unlink()
+                # the freed pages reported to the host before the next way (as a new job's
+                # memory is), not reused at once
+                time.sleep(args.pause)
             load.append(os.getloadavg()[0])
             print(f"round {r} done, load {load[-1]:.2f}", flush=True)
     finally:

@@ -286,10 +286,10 @@ def _raw_layout(z):
             and z.serializer == BytesCodec(endian="little"))
 
 
-# rows per block of a raw chunk write (a multiple of 512 rows: every block but the last is a
-# multiple of 4096 bytes, so O_DIRECT takes it); a chunk is cut into about _PIECES blocks, the
-# write of each overlapping the computation of the next
-_PIECES = 8
+# a raw chunk is computed and written in about this many blocks, the write of each overlapping
+# the computation of the next (blocks of a multiple of 512 rows: every block but the last is a
+# multiple of 4096 bytes, so O_DIRECT takes it)
+_BLOCKS_PER_CHUNK = 8
 
 
 def _write_raw_chunk(robot, quantities, sampler, seed, k, m, path, chunk, arrays):
@@ -309,7 +309,7 @@ def _write_raw_chunk(robot, quantities, sampler, seed, k, m, path, chunk, arrays
     state = _states(robot, sampler, seed, k, m, reuse=True)
     zeros = {name: (0,) * (arrays[name].ndim - 1) for name in quantities}
     files = {}
-    block = max(512, -(-m // (_PIECES * 512)) * 512)
+    block = max(512, -(-m // (_BLOCKS_PER_CHUNK * 512)) * 512)
     pool = ThreadPoolExecutor(1, thread_name_prefix="robodyn-write")
     pending = []
     try:
@@ -386,7 +386,8 @@ class _RawFile:
                 # (refused after all, e.g. a device with a larger block: the ordinary way)
                 os.close(self.dfd)
                 self.dfd, body = None, 0
-        _pwrite(self.fd, data[body:], offset + body)
+        for i in range(body, len(data), _WRITE_BYTES):
+            _pwrite(self.fd, data[i:i + _WRITE_BYTES], offset + i)
 
     def finish(self):
         """Pad to the chunk's size with NaN (the arrays' fill value) and close."""
@@ -411,6 +412,11 @@ class _RawFile:
 
 # direct I/O for raw chunk files where the platform has it (Linux)
 _DIRECT = hasattr(os, "O_DIRECT")
+# bytes per ordinary write: on ext4 a large write makes large page-cache folios, taken from the
+# free 2 MB blocks that a virtual machine's guest has handed back to its host (free page
+# reporting), which the host must fault in and zero again: 200 ms of system CPU per 96 MB in
+# one write, 25 ms in writes of 64 KiB (this VM, bench/bench_dataset_io.py)
+_WRITE_BYTES = 1 << 16
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 

@@ -19,6 +19,11 @@
 3. Overheads: the scheduler's cost per task (empty tasks), the bytes shipped per task and per
    result, the client's cost to write a batch; with them, a model of a 4-node x 32-core cluster
    running 10^6 simulations.
+4. ``--dataset-job`` (alone; results: ``bench/results/dataset_job.json``): the dataset figure.
+   Whole ``robodyn.dataset`` jobs (1,600,000 rows, Zarr and Parquet, into tmpfs and
+   ``--job-dir``, default the system's temporary directory) in this process pinned to one core,
+   each paired with its own batch calls on the same rows; rows per wall-second and per
+   CPU-second against them (``bench_dataset_job``).
 
 The machine's load average is recorded with every figure (other jobs share the cores).
 """

@@ -43,13 +43,13 @@ robodyn writes it itself: the chunk's batched calls run on blocks of rows into r
 page-aligned outputs, and a writer thread writes each block from those outputs while the next
 block is computed, with ``O_DIRECT`` where the file system takes it (no copy into the page
 cache). Zarr is the fast path: no transpose into columns, no encoding, and the write hidden
-behind the computation (on a disk, 0.88 of the batch call's rows per CPU-second; on tmpfs,
-where the rows must be copied into new memory, 0.73; Parquet 0.56-0.58: bench/bench_campaign.py
-``--dataset-job`` and docs/campaign.md). Parquet stays the default: its
-files are tables any Parquet reader opens, and their layout is documented. :func:`read_dataset`
-reads either back as NumPy arrays. The workers write the files themselves (the rows never
-travel to the client), so on a cluster ``path`` must be a directory that every worker sees (a
-shared file system).
+behind the computation (a whole job on one core, on a disk: 0.88-0.91 of the batch call's rows
+per CPU-second; on tmpfs, where the rows must be copied into new memory, 0.70-0.73; Parquet
+0.54-0.58: bench/bench_campaign.py ``--dataset-job`` and docs/campaign.md). Parquet stays the
+default: its files are tables any Parquet reader opens, and their layout is documented.
+:func:`read_dataset` reads either back as NumPy arrays. The workers write the files themselves
+(the rows never travel to the client), so on a cluster ``path`` must be a directory that every
+worker sees (a shared file system).
 
 Resuming: ``dataset.json`` is written first, with a token of everything that determines the
 rows (the robot's model, the quantities, the sampler, the seed, ``n``, ``chunk``, the format

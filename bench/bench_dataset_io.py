@@ -20,7 +20,8 @@ system, all threads: ``getrusage``) and its minor page faults. The ways:
   computes (a busy loop of the same length as a chunk's batch calls): how much of the write's
   wall time the overlap hides, and what CPU it costs.
 
-It also reports the kernel's free page reporting (a virtual machine's guest returns free
+``--freed``: 6 files of 96 MB written and deleted, then 6 new files, at once or after 8 s (the
+freed memory handed back to the host in between). It also reports the kernel's free page reporting (a virtual machine's guest returns free
 memory to its host, which must fault it in again and zero it when the guest touches it).
 """
 
@@ -83,6 +84,32 @@ def busy(seconds):
         np.sin(x, out=x)
 
 
+def freed_then_new(base, pause, files=6):
+    """``files`` files of 96 MB written (one ``pwrite`` each) and deleted, then after ``pause``
+    seconds ``files`` new ones: the system CPU of each new file, and the MB the kernel reported
+    to the host (handed back) during the pause."""
+    buf = np.random.default_rng(1).random(sum(SIZES) // 8)
+    for k in range(files):
+        write_files([base / f"old{k}"], [buf])
+    for k in range(files):
+        (base / f"old{k}").unlink()
+    r0 = _read(REPORTED)
+    time.sleep(pause)
+    r1 = _read(REPORTED)
+    sys_ms = []
+    for k in range(files):
+        u0 = usage()
+        write_files([base / f"fresh{k}"], [buf])
+        sys_ms.append(1e3 * since(u0)["sys"])
+    for k in range(files):
+        (base / f"fresh{k}").unlink()
+    reported = (int(r1) - int(r0)) / 1024 if r0 and r1 else None
+    return {"pause_s": pause, "sys_ms_per_file": sys_ms, "reported_mb_during_pause": reported}
+
+
+REPORTED = "/sys/module/page_reporting/parameters/reported_kib"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dir", default=tempfile.gettempdir())
@@ -93,7 +120,23 @@ def main(argv=None):
     p.add_argument("--pause", type=float, default=4.0,
                    help="seconds after each way's files are removed (free page reporting)")
     p.add_argument("--json", default=None)
+    p.add_argument("--freed", action="store_true",
+                   help="only: new files written right after freeing as much, and after 8 s")
     args = p.parse_args(argv)
+    if args.freed:
+        base = Path(tempfile.mkdtemp(prefix="robodyn-io-", dir=args.dir))
+        try:
+            out = [freed_then_new(base, pause) for _ in range(2) for pause in (0.0, 8.0)]
+        finally:
+            shutil.rmtree(base)
+        for x in out:
+            print(f"  after a pause of {x['pause_s']:.0f} s ({x['reported_mb_during_pause']} MB "
+                  f"reported): system CPU per new 96 MB file "
+                  f"{[round(v) for v in x['sys_ms_per_file']]} ms")
+        if args.json:
+            Path(args.json).write_text(json.dumps({"dir": args.dir, "freed": out}, indent=1)
+                                       + "\n")
+        return
     base = Path(tempfile.mkdtemp(prefix="robodyn-io-", dir=args.dir))
     src = [aligned(n) for n in SIZES]
     rng = np.random.default_rng(0)

@@ -127,15 +127,62 @@ def test_quaternion_traced_as_normalised():
                       function)
 
 
-def test_kane_is_not_traced_on_a_floating_base():
-    robot = _load_seed("lynch_satellite")
-    for algorithm in ("kane", "gravity_kane", "kane_inertia", "kane_forward"):
-        with pytest.raises(NotImplementedError, match="free-floating"):
-            codegen.trace(robot, algorithm)
-    gen = codegen.generate(robot)
-    assert {f: k.traced for f, k in gen.kernels.items()} == {
-        "inverse_dynamics": "rnea", "mass_matrix": "crba", "gravity": "gravity",
-        "forward_dynamics": "aba"}
+# the generic function each of Kane's formulations computes
+_KANE = {"inverse_dynamics": "kane", "mass_matrix": "kane_inertia", "gravity": "gravity_kane",
+         "forward_dynamics": "kane_forward"}
+
+
+def _check_kane_graphs(robot, rng, n_states=400):
+    """Kane's formulations traced on a floating base (the base's speeds its twist), simplified
+    and evaluated: equal to the generic Newton-Euler, CRBA and ABA results."""
+    q, qd, x = _states(robot, rng, n_states)
+    ref = _generic(robot, q, qd, x)
+    for function, algorithm in _KANE.items():
+        g, outs = codegen.simplify(*codegen.trace(robot, algorithm))
+        _assert_close(codegen.evaluate(g, outs, q, qd, x), ref[function],
+                      f"{robot.name} {algorithm}")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kane_graphs_agree_random_floating_trees(seed):
+    rng = np.random.default_rng(seed)
+    _check_kane_graphs(robodyn.Robot(rm.random_floating(5, rng, "tree")), rng)
+    _check_kane_graphs(
+        robodyn.Robot(rm.random_floating(4, rng, "chain", joint_types="prismatic")), rng)
+    _check_kane_graphs(robodyn.Robot(rm.random_floating(3, rng, "tree", axes="z")), rng)
+    _check_kane_graphs(robodyn.Robot(rm.random_floating(0, rng)), rng)
+
+
+@pytest.mark.parametrize("name", SEEDS)
+def test_kane_graphs_agree_seeds(name):
+    _check_kane_graphs(_load_seed(name), np.random.default_rng(17))
+
+
+def test_kane_graphs_agree_solo12():
+    base = example_robot_data_dir()
+    if base is None:
+        pytest.skip("example-robot-data is not installed")
+    robot = robodyn.load_urdf(str(base / "solo_description/robots/solo12.urdf"),
+                              floating_base=True)
+    _check_kane_graphs(robot, np.random.default_rng(12), 100)
+
+
+def test_shortest_trace_kept_on_a_floating_base():
+    """Every formulation is traced on a floating base too, and each kernel is the one with
+    the fewest multiplications plus additions (the seeds: Newton-Euler, CRBA and ABA)."""
+    rng = np.random.default_rng(9)
+    for robot in (_load_seed("lynch_satellite"), robodyn.Robot(rm.random_floating(4, rng))):
+        gen = codegen.generate(robot)
+        for function, kernel in gen.kernels.items():
+            costs = {}
+            for algorithm in codegen._TRACED[function]:
+                c = codegen.simplify(*codegen.trace(robot, algorithm))
+                costs[algorithm] = sum(c[0].counts(c[1])[k] for k in ("mul", "add"))
+            assert kernel.traced in costs
+            assert costs[kernel.traced] == min(costs.values()), (function, costs)
+    assert {f: k.traced for f, k in codegen.generate(_load_seed("lynch_satellite"))
+            .kernels.items()} == {"inverse_dynamics": "rnea", "mass_matrix": "crba",
+                                  "gravity": "gravity", "forward_dynamics": "aba"}
 
 
 def test_generation_time_is_bounded():
@@ -254,7 +301,7 @@ def test_quaternion_checked_before_the_kernels():
         near[:, 3:7] *= 1 + 5e-7
         np.testing.assert_allclose(call(special, near), call(robot, q), rtol=1e-12,
                                    atol=1e-12)
-    # Kane's method is not generated for a floating base: the generic one runs
+    # method="kane" runs the generic Kane algorithm (the kernels answer the default method)
     np.testing.assert_allclose(special.inverse_dynamics(q, qd, x, method="kane"),
                                robot.inverse_dynamics(q, qd, x), rtol=1e-10, atol=1e-10)
 

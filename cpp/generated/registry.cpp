@@ -31,13 +31,13 @@ namespace robodyn {
 const std::vector<BuiltinKernels>& builtin_kernels() {
   static const std::vector<BuiltinKernels> table = {
       {"intelledex_605",
-       "162d71f5199fc1289960125594a7b2e8cfc9aed70bae54f0cdc8719f8f1d14ae",
+       "0c4cc1207ddcfce0009b3b6f98ddcc727b6fe4a129952a90eee2ca43a1ca4460",
        robodyn_intelledex_605_inverse_dynamics,
        robodyn_intelledex_605_mass_matrix,
        robodyn_intelledex_605_gravity,
        robodyn_intelledex_605_forward_dynamics},
       {"stanford_arm",
-       "84cfc9d131de33963fb57b2808d831a49f24b87e6153eef683133c1bb593f285",
+       "6d3f2adce28ab5d2942dcda75b84688e7e3e04c7fc3ebcd12f10280ca7cedcd7",
        robodyn_stanford_arm_inverse_dynamics,
        robodyn_stanford_arm_mass_matrix,
        robodyn_stanford_arm_gravity,

@@ -51,11 +51,6 @@ namespace {
 
 std::atomic<int> g_threads{1};
 
-[[noreturn]] void not_implemented(const std::string& why) {
-  PyErr_SetString(PyExc_NotImplementedError, why.c_str());
-  throw py::error_already_set();
-}
-
 // a base quaternion q[3:7] whose norm is within this of 1 is normalised where it is used;
 // farther is an error
 constexpr double kQuaternionTolerance = 1e-6;
@@ -1076,8 +1071,6 @@ pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q:
          g = trace_algorithm(*r.model_, algorithm);
        } catch (const std::invalid_argument& e) {
          throw py::value_error(e.what());
-       } catch (const std::domain_error& e) {
-         not_implemented(e.what());
        }
        return graph_dict(g);
      }, "Expression graph of one algorithm traced on this model (robodyn.codegen).");

@@ -229,7 +229,7 @@ static LinkKind link_kind(JointType t, ConstRotation::Kind rc, const std::array<
 // Kane's method's constants (model.hpp's KaneConstants) from (mass, h = mass c, Ibar about the
 // origin): c = h / mass, I = Ibar - mass (c.c 1 - c c^T); components of c below 1e-15 m and
 // products of inertia below 1e-14 of the largest moment count as zero (as for pc)
-static KaneConstants kane_constants(const Model& m) {
+KaneConstants kane_constants(const Model& m) {
   KaneConstants K;
   K.c.assign(m.n + 1, Vec3::Zero());
   K.c_nz.assign(m.n + 1, {{false, false, false}});

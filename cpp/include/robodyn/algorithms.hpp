@@ -66,13 +66,6 @@ inline bool is_straight_line(Algorithm a) {
   return false;
 }
 
-// the algorithms generated code is traced from on a free-floating base (codegen.cpp): Kane's
-// formulations run there (kane.hpp) but are not traced into the floating kernels
-inline bool available_floating(Algorithm a) {
-  return a != Algorithm::Kane && a != Algorithm::GravityKane && a != Algorithm::KaneInertia &&
-         a != Algorithm::KaneForward;
-}
-
 // entries of the algorithm's result for n velocity coordinates (nv)
 inline int output_size(Algorithm a, int n) {
   switch (a) {

@@ -30,8 +30,7 @@ struct ExprGraph {
 // model's inertias are taken as zero first (rounding residue of pi/2 rotations). The graph is
 // simplified as it is built (tracing.hpp). On a free-floating model the base's rotation is
 // traced from the quaternion inputs (normalised in the graph, as the generic code does).
-// Throws std::invalid_argument for an unknown algorithm or one that cannot be traced,
-// std::domain_error for one not available on a free-floating base (Kane's formulations).
+// Throws std::invalid_argument for an unknown algorithm or one that cannot be traced.
 ExprGraph trace_algorithm(const Model& model, const std::string& algorithm);
 
 // The graph with the same outputs and fewer operations (simplify.cpp): rebuilt through the

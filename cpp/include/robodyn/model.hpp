@@ -154,6 +154,10 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
 constexpr double kInertiaRtol = 1e-9;
 constexpr double kInertiaAtol = 1e-12;  // kg m^2
 
+// Kane's per-body constants (Model::kane) derived from mass, h and Ibar: build_model calls it,
+// and code generation again for its copy of the model with rounding residue cleaned.
+KaneConstants kane_constants(const Model& m);
+
 // Checks a gravity vector (finite) and returns it; throws std::invalid_argument otherwise.
 Vec3 checked_gravity(const Vec3& g);
 

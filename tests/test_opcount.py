@@ -227,8 +227,16 @@ def test_formula_text():
 
 
 def test_growth_fits_are_exact():
-    """Exact from n = 3 (was 2 before the folded counting: at n = 2 the tip's constant inertia
-    meets the base's unneeded entries, and aba and crba count a few operations off the line)."""
+    """The counts are exact polynomials in n: from n = 2 for the inverse dynamics (as before the
+    folded counting), from n = 3 for aba and crba. At n = 2 the tip is the child of the body
+    on the base, and two savings of the folded counting meet in the one link transport between
+    them: the base body needs only a few entries of what is moved into it (the rest is dead,
+    not counted) and the tip's inputs carry known constants and zeros (folded, not counted).
+    For n >= 3 they are saved in different transports and add; at n = 2 an operation in both
+    sets is saved once, so aba and crba count a few operations more than the line (measured:
+    aba 110 mul / 95 add against 104 / 88 on 215n - 326 / 227n - 366; crba 19 / 20 against
+    17 / 18). Counting the dead operations too puts n = 2 on the line for every algorithm, but
+    counts work a specialised evaluation does not do (docs/opcounts.md)."""
     g = opcount.growth(1, 7, published=False)
     assert g["n"] == list(range(1, 8)) and g["fit_n"] == list(range(3, 8))
     for alg in INVERSE + ("aba", "crba"):
@@ -238,6 +246,13 @@ def test_growth_fits_are_exact():
             assert fit["exact"]["degree"] == fit["degree"]
             ys = np.polyval(fit["coef"], g["fit_n"])
             np.testing.assert_allclose(ys, g["counts"][alg][key][2:], atol=1e-6)
+            # n = 2: on the line for the inverse dynamics, a few operations above it for aba
+            # and crba (above it: an operation in both savings is saved once)
+            above = g["counts"][alg][key][1] - np.polyval(fit["coef"], 2)
+            if alg in INVERSE:
+                assert abs(above) < 1e-6, (alg, key, above)
+            else:
+                assert 0 < above <= 10, (alg, key, above)
     # mass matrix + Cholesky is cubic: the nominal quadratic leaves a residual
     fd = g["fits"]["forward_dynamics"]["mul"]
     assert fd["max_residual"] > 0.1 and fd["exact"]["degree"] == 3

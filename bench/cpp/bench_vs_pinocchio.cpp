@@ -289,13 +289,11 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
                              sink += out[0]),
                [=](int k) { robodyn::rnea(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
                             return vec(out); }});
-  // Kane's method is written for fixed bases
-  if (!c.floating)
-    v.push_back({"robodyn kane", "id",
-                 ROBODYN_BLOCK(robodyn::kane(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
-                               sink += out[0]),
-                 [=](int k) { robodyn::kane(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
-                              return vec(out); }});
+  v.push_back({"robodyn kane", "id",
+               ROBODYN_BLOCK(robodyn::kane(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
+                             sink += out[0]),
+               [=](int k) { robodyn::kane(*RM, *rd, Q + k * NQ, QD + k * NV, QDD + k * NV, out);
+                            return vec(out); }});
   v.push_back({"pinocchio rnea", "id",
                ROBODYN_BLOCK(sink += pinocchio::rnea(*PM, *pd, CMap(PQ + k * NQ, NQ),
                                                      CMap(PV + k * NV, NV), CMap(PA + k * NV, NV))[0]),
@@ -310,6 +308,18 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
                  std::vector<double> r(NV * NV);
                  for (int i = 0; i < NV; ++i)
                    for (int j = 0; j < NV; ++j) r[i * NV + j] = rd->M(i, j);
+                 return r;
+               }, true});
+  // the same output as Pinocchio's C++ crba, which fills one triangle of M (robodyn's lower,
+  // Pinocchio's upper): robodyn crba above also mirrors it into the other
+  v.push_back({"robodyn crba lower", "M",
+               ROBODYN_BLOCK(robodyn::detail::crba_lower(*RM, *rd, Q + k * NQ);
+                             sink += rd->M(0, 0)),
+               [=](int k) {
+                 robodyn::detail::crba_lower(*RM, *rd, Q + k * NQ);
+                 std::vector<double> r(NV * NV);
+                 for (int i = 0; i < NV; ++i)
+                   for (int j = 0; j < NV; ++j) r[i * NV + j] = i >= j ? rd->M(i, j) : rd->M(j, i);
                  return r;
                }, true});
   v.push_back({"pinocchio crba", "M",
@@ -335,14 +345,13 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
                [=](int k) { robodyn::forward_dynamics_crba(*RM, *rd, Q + k * NQ, QD + k * NV,
                                                            TAU + k * NV, out);
                             return vec(out); }});
-  if (!c.floating)
-    v.push_back({"robodyn kane_forward", "fd",
-                 ROBODYN_BLOCK(robodyn::kane_forward(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV,
-                                                     out);
-                               sink += out[0]),
-                 [=](int k) { robodyn::kane_forward(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV,
-                                                    out);
-                              return vec(out); }});
+  v.push_back({"robodyn kane_forward", "fd",
+               ROBODYN_BLOCK(robodyn::kane_forward(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV,
+                                                   out);
+                             sink += out[0]),
+               [=](int k) { robodyn::kane_forward(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV,
+                                                  out);
+                            return vec(out); }});
   v.push_back({"pinocchio aba", "fd",
                ROBODYN_BLOCK(sink += pinocchio::aba(*PM, *pd, CMap(PQ + k * NQ, NQ),
                                                     CMap(PV + k * NV, NV), CMap(PT + k * NV, NV))[0]),

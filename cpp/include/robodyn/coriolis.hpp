@@ -9,61 +9,31 @@
 #pragma once
 
 #include "robodyn/data.hpp"
+#include "robodyn/joint.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/spatial.hpp"
 
 namespace robodyn {
 
-// C(q, qd), (nv, nv) row-major into out. A free-flyer (body 1) has six axes, the columns of
-// its motion subspace in base coordinates, s_c = X_{0,1} e_c, fixed in the body (sdot = v x s);
-// every other joint one.
+// C(q, qd), (nv, nv) row-major into out. The axes s_c of every velocity coordinate c in base
+// coordinates (joint_axes_world: one for a 1-DOF joint, a free-flyer's six) into d.sc and their
+// rates sdot_c = v_i x s_c (the axes are fixed in body i) into d.scd.
 template <class S>
 void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* out) {
-  using V6 = Eigen::Matrix<S, 6, 1>;
+  using V6 = V6T<S>;
   using M6 = Eigen::Matrix<S, 6, 6>;
   update_kinematics(m, d, q, 3);
   const int nv = m.nv;
-  // the axes of body i: columns of d.Sf for a free-flyer, else d.sw[i]
-  auto axis = [&](int i, int c) -> const V6& { return m.type[i] == JointType::FreeFlyer ? d.Sf[c] : d.sw[i]; };
-  auto axis_rate = [&](int i, int c) -> const V6& {
-    return m.type[i] == JointType::FreeFlyer ? d.Sfd[c] : d.swd[i];
-  };
-  // sdot = v x s (motion cross product)
-  auto cross_motion = [](const V6& v, const V6& s) {
-    const V3T<S> vw = v.template head<3>(), vv = v.template tail<3>();
-    const V3T<S> sw = s.template head<3>(), sv = s.template tail<3>();
-    V6 r;
-    r << cross<S>(vw, sw), cross<S>(vw, sv) + cross<S>(vv, sw);
-    return r;
-  };
   // base-frame joint axes, body velocities, inertias and Coriolis operators
   for (int i = 1; i <= m.n; ++i) {
     const int p = m.parent[i];
-    const S* qdi = qd + m.iv[i];
+    const int k0 = m.iv[i], nj = joint_nv(m.type[i]);
+    joint_axes_world<S>(m.type[i], d.oR[i], d.op[i], &d.sc[k0]);
     V6 v = p > 0 ? d.vw[p] : V6::Zero();
-    if (m.type[i] == JointType::FreeFlyer) {
-      for (int c = 0; c < 6; ++c) {
-        const V3T<S> e = d.oR[i].col(c % 3);
-        if (c < 3)
-          d.Sf[c] << e, cross<S>(d.op[i], e);
-        else
-          d.Sf[c] << V3T<S>::Zero(), e;
-        v += d.Sf[c] * qdi[c];
-      }
-      d.vw[i] = v;
-      for (int c = 0; c < 6; ++c) d.Sfd[c] = cross_motion(v, d.Sf[c]);
-    } else {
-      const V3T<S> z = d.oR[i].col(2);
-      V6 s;
-      if (m.type[i] == JointType::Revolute)
-        s << z, cross<S>(d.op[i], z);
-      else
-        s << V3T<S>::Zero(), z;
-      d.sw[i] = s;
-      d.vw[i] = v + s * qdi[0];
-      d.swd[i] = cross_motion(d.vw[i], s);
-    }
+    for (int k = k0; k < k0 + nj; ++k) v += d.sc[k] * qd[k];
+    d.vw[i] = v;
+    for (int k = k0; k < k0 + nj; ++k) d.scd[k] = detail::crm<S>(v, d.sc[k]);
     const V6& vi = d.vw[i];
     const V3T<S> vw = vi.template head<3>(), vv = vi.template tail<3>();
     // inertia in base coordinates
@@ -105,14 +75,14 @@ void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* 
   for (int k = 1; k <= m.n; ++k) {
     for (int a = 0; a < joint_nv(m.type[k]); ++a) {
       const int row = m.iv[k] + a;
-      const V6 F1 = d.Iw[k] * axis(k, a);
-      const V6 F2 = d.Bw[k].transpose() * axis(k, a);
-      const V6 G = d.Iw[k] * axis_rate(k, a) + d.Bw[k] * axis(k, a);
+      const V6& s = d.sc[row];
+      const V6 F1 = d.Iw[k] * s;
+      const V6 F2 = d.Bw[k].transpose() * s;
+      const V6 G = d.Iw[k] * d.scd[row] + d.Bw[k] * s;
       for (int j = k; j > 0; j = m.parent[j])
-        for (int c = 0; c < joint_nv(m.type[j]); ++c) {
-          const int col = m.iv[j] + c;
-          out[row * nv + col] = F1.dot(axis_rate(j, c)) + F2.dot(axis(j, c));
-          if (j != k) out[col * nv + row] = axis(j, c).dot(G);
+        for (int col = m.iv[j]; col < m.iv[j] + joint_nv(m.type[j]); ++col) {
+          out[row * nv + col] = F1.dot(d.scd[col]) + F2.dot(d.sc[col]);
+          if (j != k) out[col * nv + row] = d.sc[col].dot(G);
         }
     }
   }

@@ -7,7 +7,6 @@
 
 #include <Eigen/Core>
 #include <Eigen/StdVector>
-#include <array>
 #include <vector>
 
 #include "robodyn/model.hpp"
@@ -64,17 +63,18 @@ struct DataTpl {
                          // acceleration, body axes
   AVec<S> w2;            // aba: |w_i|^2
 
-  // world-frame quantities for the Coriolis matrix
-  AVec<V6> sw, swd, vw;  // joint axes, their derivatives, body velocities (base frame)
+  // world-frame quantities for the Coriolis matrix (its joint axes and their rates are sc and
+  // scd below)
+  AVec<V6> vw;           // body velocities (base frame)
   AVec<M6> Iw, Bw;       // world inertias and the skew Coriolis operators, then composites
-  std::array<V6, 6> Sf, Sfd;  // coriolis, free-flyer: its six axes in base coordinates, rates
 
   // world-frame quantities of the derivatives and the regressor (rnea_derivatives.hpp,
   // regressor.hpp), vw above shared: per velocity coordinate c (nv), its joint axis S_c (a
   // column of the body's motion subspace), S'_c = v_parent x S_c, psi_c = a_parent x S_c +
   // v_parent x S'_c (the q-derivative of the velocity-product terms) and X_c = (v_body +
   // v_parent) x S_c (= 2 S'_c for a 1-DOF joint: the qd-derivative of the accelerations,
-  // less S_c x v), all base frame; per body the rest
+  // less S_c x v), all base frame; per body the rest. coriolis_matrix writes S_c into sc too,
+  // and the axis rate v_body x S_c into scd (equal to S'_c for a 1-DOF joint)
   AVec<V6> sc, scd, psi, scx;
   AVec<V6> aw;           // spatial accelerations of the bodies (base: -gravity), base frame
   AVec<V6> Fw;           // net spatial forces I a + v x* I v, then subtree sums (base frame)
@@ -118,7 +118,7 @@ DataTpl<S>::DataTpl(const Model& m)
       Im(m.n + 1, S(0)), Ih(m.n + 1, V3::Zero()), II(m.n + 1, M3::Zero()),
       IA(m.n + 1, M6::Zero()), pA(m.n + 1, V6::Zero()), U(m.n + 1, V6::Zero()),
       D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
-      sw(m.n + 1, V6::Zero()), swd(m.n + 1, V6::Zero()), vw(m.n + 1, V6::Zero()),
+      vw(m.n + 1, V6::Zero()),
       Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
       sc(m.nv, V6::Zero()), scd(m.nv, V6::Zero()), psi(m.nv, V6::Zero()),
       scx(m.nv, V6::Zero()), aw(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),

@@ -97,8 +97,8 @@ void regressor(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* 
     M3T<S> R;
     V3T<S> p;
     detail::user_frame(m, d, i, R, p);
-    const detail::V6T<S> v = detail::motion_in<S>(R, p, d.vw[i]);
-    const detail::V6T<S> a = detail::motion_in<S>(R, p, d.aw[i]);
+    const V6T<S> v = detail::motion_in<S>(R, p, d.vw[i]);
+    const V6T<S> a = detail::motion_in<S>(R, p, d.aw[i]);
     const V3T<S> w = v.template head<3>(), l = v.template tail<3>();
     const V3T<S> aw = a.template head<3>();
     const V3T<S> beta = V3T<S>(a.template tail<3>()) + cross<S>(w, l);
@@ -121,7 +121,7 @@ void regressor(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* 
 template <class S>
 void regressor_slotine_li(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* v,
                           const S* a, S* Y) {
-  using V6 = detail::V6T<S>;
+  using V6 = V6T<S>;
   const int n = m.n;
   // d.vw: actual body velocities; d.aw: reference accelerations J a + Jdot(q, qd) v - gravity
   detail::world_sweep<false>(m, d, q, qd, v, a);

@@ -40,29 +40,6 @@ namespace robodyn {
 
 namespace detail {
 
-template <class S>
-using V6T = Eigen::Matrix<S, 6, 1>;
-
-// motion cross product (x, y: [angular; linear]): 12 mul (18 with the linear part full)
-template <class S>
-ROBODYN_INLINE V6T<S> crm(const V6T<S>& x, const V6T<S>& y) {
-  const V3T<S> xw = x.template head<3>(), xl = x.template tail<3>();
-  const V3T<S> yw = y.template head<3>(), yl = y.template tail<3>();
-  V6T<S> r;
-  r << cross<S>(xw, yw), V3T<S>(cross<S>(xw, yl) + cross<S>(xl, yw));
-  return r;
-}
-
-// force cross product x x* f
-template <class S>
-ROBODYN_INLINE V6T<S> crf(const V6T<S>& x, const V6T<S>& f) {
-  const V3T<S> xw = x.template head<3>(), xl = x.template tail<3>();
-  const V3T<S> fn = f.template head<3>(), ff = f.template tail<3>();
-  V6T<S> r;
-  r << V3T<S>(cross<S>(xw, fn) + cross<S>(xl, ff)), cross<S>(xw, ff);
-  return r;
-}
-
 // spatial inertia (mass, first moment c, rotational inertia Ib about the origin) times motion
 template <class S>
 ROBODYN_INLINE V6T<S> inertia_mul(const S& mass, const V3T<S>& c, const M3T<S>& Ib,
@@ -152,7 +129,7 @@ ROBODYN_INLINE void world_inertia(const Model& m, const DataTpl<S>& d, int i, V3
 template <class S>
 void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd,
                       S* dq, S* dqd) {
-  using V6 = detail::V6T<S>;
+  using V6 = V6T<S>;
   const int n = m.n, nv = m.nv;
   detail::world_sweep<true>(m, d, q, qd, qd, qdd);
   // entries between bodies on different branches stay zero

@@ -21,6 +21,8 @@ template <class S>
 using V3T = Eigen::Matrix<S, 3, 1>;
 template <class S>
 using M3T = Eigen::Matrix<S, 3, 3>;
+template <class S>
+using V6T = Eigen::Matrix<S, 6, 1>;
 
 // x cross y: 6 mul, 3 add
 template <class S>
@@ -304,5 +306,29 @@ ROBODYN_INLINE M3T<S> skew(const V3T<S>& x) {
   K << S(0), -x[2], x[1], x[2], S(0), -x[0], -x[1], x[0], S(0);
   return K;
 }
+
+namespace detail {
+
+// motion cross product (x, y: [angular; linear]): 12 mul (18 with the linear part full)
+template <class S>
+ROBODYN_INLINE V6T<S> crm(const V6T<S>& x, const V6T<S>& y) {
+  const V3T<S> xw = x.template head<3>(), xl = x.template tail<3>();
+  const V3T<S> yw = y.template head<3>(), yl = y.template tail<3>();
+  V6T<S> r;
+  r << cross<S>(xw, yw), V3T<S>(cross<S>(xw, yl) + cross<S>(xl, yw));
+  return r;
+}
+
+// force cross product x x* f
+template <class S>
+ROBODYN_INLINE V6T<S> crf(const V6T<S>& x, const V6T<S>& f) {
+  const V3T<S> xw = x.template head<3>(), xl = x.template tail<3>();
+  const V3T<S> fn = f.template head<3>(), ff = f.template tail<3>();
+  V6T<S> r;
+  r << V3T<S>(cross<S>(xw, fn) + cross<S>(xl, ff)), cross<S>(xw, ff);
+  return r;
+}
+
+}  // namespace detail
 
 }  // namespace robodyn

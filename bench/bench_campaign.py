@@ -19,6 +19,11 @@
 3. Overheads: the scheduler's cost per task (empty tasks), the bytes shipped per task and per
    result, the client's cost to write a batch; with them, a model of a 4-node x 32-core cluster
    running 10^6 simulations.
+4. ``--dataset-job`` (alone; results: ``bench/results/dataset_job.json``): the dataset figure.
+   Whole ``robodyn.dataset`` jobs (1,600,000 rows, Zarr and Parquet, into tmpfs and
+   ``--job-dir``, default the system's temporary directory) in this process pinned to one core,
+   each paired with its own batch calls on the same rows; rows per wall-second and per
+   CPU-second against them (``bench_dataset_job``).
 
 The machine's load average is recorded with every figure (other jobs share the cores).
 """
@@ -457,6 +462,142 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
             "rate_vs_batch_call": {k: ref / v for k, v in med.items()}}
 
 
+def bench_dataset_job(dirs, rows=1_600_000, chunk=200_000, rounds=5, pause=3.0, one_core=True):
+    """The figure: rows per second per core of a whole ``robodyn.dataset`` job (Intelledex 605,
+    q, qd, qdd, tau, M, ``rows`` rows in chunks of ``chunk``) against one batch call per
+    quantity (ID, M) on the same rows in this process, by wall-clock time and by this
+    process's CPU time (all its threads, user + system). With ``one_core`` the process is
+    pinned to one CPU (``sched_setaffinity``): the job, its writer thread included, uses one
+    core, so its rows per wall-second are its rows per second per core. The variants
+    interleaved in a new order each round, medians over ``rounds``. Each written dataset is
+    removed after its timing, then ``pause`` seconds pass: the kernel hands its freed pages
+    back to the host (free page reporting), so every call writes into memory as a new job
+    does, not into the pages the previous one just freed. Variants: the Zarr writer
+    (``format="zarr"``, uncompressed: raw chunk files written with ``O_DIRECT`` from the
+    batched calls' outputs, overlapped with the next block's calls), the same without
+    ``O_DIRECT``, the previous writer (each chunk through Zarr's store after the whole
+    chunk's calls), Parquet; and the draw + batched calls alone (``robodyn.dataset`` without
+    a path, the chunks reduced)."""
+    import dask
+
+    from robodyn import datasets as ds
+
+    robot = robodyn.robots.intelledex_605()
+    if QUICK:
+        rows, chunk, rounds, pause = rows // 10, chunk // 10, 2, 0.5
+    quantities = ["q", "qd", "qdd", "tau", "M"]
+    robodyn.set_num_threads(1)
+    cpus = os.sched_getaffinity(0)
+    if one_core:
+        os.sched_setaffinity(0, {min(cpus)})
+    rng = np.random.default_rng(0)
+    q, qd, qdd = uniform_sampler(robot)(rng, chunk)
+
+    def batch(where, r):
+        for _ in range(rows // chunk):
+            robot.inverse_dynamics(q, qd, qdd)
+            robot.mass_matrix(q)
+
+    def compute(where, r):
+        arrays = robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r)
+        dask.compute(*[a.sum() for a in arrays.values()], scheduler="synchronous")
+
+    def write(format, raw=True, direct=True):
+        def run(where, r):
+            saved = ds._raw_layout, ds._DIRECT
+            if not raw:
+                ds._raw_layout = lambda z: False
+            ds._DIRECT = direct
+            try:
+                return robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r,
+                                       path=Path(where) / f"job{r}", format=format,
+                                       scheduler="synchronous")
+            finally:
+                ds._raw_layout, ds._DIRECT = saved
+        return run
+
+    variants = [("batch call ID + M", None, batch), ("draw + batched calls, no file", None,
+                                                       compute)]
+    for label, where in dirs.items():
+        variants += [(f"{label}: zarr (raw chunk files, O_DIRECT, overlapped)", where,
+                      write("zarr")),
+                     (f"{label}: zarr, buffered writes (no O_DIRECT), overlapped", where,
+                      write("zarr", direct=False)),
+                     (f"{label}: zarr through Zarr's store (the previous writer)", where,
+                      write("zarr", raw=False)),
+                     (f"{label}: parquet", where, write("parquet"))]
+    # warm-up: imports, the first chunk's buffers
+    for name, where, f in variants:
+        made = f(where or tempfile.gettempdir(), 99)
+        if isinstance(made, Path):
+            shutil.rmtree(made)
+
+    def timed(f, where, r):
+        r0 = os.times()
+        t0 = time.perf_counter()
+        made = f(where, r)
+        wall = time.perf_counter() - t0
+        r1 = os.times()
+        if isinstance(made, Path):  # (removed, not timed)
+            shutil.rmtree(made)
+        return {"wall_s": wall, "cpu_s": (r1.user - r0.user) + (r1.system - r0.system),
+                "user_s": r1.user - r0.user, "sys_s": r1.system - r0.system}
+
+    # each variant timed next to its own batch calls on the same rows (before or after it,
+    # alternately): the pair shares the load of the moment, and its ratio is one sample
+    res = {name: [] for name, _, _ in variants[1:]}
+    ref = {name: [] for name, _, _ in variants[1:]}
+    loads = []
+    try:
+        for r in range(rounds):
+            order = list(range(1, len(variants)))
+            random.Random(r).shuffle(order)
+            for i in order:
+                name, where, f = variants[i]
+                time.sleep(pause)  # (the freed pages reported to the host: a new job's memory)
+                first = (r + i) % 2
+                if first:
+                    ref[name].append(timed(batch, None, r))
+                res[name].append(timed(f, where, r))
+                if not first:
+                    ref[name].append(timed(batch, None, r))
+            loads.append(load()[0])
+            print(f"  round {r} (load {loads[-1]:.1f}), vs the batch call, wall / CPU: "
+                  + ", ".join(f"{name.split(' (')[0]} "
+                              f"{ref[name][-1]['wall_s'] / v[-1]['wall_s']:.2f}/"
+                              f"{ref[name][-1]['cpu_s'] / v[-1]['cpu_s']:.2f}"
+                              for name, v in res.items()), flush=True)
+    finally:
+        if one_core:
+            os.sched_setaffinity(0, cpus)
+    med = {name: {k: statistics.median(x[k] for x in v) for k in v[0]}
+           for name, v in res.items()}
+    everyref = [x for v in ref.values() for x in v]
+    med["batch call ID + M"] = {k: statistics.median(x[k] for x in everyref)
+                                for k in everyref[0]}
+    ratio = {how: {name: statistics.median(b[how + "_s"] / x[how + "_s"]
+                                           for b, x in zip(ref[name], v))
+                   for name, v in res.items()} for how in ("wall", "cpu")}
+    for how in ratio:
+        ratio[how]["batch call ID + M"] = 1.0
+    out = {"rows": rows, "chunk": chunk, "rounds": rounds, "quantities": quantities,
+           "dirs": dirs, "one_core": one_core, "pause_s": pause, "load": loads,
+           "bytes_per_row": 8 * (4 * 6 + 36), "per_round": res, "batch_next_to_each": ref,
+           "median": med,
+           "rows_per_wall_s": {k: rows / v["wall_s"] for k, v in med.items()},
+           "rows_per_cpu_s": {k: rows / v["cpu_s"] for k, v in med.items()},
+           # the median of the per-pair ratios (the variant against its own batch calls)
+           "vs_batch_call_wall": ratio["wall"], "vs_batch_call_cpu": ratio["cpu"]}
+    print(f"  {rows:,} rows in chunks of {chunk:,}, {rounds} rounds, load "
+          f"{min(loads):.1f}-{max(loads):.1f}; vs the batch call, wall (one core) / CPU:")
+    for k in med:
+        print(f"    {k:62s} {out['vs_batch_call_wall'][k]:.2f} / "
+              f"{out['vs_batch_call_cpu'][k]:.2f}   ({1e3 * med[k]['wall_s'] / (rows / chunk):.0f}"
+              f" ms wall, {1e3 * med[k]['cpu_s'] / (rows / chunk):.0f} ms CPU a chunk, of "
+              f"which sys {1e3 * med[k]['sys_s'] / (rows / chunk):.0f})", flush=True)
+    return out
+
+
 def model_cluster(per_run_s, over, start_s, nodes=4, cores=32, n=10**6, batch=100):
     """Time of ``n`` simulations on ``nodes`` x ``cores`` worker processes with the overheads
     measured here: the scheduler (one thread) handles every task, the client (one process)
@@ -492,9 +633,28 @@ def main(argv=None):
                    help="where the files are written (default: /dev/shm, in memory; a disk's "
                         "file system writes differently, e.g. ext4 with large folios)")
     p.add_argument("--quick", action="store_true", help="a smoke test, not a measurement")
+    p.add_argument("--dataset-job", action="store_true",
+                   help="only the figure: whole robodyn.dataset jobs in this process, pinned to "
+                        "one core, against the batch call (tmpfs and --job-dir)")
+    p.add_argument("--job-dir", default=tempfile.gettempdir(),
+                   help="the default directory of --dataset-job (besides /dev/shm)")
     args = p.parse_args(argv)
     global QUICK
     QUICK = args.quick
+    if args.dataset_job:
+        out = {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+               "load_start": load(), "kernel": platform.release()}
+        dirs = {"tmpfs": "/dev/shm", "default dir": args.job_dir}
+        with tempfile.TemporaryDirectory(dir=dirs["tmpfs"]) as a, \
+                tempfile.TemporaryDirectory(dir=dirs["default dir"]) as b:
+            out["dataset_job"] = bench_dataset_job(
+                {"tmpfs": a, "default dir": b}, rounds=args.rounds)
+        out["dataset_job"]["dirs"] = dirs
+        out["load_end"] = load()
+        text = json.dumps(out, indent=1)
+        if args.json:
+            Path(args.json).write_text(text + "\n")
+        return
     from distributed import Client, LocalCluster
 
     out = {"machine": platform.processor() or platform.machine(), "cores": os.cpu_count(),

@@ -508,3 +508,111 @@ def test_written_chunks_equal_the_lazy_arrays_across_blocks(tmp_path):
         np.testing.assert_array_equal(got[k], ref[k])
     np.testing.assert_array_equal(got["C"][4_321], robot.coriolis_matrix(got["q"][4_321],
                                                                          got["qd"][4_321]))
+
+
+def _zarr_chunk_bytes(path, names):
+    """Every chunk file of each quantity's Zarr array: {relative path: bytes}."""
+    return {str(p.relative_to(path)): p.read_bytes()
+            for name in names for p in sorted((path / name).rglob("c/**/*")) if p.is_file()}
+
+
+def test_zarr_raw_chunks_direct_and_buffered_are_the_same_bytes(tmp_path, monkeypatch):
+    """An uncompressed Zarr chunk is written by robodyn itself in blocks of 512 rows (the
+    write of each block overlapping the next block's calls), through O_DIRECT where the file
+    system takes it (the aligned part of each block) and ordinary writes for the rest (the
+    last block's tail, the last chunk's NaN padding). The files are the same bytes with
+    O_DIRECT, without it, and when the file system refuses it at the first write (EINVAL); they
+    hold exactly the lazy arrays' rows, readable by Zarr; no temporary file is left."""
+    zarr = pytest.importorskip("zarr")
+    import dask
+    import errno
+    import fcntl
+
+    from robodyn import datasets
+
+    robot = robodyn.robots.intelledex_605()
+    quantities = ["q", "tau", "M", "kinetic_energy", "qd", "qdd"]
+    args = dict(n=5_000, quantities=quantities, chunk=2_100, seed=5, format="zarr",
+                scheduler="synchronous")
+    real = datasets._pwrite
+    calls = {"direct": 0, "buffered": 0}
+
+    def counting(fd, data, offset):
+        direct = bool(fcntl.fcntl(fd, fcntl.F_GETFL) & getattr(os, "O_DIRECT", 0))
+        calls["direct" if direct else "buffered"] += 1
+        if direct:  # what O_DIRECT needs: page-aligned offset and length
+            assert offset % 4096 == 0 and len(data) % 4096 == 0
+        return real(fd, data, offset)
+
+    monkeypatch.setattr(datasets, "_pwrite", counting)
+    direct = robodyn.dataset(robot, path=tmp_path / "direct", **args)
+    used_direct = calls["direct"]
+    monkeypatch.setattr(datasets, "_DIRECT", False)
+    calls.update(direct=0, buffered=0)
+    buffered = robodyn.dataset(robot, path=tmp_path / "buffered", **args)
+    assert calls["direct"] == 0 and calls["buffered"] > 0
+
+    def refusing(fd, data, offset):  # a file system that opens O_DIRECT but refuses the write
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & getattr(os, "O_DIRECT", 0):
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real(fd, data, offset)
+
+    monkeypatch.setattr(datasets, "_DIRECT", True)
+    monkeypatch.setattr(datasets, "_pwrite", refusing)
+    refused = robodyn.dataset(robot, path=tmp_path / "refused", **args)
+    monkeypatch.setattr(datasets, "_pwrite", real)
+    files = _zarr_chunk_bytes(direct, quantities)
+    assert len(files) == 3 * len(quantities)  # chunks of 2,100, 2,100 and 800 rows
+    assert _zarr_chunk_bytes(buffered, quantities) == files
+    assert _zarr_chunk_bytes(refused, quantities) == files
+    try:  # where tmp_path's file system takes O_DIRECT, the aligned blocks went through it
+        os.close(os.open(tmp_path / "probe", os.O_WRONLY | os.O_CREAT | os.O_DIRECT))
+        assert used_direct >= 3 * len(quantities)
+    except (AttributeError, OSError):
+        pass
+    arrays = robodyn.dataset(robot, 5_000, quantities, chunk=2_100, seed=5)
+    ref = dict(zip(arrays, dask.compute(*arrays.values(), scheduler="synchronous")))
+    got = read_dataset(direct)
+    for k in quantities:
+        np.testing.assert_array_equal(got[k], ref[k])
+    # the last chunk: 800 rows, then NaN up to the chunk's 2,100 rows, as Zarr pads it
+    last = np.frombuffer(files["M/c/2/0/0"], "<f8").reshape(2_100, 6, 6)
+    np.testing.assert_array_equal(last[:800], ref["M"][4_200:])
+    assert np.isnan(last[800:]).all()
+    assert zarr.open_array(str(direct / "M"), mode="r")[4_199, 2, 3] == ref["M"][4_199, 2, 3]
+    for path in (direct, buffered, refused):
+        assert not list(path.rglob("*.partial"))
+
+
+def test_zarr_raw_chunk_write_failure_leaves_no_partial_file(tmp_path, monkeypatch):
+    """A chunk whose write fails (here: the disk full at the 4th write) raises that error out
+    of robodyn.dataset and leaves none of its temporary files; the same call then resumes and
+    gives the whole dataset."""
+    pytest.importorskip("zarr")
+    import errno
+
+    from robodyn import datasets
+
+    robot = robodyn.robots.stanford_arm()
+    quantities = ["q", "qd", "qdd", "tau", "M"]
+    args = dict(quantities=quantities, chunk=1_500, seed=8, format="zarr",
+                scheduler="synchronous")
+    real = datasets._pwrite
+    count = [0]
+
+    def full(fd, data, offset):
+        count[0] += 1
+        if count[0] == 4:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data, offset)
+
+    monkeypatch.setattr(datasets, "_pwrite", full)
+    with pytest.raises(OSError, match="No space left"):
+        robodyn.dataset(robot, 3_000, path=tmp_path / "d", **args)
+    assert not list((tmp_path / "d").rglob("*.partial"))
+    assert not list((tmp_path / "d").glob("*/c/0/*"))  # the failed chunk: no file at all
+    monkeypatch.setattr(datasets, "_pwrite", real)
+    got = read_dataset(robodyn.dataset(robot, 3_000, path=tmp_path / "d", **args))
+    np.testing.assert_array_equal(got["M"], robot.mass_matrix(got["q"]))
+    np.testing.assert_array_equal(got["tau"],
+                                  robot.inverse_dynamics(got["q"], got["qd"], got["qdd"]))

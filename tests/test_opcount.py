@@ -226,6 +226,22 @@ def test_formula_text():
     assert opcount.formula([0.1234, 2.0], exact=False) == "0.12n + 2.00"
 
 
+def test_every_algorithm_counts_on_a_floating_base():
+    """Every name of the table of algorithms is counted on a free-floating tree as on a fixed
+    base (count_ops checks the counted result against the double one), the bias among them."""
+    rng = np.random.default_rng(5)
+    robot = robodyn.Robot(rm.random_floating(3, rng, "tree"))
+    names = ("rnea", "kane", "gravity", "gravity_kane", "bias", "crba", "kane_inertia", "aba",
+             "forward_dynamics", "kane_forward", "rnea_derivatives",
+             "forward_dynamics_derivatives", "regressor")
+    for name in names:
+        c = robot.op_counts(name)
+        assert c["mul"] > 0 and c["add"] > 0, (name, c)
+    # the bias is the inverse dynamics at qdd = 0: fewer operations than rnea, more than gravity
+    bias, rnea, grav = (robot.op_counts(k)["mul"] for k in ("bias", "rnea", "gravity"))
+    assert grav < bias < rnea
+
+
 def test_growth_fits_are_exact():
     """The counts are exact polynomials in n: from n = 2 for the inverse dynamics (as before the
     folded counting), from n = 3 for aba and crba. At n = 2 the tip is the child of the body

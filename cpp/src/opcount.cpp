@@ -43,7 +43,6 @@ std::vector<double> fixed_values(int n, std::uint64_t seed) {
 // matrices one after the other, the regressor) into out
 template <class S>
 void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* x, S* out) {
-  bool ok = true;
   const int nn = m.nv * m.nv;
   switch (a) {
     case Algorithm::RneaDerivatives: rnea_derivatives(m, d, q, qd, x, out, out + nn); return;
@@ -55,32 +54,8 @@ void run(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
     case Algorithm::Regressor: regressor(m, d, q, qd, x, out); return;
     default: break;
   }
-  if (m.floating) {
-    // a free-floating base: the same algorithms
-    switch (a) {
-      case Algorithm::Kane:
-      case Algorithm::GravityKane:
-      case Algorithm::KaneInertia:
-      case Algorithm::KaneForward: ok = run_algorithm(a, m, d, q, qd, x, out); break;
-      case Algorithm::Rnea: rnea(m, d, q, qd, x, out); break;
-      case Algorithm::Gravity: gravity_torques(m, d, q, out); break;
-      case Algorithm::Aba: ok = aba(m, d, q, qd, x, out); break;
-      case Algorithm::ForwardDynamics: ok = forward_dynamics_crba(m, d, q, qd, x, out); break;
-      case Algorithm::Crba:
-        crba(m, d, q);
-        for (int i = 0; i < m.nv; ++i)
-          for (int j = 0; j < m.nv; ++j) out[i * m.nv + j] = d.M(i, j);
-        break;
-      default:
-        throw std::invalid_argument(std::string("op counts: '") + algorithm_name(a) +
-                                    "' is not available for a free-floating base");
-    }
-    if (!ok)
-      throw std::invalid_argument("op counts: the algorithm failed at the fixed state");
-    return;
-  }
-  ok = run_algorithm(a, m, d, q, qd, x, out);
-  if (!ok)
+  // the straight-line algorithms, on a fixed or a free-floating base alike
+  if (!run_algorithm(a, m, d, q, qd, x, out))
     throw std::invalid_argument("op counts: the algorithm failed at the fixed state (an "
                                 "inertia is not positive definite)");
 }

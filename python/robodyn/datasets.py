@@ -38,14 +38,18 @@ float64 column per entry (``q_0 .. q_{n-1}``, ``M_0_0, M_0_1, ..`` row-major, ``
 uncompressed by default, and ``path/dataset.json`` (robot, quantities, shapes, seed, rows).
 ``format="zarr"`` (needs the ``zarr`` package) writes one Zarr (v3) array per quantity,
 ``path/NAME``, of shape ``(rows, *shape)``, chunked like the rows, NaN where nothing was
-written; uncompressed by default, a chunk's file is its rows' raw little-endian bytes (the
-batched call's own output array, written once). Zarr is the fast path: it skips the transpose
-into columns and Parquet's encoding (a written chunk costs 0.7-0.9 of the CPU of Parquet's;
-bench/bench_campaign.py and docs/campaign.md for the figures). Parquet stays the default: its
-files are tables any Parquet reader opens, and their layout is documented. :func:`read_dataset`
-reads either back as NumPy arrays. The workers write the files themselves (the rows never
-travel to the client), so on a cluster ``path`` must be a directory that every worker sees (a
-shared file system).
+written; uncompressed by default, a chunk's file is its rows' raw little-endian bytes, and
+robodyn writes it itself: the chunk's batched calls run on blocks of rows into reused
+page-aligned outputs, and a writer thread writes each block from those outputs while the next
+block is computed, with ``O_DIRECT`` where the file system takes it (no copy into the page
+cache). Zarr is the fast path: no transpose into columns, no encoding, and the write hidden
+behind the computation (a whole job on one core, on a disk: 0.88-0.91 of the batch call's rows
+per CPU-second; on tmpfs, where the rows must be copied into new memory, 0.70-0.73; Parquet
+0.54-0.58: bench/bench_campaign.py ``--dataset-job`` and docs/campaign.md). Parquet stays the
+default: its files are tables any Parquet reader opens, and their layout is documented.
+:func:`read_dataset` reads either back as NumPy arrays. The workers write the files themselves
+(the rows never travel to the client), so on a cluster ``path`` must be a directory that every
+worker sees (a shared file system).
 
 Resuming: ``dataset.json`` is written first, with a token of everything that determines the
 rows (the robot's model, the quantities, the sampler, the seed, ``n``, ``chunk``, the format
@@ -61,9 +65,11 @@ deterministic Dask token to resume (a module-level function has one; an object c
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -121,6 +127,15 @@ class _Uniform:
         x += self.low
         return x[0], x[1], x[2]
 
+    def draw_into(self, rng, outs):
+        """The same numbers as ``self(rng, m)`` drawn into three ``(m, n)`` arrays (the
+        generator fills them in the order of one ``(3, m, n)`` draw)."""
+        for x, w, lo in zip(outs, self.width, self.low):
+            rng.random(x.shape, out=x)
+            x *= w
+            x += lo
+        return outs
+
 
 def _states(robot, sampler, seed, k, m, reuse=False):
     """Chunk ``k``'s ``m`` states ``(q, qd, qdd)``, drawn from its own seed (``reuse``: the
@@ -128,7 +143,9 @@ def _states(robot, sampler, seed, k, m, reuse=False):
     n = robot.n
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
     if reuse and isinstance(sampler, _Uniform):
-        drawn = sampler(rng, m, out=_buffer("states", (3, m, n)))
+        # (three page-aligned buffers: a chunk file can be written from them with O_DIRECT)
+        drawn = sampler.draw_into(rng, [_buffer("state-" + s, (m, n), aligned=True)
+                                        for s in ("q", "qd", "qdd")])
     else:
         drawn = sampler(rng, m)
     xs = [np.ascontiguousarray(x, dtype=np.float64) for x in drawn]
@@ -160,17 +177,28 @@ _BLOCK = 2048
 _buffers = {}
 
 
-def _buffer(name, shape):
+def _buffer(name, shape, aligned=False):
     """This thread's array ``name`` of ``shape`` (float64), kept from one chunk to the next
     until :func:`_release_buffers`: a new 100 MB array pays its page faults and the kernel's
     zeroing at every chunk (38 of the 212 ms of a 200,000-row chunk's draw, calls and columns,
-    measured by bench/bench_campaign.py's breakdown)."""
+    measured by bench/bench_campaign.py's breakdown). ``aligned``: its data starts on a
+    4096-byte boundary (what ``O_DIRECT`` needs of the memory it writes from)."""
     key = (threading.get_ident(), name)
     b = _buffers.get(key)
-    if b is None or b.shape != shape:
+    if b is None or b.shape != shape or (aligned and b.ctypes.data % _ALIGN):
         _buffers.pop(key, None)  # (the old one freed first)
-        _buffers[key] = b = np.empty(shape)
+        _buffers[key] = b = _aligned_empty(shape) if aligned else np.empty(shape)
     return b
+
+
+_ALIGN = 4096  # O_DIRECT: memory address, file offset and length in multiples of this
+
+
+def _aligned_empty(shape):
+    nbytes = 8 * math.prod(shape)
+    raw = np.empty(nbytes + _ALIGN, np.uint8)
+    start = (-raw.ctypes.data) % _ALIGN
+    return raw[start:start + nbytes].view(np.float64).reshape(shape)
 
 
 def _release_buffers():
@@ -237,13 +265,170 @@ def _chunk_reused(robot, quantities, sampler, seed, k, m):
 
 def _write_zarr_chunk(robot, quantities, sampler, seed, k, m, path, chunk):
     """Chunk ``k`` computed where it runs and stored as Zarr chunk ``k`` of each quantity's
-    array (the arrays were created by :func:`dataset`). A whole chunk is written at once, so
-    Zarr encodes it without reading anything back; uncompressed, it is the rows' raw bytes
-    (one ``write`` per quantity, to a temporary name renamed by Zarr's local store)."""
+    array (the arrays were created by :func:`dataset`). Uncompressed (the default), a chunk
+    file is the rows' raw little-endian bytes: :func:`_write_raw_chunk` writes them itself,
+    overlapped with the computation. Compressed, Zarr encodes and writes each whole chunk."""
+    arrays = {name: _zarr_open(path, name) for name in quantities}
+    if all(_raw_layout(z) for z in arrays.values()):
+        _write_raw_chunk(robot, quantities, sampler, seed, k, m, path, chunk, arrays)
+        return m
     values = _chunk_reused(robot, quantities, sampler, seed, k, m)
     for name in quantities:
-        _zarr_open(path, name)[k * chunk:k * chunk + m] = values[name]
+        arrays[name][k * chunk:k * chunk + m] = values[name]
     return m
+
+
+def _raw_layout(z):
+    """Whether a chunk file of the Zarr array ``z`` is its rows' raw bytes as NumPy holds them:
+    float64, no filter, no compressor, little-endian bytes, no sharding (as
+    :func:`_zarr_arrays` creates it uncompressed)."""
+    from zarr.codecs import BytesCodec
+
+    return (sys.byteorder == "little" and hasattr(os, "pwrite") and z.metadata.zarr_format == 3
+            and z.dtype == np.float64 and not z.filters and not z.compressors
+            and getattr(z, "shards", None) is None
+            and z.serializer == BytesCodec(endian="little"))
+
+
+# a raw chunk is computed and written in about this many blocks, the write of each overlapping
+# the computation of the next (blocks of a multiple of 512 rows: every block but the last is a
+# multiple of 4096 bytes, so O_DIRECT takes it)
+_BLOCKS_PER_CHUNK = 8
+
+
+def _write_raw_chunk(robot, quantities, sampler, seed, k, m, path, chunk, arrays):
+    """Chunk ``k`` as each quantity's Zarr chunk file of raw bytes, its write overlapped with
+    its computation: the states are drawn, then the batched calls run on blocks of rows into
+    this thread's reused, page-aligned outputs, and a writer thread writes each block into the
+    chunk files while the next block is computed (the batched calls and ``pwrite`` release the
+    GIL), so the task ends one block's write after its last call. The files are opened with
+    ``O_DIRECT`` where the file system takes it: the device reads the rows from the buffers
+    themselves, with no copy into the page cache (on this machine, new page-cache pages cost
+    5-10x the copy: bench/bench_dataset_io.py, docs/campaign.md). Each file is written under a
+    temporary name and renamed once complete, like Zarr's local store, and the last chunk is
+    padded with the fill value (NaN) to the chunk's size, like Zarr."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    n = robot.n
+    state = _states(robot, sampler, seed, k, m, reuse=True)
+    zeros = {name: (0,) * (arrays[name].ndim - 1) for name in quantities}
+    files = {}
+    block = max(512, -(-m // (_BLOCKS_PER_CHUNK * 512)) * 512)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="robodyn-write")
+    pending = []
+    try:
+        for name in quantities:
+            width = math.prod(_shape(QUANTITIES[name][2], n))
+            where = Path(path) / name / arrays[name].metadata.encode_chunk_key((k, *zeros[name]))
+            files[name] = _RawFile(where, 8 * width, m, chunk)
+        for name in quantities:
+            if QUANTITIES[name][0] is None:  # a state: ready to write
+                pending.append(pool.submit(files[name].write, state[name], 0))
+        for i in range(0, m, block):
+            j = min(i + block, m)
+            for name in quantities:
+                method, args, kind = QUANTITIES[name]
+                if method is None:
+                    continue
+                out = _buffer("out-" + name, (m, *_shape(kind, n)), aligned=True)[i:j]
+                inputs = [state[a][i:j] for a in args]
+                if name in _OUT:
+                    getattr(robot, method)(*inputs, out=out)
+                else:
+                    np.copyto(out, getattr(robot, method)(*inputs))
+                pending.append(pool.submit(files[name].write, out, i))
+        for f in files.values():
+            pending.append(pool.submit(f.finish))
+        for p in pending:
+            p.result()  # (a failed write raises here)
+    except BaseException:
+        for p in pending:
+            p.cancel()
+        pool.shutdown(wait=True)
+        for f in files.values():
+            f.discard()
+        raise
+    pool.shutdown(wait=True)
+    for f in files.values():
+        f.commit()
+
+
+class _RawFile:
+    """A chunk file written at row offsets under a temporary name (``NAME.<hex>.partial``,
+    Zarr's own, which :func:`_zarr_arrays` removes after an interruption), renamed by
+    :meth:`commit`. Pieces whose address, offset and length are multiples of 4096 bytes go
+    through a second descriptor opened with ``O_DIRECT`` if the file system accepts it; the
+    rest (a last block's tail, the padding) through the ordinary one."""
+
+    def __init__(self, final, row_bytes, rows, chunk_rows):
+        import uuid
+
+        self.final, self.row_bytes = final, row_bytes
+        self.rows, self.chunk_rows = rows, chunk_rows
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = final.with_suffix(f".{uuid.uuid4().hex}.partial")
+        self.fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666)
+        self.dfd = None
+        if _DIRECT:
+            try:
+                self.dfd = os.open(self.tmp, os.O_WRONLY | os.O_DIRECT | _CLOEXEC)
+            except OSError:  # (a file system without direct I/O)
+                self.dfd = None
+
+    def write(self, values, row):
+        values = np.ascontiguousarray(values)
+        data = memoryview(values).cast("B")
+        offset = row * self.row_bytes
+        body = 0
+        if self.dfd is not None and offset % _ALIGN == 0 and values.ctypes.data % _ALIGN == 0:
+            body = len(data) - len(data) % _ALIGN
+            try:
+                _pwrite(self.dfd, data[:body], offset)
+            except OSError as e:
+                if e.errno != errno.EINVAL:
+                    raise
+                # (refused after all, e.g. a device with a larger block: the ordinary way)
+                os.close(self.dfd)
+                self.dfd, body = None, 0
+        for i in range(body, len(data), _WRITE_BYTES):
+            _pwrite(self.fd, data[i:i + _WRITE_BYTES], offset + i)
+
+    def finish(self):
+        """Pad to the chunk's size with NaN (the arrays' fill value) and close."""
+        pad = (self.chunk_rows - self.rows) * self.row_bytes
+        if pad:
+            _pwrite(self.fd, np.full(pad // 8, np.nan).tobytes(), self.rows * self.row_bytes)
+        self._close()
+
+    def _close(self):
+        for fd in (self.fd, self.dfd):
+            if fd is not None:
+                os.close(fd)
+        self.fd = self.dfd = None
+
+    def commit(self):
+        os.replace(self.tmp, self.final)
+
+    def discard(self):
+        self._close()
+        self.tmp.unlink(missing_ok=True)
+
+
+# direct I/O for raw chunk files where the platform has it (Linux)
+_DIRECT = hasattr(os, "O_DIRECT")
+# bytes per ordinary write: on ext4 a large write makes large page-cache folios, taken from the
+# free 2 MB blocks that a virtual machine's guest has handed back to its host (free page
+# reporting), which the host must fault in and zero again: 200 ms of system CPU per 96 MB in
+# one write, 25 ms in writes of 64 KiB (this VM, bench/bench_dataset_io.py)
+_WRITE_BYTES = 1 << 16
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _pwrite(fd, data, offset):
+    """Write all of ``data`` at ``offset`` (``pwrite`` may write less than asked)."""
+    done = 0
+    while done < len(data):
+        done += os.pwrite(fd, data[done:], offset + done)
 
 
 def _zarr_open(path, name):

@@ -26,8 +26,10 @@ struct ExprGraph {
 
 // Runs `algorithm` once with the tracing scalar: any straight-line algorithm of the table of
 // algorithms.hpp ("rnea", "kane", "gravity", "gravity_kane", "bias", "crba", "kane_inertia",
-// "aba", "forward_dynamics", "kane_forward"). Constants within 1e-14 (relative) of zero in the
-// model's inertias are taken as zero first (rounding residue of pi/2 rotations). The graph is
+// "aba", "forward_dynamics", "kane_forward"), on a fixed or a free-floating base. Constants
+// within 1e-14 (relative) of zero in the model's inertias, and in J and Kane's central inertias
+// derived again from them, are taken as zero first, and principal moments that close as equal
+// (rounding residue of pi/2 rotations and of the round trip through the origin). The graph is
 // simplified as it is built (tracing.hpp). On a free-floating model the base's rotation is
 // traced from the quaternion inputs (normalised in the graph, as the generic code does).
 // Throws std::invalid_argument for an unknown algorithm or one that cannot be traced.

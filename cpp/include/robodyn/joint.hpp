@@ -47,8 +47,9 @@ inline S signum(const S& x) {
 template <bool kAcc, class S>
 ROBODYN_INLINE void add_joint_terms(const Model& m, int i, const S* qd, const S* qdd, S& t) {
   const int k = m.iv[i];
-  if (kAcc && m.armature[i] != 0) t += S(m.armature[i]) * qdd[k];
-  if (m.damping[i] != 0) t += S(m.damping[i]) * qd[k];
+  // (double multiplies a zero armature or damping: cheaper than the branch, the same value)
+  if (kAcc && (!kSkipZeros<S> || m.armature[i] != 0)) t += S(m.armature[i]) * qdd[k];
+  if (!kSkipZeros<S> || m.damping[i] != 0) t += S(m.damping[i]) * qd[k];
   if (m.friction[i] != 0) t += S(m.friction[i]) * detail::signum(qd[k]);
 }
 

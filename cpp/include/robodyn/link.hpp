@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <type_traits>
 
 #include "robodyn/data.hpp"
 #include "robodyn/model.hpp"
@@ -174,6 +175,31 @@ ROBODYN_INLINE void shift_dense(const V3T<S>& r, M3T<S>& A, M3T<S>& B, const M3T
 
 }  // namespace detail
 
+// the joint of a link kind
+constexpr JointType joint_of(LinkKind k) {
+  return k <= LinkKind::RevGeneral    ? JointType::Revolute
+         : k <= LinkKind::PrisGeneral ? JointType::Prismatic
+                                      : JointType::FreeFlyer;
+}
+
+// Calls fn(std::integral_constant<LinkKind, K>()) with body i's link kind K (Model::link[i]):
+// the one dispatch per body. An Xup made from it (Xup(m, d, i, K)) knows its kind at compile
+// time, so the loop body runs without the per-call switches on the kind.
+template <class Fn>
+ROBODYN_INLINE void with_link(const Model& m, int i, Fn&& fn) {
+  using K = LinkKind;
+  switch (m.link[i]) {
+    case K::RevPerm: return fn(std::integral_constant<K, K::RevPerm>());
+    case K::RevRotX: return fn(std::integral_constant<K, K::RevRotX>());
+    case K::RevDH: return fn(std::integral_constant<K, K::RevDH>());
+    case K::RevGeneral: return fn(std::integral_constant<K, K::RevGeneral>());
+    case K::PrisPerm: return fn(std::integral_constant<K, K::PrisPerm>());
+    case K::PrisRotX: return fn(std::integral_constant<K, K::PrisRotX>());
+    case K::PrisGeneral: return fn(std::integral_constant<K, K::PrisGeneral>());
+    default: return fn(std::integral_constant<K, K::FreeFlyer>());
+  }
+}
+
 // X_i at the cached configuration: a view of the model's constants and the Data's cache.
 template <class S>
 struct Xup {
@@ -188,6 +214,11 @@ struct Xup {
 
   ROBODYN_INLINE Xup(const Model& model, const DataTpl<S>& data, int body)
       : m(model), d(data), i(body), kind(model.link[body]) {}
+  // the kind given as a compile-time constant (with_link below): every dispatch on it folds
+  template <LinkKind K>
+  ROBODYN_INLINE Xup(const Model& model, const DataTpl<S>& data, int body,
+                     std::integral_constant<LinkKind, K>)
+      : m(model), d(data), i(body), kind(K) {}
 
   bool revolute() const { return kind <= LinkKind::RevGeneral; }
 
@@ -198,11 +229,11 @@ struct Xup {
       case LinkKind::RevPerm: return detail::perm(R, rotz(d.c[i], d.s[i], x));
       case LinkKind::RevRotX:
       case LinkKind::RevDH: return rotx(R, rotz(d.c[i], d.s[i], x));
-      case LinkKind::RevGeneral: return R.R.template cast<S>() * rotz(d.c[i], d.s[i], x);
+      case LinkKind::RevGeneral: return mat_mul<S>(R.R, rotz(d.c[i], d.s[i], x));
       case LinkKind::PrisPerm: return detail::perm(R, x);
       case LinkKind::PrisRotX: return rotx(R, x);
-      case LinkKind::PrisGeneral: return R.R.template cast<S>() * x;
-      default: return d.E[i] * x;  // free-flyer: the full rotation
+      case LinkKind::PrisGeneral: return mat_mul<S>(R.R, x);
+      default: return mat_mul<S>(d.E[i], x);  // free-flyer: the full rotation
     }
   }
 
@@ -214,11 +245,11 @@ struct Xup {
       case LinkKind::RevRotX:
       case LinkKind::RevDH: return rotzT(d.c[i], d.s[i], rotxT(R, x));
       case LinkKind::RevGeneral:
-        return rotzT(d.c[i], d.s[i], V3(R.R.transpose().template cast<S>() * x));
+        return rotzT(d.c[i], d.s[i], mat_mulT<S>(R.R, x));
       case LinkKind::PrisPerm: return detail::permT(R, x);
       case LinkKind::PrisRotX: return rotxT(R, x);
-      case LinkKind::PrisGeneral: return R.R.transpose().template cast<S>() * x;
-      default: return d.E[i].transpose() * x;
+      case LinkKind::PrisGeneral: return mat_mulT<S>(R.R, x);
+      default: return mat_mulT<S>(d.E[i], x);
     }
   }
 
@@ -268,8 +299,12 @@ struct Xup {
   // np += E n + r x E f, fp += E f
   ROBODYN_INLINE void apply_transpose(const V3& n, const V3& f, V3& np, V3& fp) const {
     const V3 Ef = E(f);
-    np += E(n) - cross_r(Ef);
-    fp += Ef;
+    const V3 c = cross_r(Ef);
+    const V3 En = E(n);
+    for (int k = 0; k < 3; ++k) {
+      np[k] += En[k] - c[k];
+      fp[k] += Ef[k];
+    }
   }
 
   // X^T f in place for the forces f = (n, f) of the columns c in [lo, hi), held component by

@@ -19,10 +19,17 @@ template <class S>
 ROBODYN_INLINE M3T<S> accel_matrix(const V3T<S>& w, const V3T<S>& wd) {
   const S xx = w[0] * w[0], yy = w[1] * w[1], zz = w[2] * w[2];
   const S xy = w[0] * w[1], xz = w[0] * w[2], yz = w[1] * w[2];
+  // entry by entry: Eigen's comma initializer is not always inlined in a large unit
   M3T<S> W;
-  W << -(yy + zz), xy - wd[2], xz + wd[1],
-       xy + wd[2], -(xx + zz), yz - wd[0],
-       xz - wd[1], yz + wd[0], -(xx + yy);
+  W(0, 0) = -(yy + zz);
+  W(0, 1) = xy - wd[2];
+  W(0, 2) = xz + wd[1];
+  W(1, 0) = xy + wd[2];
+  W(1, 1) = -(xx + zz);
+  W(1, 2) = yz - wd[0];
+  W(2, 0) = xz - wd[1];
+  W(2, 1) = yz + wd[0];
+  W(2, 2) = -(xx + yy);
   return W;
 }
 
@@ -34,39 +41,51 @@ ROBODYN_INLINE V3T<S> accel_apply(const M3T<S>& W, const Vec3& c, const std::arr
                 dot_const<S>(W(2, 0), W(2, 1), W(2, 2), c, nz));
 }
 
+// (W J)_ij = sum_k W_ik J_kj, the terms with a zero J_kj left out (nz: J's non-zero entries
+// xx yy zz xy xz yz)
+template <class S>
+ROBODYN_INLINE S WJ_entry(const M3T<S>& W, const Mat3& J, const std::array<bool, 6>& nz, int i,
+                          int j) {
+  constexpr int id[3][3] = {{0, 3, 4}, {3, 1, 5}, {4, 5, 2}};
+  S acc(0);
+  bool any = false;
+  for (int k = 0; k < 3; ++k) {
+    if (!nz[id[k][j]]) continue;
+    const S t = W(i, k) * S(J(k, j));
+    acc = any ? S(acc + t) : t;
+    any = true;
+  }
+  return acc;
+}
+
+// (W J)_ij for a full J: 3 mul, 2 add
+template <class S>
+ROBODYN_INLINE S WJ_full(const M3T<S>& W, const Mat3& J, int i, int j) {
+  return W(i, 0) * S(J(0, j)) + W(i, 1) * S(J(1, j)) + W(i, 2) * S(J(2, j));
+}
+
 // the moment of the relative inertial forces about the origin, n = sum r x (W r) dm, from
 // [n] = W J - J W^T (J the second moment of mass): the skew part of W J, 6 sparse dot products
 template <class S>
 ROBODYN_INLINE V3T<S> moment_from_W(const M3T<S>& W, const Mat3& J, const std::array<bool, 6>& nz) {
-  const bool diagonal = nz[0] && nz[1] && nz[2] && !nz[3] && !nz[4] && !nz[5];
+  // J diagonal ((W J)_ij = W_ij J_jj): 6 mul, 3 add; double takes this path whenever the
+  // products of inertia are zero (a zero moment is multiplied, not skipped)
+  const bool diagonal = !(nz[3] | nz[4] | nz[5]) && (!kSkipZeros<S> || (nz[0] & nz[1] & nz[2]));
   if (diagonal) {
-    // (W J)_ij = W_ij J_jj: 6 mul, 3 add
     const S J0(J(0, 0)), J1(J(1, 1)), J2(J(2, 2));
     return V3T<S>(W(2, 1) * J1 - W(1, 2) * J2, W(0, 2) * J2 - W(2, 0) * J0,
                   W(1, 0) * J0 - W(0, 1) * J1);
   }
-  if (nz[0] && nz[1] && nz[2] && nz[3] && nz[4] && nz[5]) {
+  if (!kSkipZeros<S> || (nz[0] & nz[1] & nz[2] & nz[3] & nz[4] & nz[5])) {
     // full J: 18 mul, 15 add
-    const M3T<S> Js = J.template cast<S>();
-    auto WJ = [&](int i, int j) {
-      return W(i, 0) * Js(0, j) + W(i, 1) * Js(1, j) + W(i, 2) * Js(2, j);
-    };
-    return V3T<S>(WJ(2, 1) - WJ(1, 2), WJ(0, 2) - WJ(2, 0), WJ(1, 0) - WJ(0, 1));
+    return V3T<S>(WJ_full<S>(W, J, 2, 1) - WJ_full<S>(W, J, 1, 2),
+                  WJ_full<S>(W, J, 0, 2) - WJ_full<S>(W, J, 2, 0),
+                  WJ_full<S>(W, J, 1, 0) - WJ_full<S>(W, J, 0, 1));
   }
-  // other patterns: (W J)_ij = sum_k W_ik J_kj, skipping zero J_kj (J: xx yy zz xy xz yz)
-  const int id[3][3] = {{0, 3, 4}, {3, 1, 5}, {4, 5, 2}};
-  auto WJ = [&](int i, int j) {
-    S acc(0);
-    bool any = false;
-    for (int k = 0; k < 3; ++k) {
-      if (!nz[id[k][j]]) continue;
-      const S t = W(i, k) * S(J(k, j));
-      acc = any ? S(acc + t) : t;
-      any = true;
-    }
-    return acc;
-  };
-  return V3T<S>(WJ(2, 1) - WJ(1, 2), WJ(0, 2) - WJ(2, 0), WJ(1, 0) - WJ(0, 1));
+  // other patterns
+  return V3T<S>(WJ_entry<S>(W, J, nz, 2, 1) - WJ_entry<S>(W, J, nz, 1, 2),
+                WJ_entry<S>(W, J, nz, 0, 2) - WJ_entry<S>(W, J, nz, 2, 0),
+                WJ_entry<S>(W, J, nz, 1, 0) - WJ_entry<S>(W, J, nz, 0, 1));
 }
 
 // One Newton-Euler sweep (RBDA Table 5.1; names in docs/notation.md). kVel: velocity terms
@@ -94,9 +113,12 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
   d.wd[0].setZero();
   d.W[0].setZero();
   d.al[0] = -m.gravity.template cast<S>();
-  for (int i = 1; i <= m.n; ++i) {
+  // one dispatch on the link kind per body (with_link): X and the joint type are known
+  // inside each loop body
+  for (int i = 1; i <= m.n; ++i) with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
+    constexpr JointType type = joint_of(decltype(K)::value);
     const int p = m.parent[i];
-    const Xup<S> X(m, d, i);
+    const Xup<S> X(m, d, i, K);
     const Vec3& h = m.h[i];
     const auto& hz = m.h_nz[i];
     if (!kVel) {
@@ -104,14 +126,14 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
       d.al[i] = a;
       d.fn[i] = const_cross<S>(h, hz, a);
       d.ff[i] = S(m.mass[i]) * a;
-      continue;
+      return;
     }
     // the parent's motion seen from body i: w = E^T w_p, wd = E^T wd_p, a = E^T (a'_p + W_p r)
     V3T<S> w = X.ET(d.w[p]), wd = X.ET(d.wd[p]);
     V3T<S> a = X.ET(V3T<S>(d.al[p] + X.times_r(d.W[p])));
     // + the joint's motion S qd, S qdd and its velocity products
     const int k = m.iv[i];
-    add_joint_classical<kAcc, S>(m.type[i], true, qd + k, qdd + k, w, wd, a);
+    add_joint_classical<kAcc, S>(type, true, qd + k, qdd + k, w, wd, a);
     d.w[i] = w;
     d.wd[i] = wd;
     d.al[i] = a;
@@ -119,21 +141,22 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
     // net force on the body, moment about its origin
     d.fn[i] = moment_from_W<S>(d.W[i], m.J[i], m.J_nz[i]) + const_cross<S>(h, hz, a);
     d.ff[i] = S(m.mass[i]) * a + accel_apply<S>(d.W[i], h, hz);
-  }
+  });
   // backward pass: project on the joint axes, push the force to the parent
-  for (int i = m.n; i >= 1; --i) {
+  for (int i = m.n; i >= 1; --i) with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
+    constexpr JointType type = joint_of(decltype(K)::value);
     const int k = m.iv[i];
-    if (m.type[i] == JointType::FreeFlyer) {
-      joint_force(m.type[i], d.fn[i], d.ff[i], tau + k);
+    if (type == JointType::FreeFlyer) {
+      joint_force(type, d.fn[i], d.ff[i], tau + k);
     } else {
       // read qd, qdd before tau is written (tau may alias them)
-      S t = m.type[i] == JointType::Revolute ? d.fn[i][2] : d.ff[i][2];
+      S t = type == JointType::Revolute ? d.fn[i][2] : d.ff[i][2];
       if (kJoint) add_joint_terms<kAcc, S>(m, i, qd, qdd, t);
       tau[k] = t;
     }
     const int p = m.parent[i];
-    if (p > 0) Xup<S>(m, d, i).apply_transpose(d.fn[i], d.ff[i], d.fn[p], d.ff[p]);
-  }
+    if (p > 0) Xup<S>(m, d, i, K).apply_transpose(d.fn[i], d.ff[i], d.fn[p], d.ff[p]);
+  });
 }
 
 }  // namespace detail

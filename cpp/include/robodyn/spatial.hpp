@@ -4,6 +4,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <type_traits>
 
 #include "robodyn/data.hpp"
 #include "robodyn/model.hpp"
@@ -11,8 +12,10 @@
 // the small helpers below must inline into the sweeps: they are a few flops each
 #if defined(__GNUC__)
 #define ROBODYN_INLINE inline __attribute__((always_inline))
+#define ROBODYN_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define ROBODYN_INLINE inline
+#define ROBODYN_INLINE_LAMBDA
 #endif
 
 namespace robodyn {
@@ -36,19 +39,30 @@ ROBODYN_INLINE V3T<S> cross_z(const V3T<S>& x, const S& k) {
   return V3T<S>(x[1] * k, -(x[0] * k), S(0));
 }
 
+// Whether the helpers below skip a constant's zero components by a branch (the counting and
+// tracing scalars: their counts and generated code state the work left once the robot's
+// numbers are known) or multiply by the zeros (double: a multiplication by a known 0 costs less
+// than the branch that selects the pattern; the values are the same)
+template <class S>
+constexpr bool kSkipZeros = !std::is_floating_point<S>::value;
+
 namespace detail {
+// a pa - b pb with the terms whose constant is zero (!kA, !kB) left out
+template <bool kA, bool kB, class S>
+ROBODYN_INLINE S cross_term(const S& a, double pa, const S& b, double pb) {
+  if (kA && kB) return a * S(pa) - b * S(pb);
+  if (kA) return a * S(pa);
+  if (kB) return -(b * S(pb));
+  return S(0);
+}
+
 // x cross p with the zero pattern of p known at compile time (bit k set: p[k] != 0)
 template <int P, class S>
 ROBODYN_INLINE V3T<S> cross_pattern(const V3T<S>& x, const Vec3& p) {
   constexpr bool n0 = P & 1, n1 = P & 2, n2 = P & 4;
-  auto comp = [](const S& a, double pa, bool ona, const S& b, double pb, bool onb) -> S {
-    if (ona && onb) return a * S(pa) - b * S(pb);
-    if (ona) return a * S(pa);
-    if (onb) return -(b * S(pb));
-    return S(0);
-  };
-  return V3T<S>(comp(x[1], p[2], n2, x[2], p[1], n1), comp(x[2], p[0], n0, x[0], p[2], n2),
-                comp(x[0], p[1], n1, x[1], p[0], n0));
+  return V3T<S>(cross_term<n2, n1, S>(x[1], p[2], x[2], p[1]),
+                cross_term<n0, n2, S>(x[2], p[0], x[0], p[2]),
+                cross_term<n1, n0, S>(x[0], p[1], x[1], p[0]));
 }
 }  // namespace detail
 
@@ -56,6 +70,7 @@ ROBODYN_INLINE V3T<S> cross_pattern(const V3T<S>& x, const Vec3& p) {
 // 6 mul, 3 add when p is full, 4 mul, 1 add for p = (a, 0, d)
 template <class S>
 ROBODYN_INLINE V3T<S> cross_const(const V3T<S>& x, const Vec3& p, const std::array<bool, 3>& nz) {
+  if (!kSkipZeros<S>) return detail::cross_pattern<7, S>(x, p);
   switch (int(nz[0]) | int(nz[1]) << 1 | int(nz[2]) << 2) {
     case 0: return V3T<S>(S(0), S(0), S(0));
     case 1: return detail::cross_pattern<1, S>(x, p);
@@ -87,6 +102,7 @@ ROBODYN_INLINE S dot_pattern(const S& x0, const S& x1, const S& x2, const Vec3& 
 template <class S>
 ROBODYN_INLINE S dot_const(const S& x0, const S& x1, const S& x2, const Vec3& c,
                            const std::array<bool, 3>& nz) {
+  if (!kSkipZeros<S>) return detail::dot_pattern<7, S>(x0, x1, x2, c);
   switch (int(nz[0]) | int(nz[1]) << 1 | int(nz[2]) << 2) {
     case 0: return S(0);
     case 1: return detail::dot_pattern<1, S>(x0, x1, x2, c);
@@ -96,6 +112,30 @@ ROBODYN_INLINE S dot_const(const S& x0, const S& x1, const S& x2, const Vec3& c,
     case 5: return detail::dot_pattern<5, S>(x0, x1, x2, c);
     case 6: return detail::dot_pattern<6, S>(x0, x1, x2, c);
     default: return detail::dot_pattern<7, S>(x0, x1, x2, c);
+  }
+}
+
+// A x and A^T x for a 3x3 A (double or S): written out for double so they inline into the
+// sweeps (Eigen's product is not always inlined in a large unit); the counting and tracing
+// scalars keep Eigen's product (its order of additions): 9 mul, 6 add
+template <class S, class A>
+ROBODYN_INLINE V3T<S> mat_mul(const A& R, const V3T<S>& x) {
+  if constexpr (kSkipZeros<S>) {
+    return R.template cast<S>() * x;
+  } else {
+    return V3T<S>(R(0, 0) * x[0] + R(0, 1) * x[1] + R(0, 2) * x[2],
+                  R(1, 0) * x[0] + R(1, 1) * x[1] + R(1, 2) * x[2],
+                  R(2, 0) * x[0] + R(2, 1) * x[1] + R(2, 2) * x[2]);
+  }
+}
+template <class S, class A>
+ROBODYN_INLINE V3T<S> mat_mulT(const A& R, const V3T<S>& x) {
+  if constexpr (kSkipZeros<S>) {
+    return R.transpose().template cast<S>() * x;
+  } else {
+    return V3T<S>(R(0, 0) * x[0] + R(1, 0) * x[1] + R(2, 0) * x[2],
+                  R(0, 1) * x[0] + R(1, 1) * x[1] + R(2, 1) * x[2],
+                  R(0, 2) * x[0] + R(1, 2) * x[1] + R(2, 2) * x[2]);
   }
 }
 
@@ -138,7 +178,7 @@ ROBODYN_INLINE V3T<S> rotcT(const ConstRotation& R, const V3T<S>& x) {
     case ConstRotation::RotX:
       return rotxT(R, x);
     default:
-      return R.R.transpose().template cast<S>() * x;
+      return mat_mulT<S>(R.R, x);
   }
 }
 
@@ -153,7 +193,7 @@ ROBODYN_INLINE V3T<S> rotc(const ConstRotation& R, const V3T<S>& x) {
     case ConstRotation::RotX:
       return rotx(R, x);
     default:
-      return R.R.template cast<S>() * x;
+      return mat_mul<S>(R.R, x);
   }
 }
 
@@ -303,7 +343,15 @@ ROBODYN_INLINE V3T<S> const_cross(const Vec3& p, const std::array<bool, 3>& nz, 
 template <class S>
 ROBODYN_INLINE M3T<S> skew(const V3T<S>& x) {
   M3T<S> K;
-  K << S(0), -x[2], x[1], x[2], S(0), -x[0], -x[1], x[0], S(0);
+  K(0, 0) = S(0);
+  K(0, 1) = -x[2];
+  K(0, 2) = x[1];
+  K(1, 0) = x[2];
+  K(1, 1) = S(0);
+  K(1, 2) = -x[0];
+  K(2, 0) = -x[1];
+  K(2, 1) = x[0];
+  K(2, 2) = S(0);
   return K;
 }
 

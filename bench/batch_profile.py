@@ -57,7 +57,7 @@ def child(robot, quantity, mode, rows, reps, threads):
 
         model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
         data = model.createData()
-        qmap, vmap = bf.maps(r, model, pin)
+        qmap, vmap, _ = bf.maps(r, model, pin)
         PQ, PV, PA, PT = (np.ascontiguousarray(X[:, m]) for X, m in
                           ((Q, qmap), (V, vmap), (A, vmap), (T, vmap)))
         f = {"id": pin.rnea, "fd": pin.aba, "M": pin.crba}[quantity]

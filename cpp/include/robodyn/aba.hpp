@@ -76,15 +76,19 @@ ROBODYN_INLINE void articulated_step(const Eigen::Matrix<S, 6, 6>& IA,
 // positive.
 template <class S>
 bool ldlt6(Eigen::Matrix<S, 6, 6>& A) {
+  ROBODYN_UNROLL
   for (int j = 0; j < 6; ++j) {
     S dj = A(j, j);
+    ROBODYN_UNROLL
     for (int k = 0; k < j; ++k) dj -= A(j, k) * A(k, j);
     if (!(dj > S(0))) return false;
     A(j, j) = dj;
     const S inv = S(1) / dj;
+    ROBODYN_UNROLL
     for (int i = j + 1; i < 6; ++i) {
       // A(j, i) (upper) keeps L(i, k) D(k) for the next columns; A(i, j) = L(i, j)
       S x = A(i, j);
+      ROBODYN_UNROLL
       for (int k = 0; k < j; ++k) x -= A(i, k) * A(k, j);
       A(j, i) = x;
       A(i, j) = x * inv;
@@ -96,10 +100,15 @@ bool ldlt6(Eigen::Matrix<S, 6, 6>& A) {
 // x = (L diag(D) L')^-1 x for ldlt6's factor
 template <class S>
 void ldlt6_solve(const Eigen::Matrix<S, 6, 6>& F, Eigen::Matrix<S, 6, 1>& x) {
+  ROBODYN_UNROLL
   for (int i = 1; i < 6; ++i)
+    ROBODYN_UNROLL
     for (int k = 0; k < i; ++k) x[i] -= F(i, k) * x[k];
+  ROBODYN_UNROLL
   for (int i = 0; i < 6; ++i) x[i] /= F(i, i);
+  ROBODYN_UNROLL
   for (int i = 4; i >= 0; --i)
+    ROBODYN_UNROLL
     for (int k = i + 1; k < 6; ++k) x[i] -= F(k, i) * x[k];
 }
 

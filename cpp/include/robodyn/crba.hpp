@@ -60,12 +60,12 @@ ROBODYN_INLINE void inertia_times_axis(const S& mass, const V3T<S>& h, const M3T
   }
 }
 
-// Table 6.2 into the lower triangle of d.M (the strict upper triangle is left as it was)
+// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: the rows c >= iv of each
+// column j of joint i (iv its first column; the lower triangle and, for a multi-DOF joint, its
+// own block); the rows above are left as they were
 template <class S>
-void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
+void crba_lower(const Model& m, DataTpl<S>& d, const S* q, S* H) {
   update_kinematics(m, d, q, 1);
-  d.size_mass_matrix();
-  auto& H = d.M;
   // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
   S* F[6];
   for (int k = 0; k < 6; ++k) F[k] = d.F.col(k).data();
@@ -93,7 +93,7 @@ void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
       // H_c,ci+k = S^T F_c = F_c[s] for the columns c of i's subtree (in body i's
       // coordinates now); the other rows of the lower triangle are zero
       const int s = joint_axis(t, k);
-      S* Hk = &H(0, ci + k);
+      S* Hk = H + static_cast<std::ptrdiff_t>(ci + k) * m.nv;
       int c = ci;
       for (const auto* e = run0; e != run1; ++e) {
         for (; c < (*e)[0]; ++c) Hk[c] = S(0);
@@ -111,6 +111,13 @@ void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
   }
 }
 
+// Table 6.2 into the lower triangle of d.M (the strict upper triangle is left as it was)
+template <class S>
+void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
+  d.size_mass_matrix();
+  crba_lower(m, d, q, d.M.data());
+}
+
 }  // namespace detail
 
 // Joint-space inertia matrix H(q) = M(q) + diag(armature) into d.M, (nv, nv), both triangles.
@@ -122,18 +129,17 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
   d.M.template triangularView<Eigen::StrictlyUpper>() = d.M.transpose();
 }
 
-// H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike), both triangles
-// written in one pass from the lower one; d.M keeps the lower triangle only (its strict upper
-// triangle is left as it was). Spares the result the mirror and the copy of crba() + d.M.
+// H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike): the sweep writes
+// H's lower triangle straight into out (its column j is out's row j), then row j's entries
+// left of the diagonal are mirrored from column j. d.M is not used (nor sized).
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q, S* out) {
-  detail::crba_lower(m, d, q);
-  const int n = m.nv;
-  for (int j = 0; j < n; ++j) {
-    const S* Hj = &d.M(0, j);
+  detail::crba_lower(m, d, q, out);
+  const std::ptrdiff_t n = m.nv;
+  for (std::ptrdiff_t j = 1; j < n; ++j) {
     S* row = out + j * n;
-    S* col = out + j;
-    for (int i = j; i < n; ++i) row[i] = col[i * n] = Hj[i];
+    const S* col = out + j;
+    for (std::ptrdiff_t c = 0; c < j; ++c) row[c] = col[c * n];
   }
 }
 

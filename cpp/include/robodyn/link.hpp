@@ -122,29 +122,55 @@ ROBODYN_INLINE void shift_z(double l, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
   }
 }
 
-// Moves [A B; B' C] to a point displaced by -r, every entry (no branches): A - K - K' - [r] T,
-// B - T', C with K = B [r], T = C [r] ([r] T is symmetric)
-template <class S>
-ROBODYN_INLINE void shift_dense(const V3T<S>& r, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
-  M3T<S> T, K;
-  ROBODYN_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    T(a, 0) = C(a, 1) * r[2] - C(a, 2) * r[1];
-    T(a, 1) = C(a, 2) * r[0] - C(a, 0) * r[2];
-    T(a, 2) = C(a, 0) * r[1] - C(a, 1) * r[0];
-    K(a, 0) = B(a, 1) * r[2] - B(a, 2) * r[1];
-    K(a, 1) = B(a, 2) * r[0] - B(a, 0) * r[2];
-    K(a, 2) = B(a, 0) * r[1] - B(a, 1) * r[0];
+// calls fn(std::integral_constant<int, P>()) for the zero pattern P of nz (bit k: nz[k])
+template <class Fn>
+ROBODYN_INLINE void with_pattern(const std::array<bool, 3>& nz, Fn&& fn) {
+  switch (int(nz[0]) | int(nz[1]) << 1 | int(nz[2]) << 2) {
+    case 0: return fn(std::integral_constant<int, 0>());
+    case 1: return fn(std::integral_constant<int, 1>());
+    case 2: return fn(std::integral_constant<int, 2>());
+    case 3: return fn(std::integral_constant<int, 3>());
+    case 4: return fn(std::integral_constant<int, 4>());
+    case 5: return fn(std::integral_constant<int, 5>());
+    case 6: return fn(std::integral_constant<int, 6>());
+    default: return fn(std::integral_constant<int, 7>());
   }
-  ROBODYN_UNROLL
-  for (int a = 0; a < 3; ++a)
+}
+
+// Moves [A B; B' C] to a point displaced by -r: A - K - K' - [r] T, B - T', C with K = B [r],
+// T = C [r] ([r] T is symmetric). P: the zero pattern of r (bit k: r_k != 0, known when the
+// model is built: a revolute link's constant offset), its zero terms skipped; 7 every entry
+template <int P, class S>
+ROBODYN_INLINE void shift_dense(const V3T<S>& r, M3T<S>& A, M3T<S>& B, const M3T<S>& C) {
+  if constexpr (P != 0) {
+    constexpr bool nz[3] = {(P & 1) != 0, (P & 2) != 0, (P & 4) != 0};
+    // x r_a - y r_b, the terms of the zero r's skipped
+    auto cr = [&](int a, const S& x, int b, const S& y) -> S {
+      if (nz[a] && nz[b]) return x * r[a] - y * r[b];
+      if (nz[a]) return x * r[a];
+      if (nz[b]) return -(y * r[b]);
+      return S(0);
+    };
+    M3T<S> T, K;
     ROBODYN_UNROLL
-    for (int b = a; b < 3; ++b) {
-      const int a1 = (a + 1) % 3, a2 = (a + 2) % 3;
-      A(a, b) = A(a, b) - K(a, b) - K(b, a) - (r[a1] * T(a2, b) - r[a2] * T(a1, b));
-      A(b, a) = A(a, b);
+    for (int a = 0; a < 3; ++a) {
+      T(a, 0) = cr(2, C(a, 1), 1, C(a, 2));
+      T(a, 1) = cr(0, C(a, 2), 2, C(a, 0));
+      T(a, 2) = cr(1, C(a, 0), 0, C(a, 1));
+      K(a, 0) = cr(2, B(a, 1), 1, B(a, 2));
+      K(a, 1) = cr(0, B(a, 2), 2, B(a, 0));
+      K(a, 2) = cr(1, B(a, 0), 0, B(a, 1));
     }
-  B -= T.transpose();
+    ROBODYN_UNROLL
+    for (int a = 0; a < 3; ++a)
+      ROBODYN_UNROLL
+      for (int b = a; b < 3; ++b) {
+        const int a1 = (a + 1) % 3, a2 = (a + 2) % 3;
+        A(a, b) = A(a, b) - K(a, b) - K(b, a) - cr(a1, T(a2, b), a2, T(a1, b));
+        A(b, a) = A(a, b);
+      }
+    B -= T.transpose();
+  }
 }
 
 }  // namespace detail
@@ -369,9 +395,18 @@ struct Xup {
       A = E * A * E.transpose();
       B = E * B * E.transpose();
       C = E * C * E.transpose();
-      detail::shift_dense<S>(r, A, B, C);
+      detail::shift_dense<7, S>(r, A, B, C);
     } else {
-      detail::shift_dense<S>(rotcT<S>(Rc, r), A, B, C);
+      // r in Rc's axes; its zeros (a revolute link's pc through a signed permutation) skipped
+      const V3T<S> rr = rotcT<S>(Rc, r);
+      if (revolute() && Rc.kind == ConstRotation::Permutation) {
+        const auto& nz = m.pc_nz[i];
+        detail::with_pattern({{nz[Rc.perm[0]], nz[Rc.perm[1]], nz[Rc.perm[2]]}}, [&](auto P) {
+          detail::shift_dense<decltype(P)::value, S>(rr, A, B, C);
+        });
+      } else {
+        detail::shift_dense<7, S>(rr, A, B, C);
+      }
       if (Rc.kind == ConstRotation::Permutation) {
         // (Rc M Rc')(a, b) = +-M(iperm a, iperm b)
         ROBODYN_UNROLL
@@ -472,21 +507,6 @@ ROBODYN_INLINE void sub_cross(S& w0, S& w1, S& w2, const S& u0, const S& u1, con
   if (n2) w1 += u0 * r2;
   if (n1) w2 -= u0 * r1;
   if (n0) w2 += u1 * r0;
-}
-
-// calls fn(std::integral_constant<int, P>()) for the zero pattern P of nz (bit k: nz[k])
-template <class Fn>
-ROBODYN_INLINE void with_pattern(const std::array<bool, 3>& nz, Fn&& fn) {
-  switch (int(nz[0]) | int(nz[1]) << 1 | int(nz[2]) << 2) {
-    case 0: return fn(std::integral_constant<int, 0>());
-    case 1: return fn(std::integral_constant<int, 1>());
-    case 2: return fn(std::integral_constant<int, 2>());
-    case 3: return fn(std::integral_constant<int, 3>());
-    case 4: return fn(std::integral_constant<int, 4>());
-    case 5: return fn(std::integral_constant<int, 5>());
-    case 6: return fn(std::integral_constant<int, 6>());
-    default: return fn(std::integral_constant<int, 7>());
-  }
 }
 
 // the loop of Xup::forces_to_parent: u = A f, w = A n (turn), w -= u x r (r with the zero

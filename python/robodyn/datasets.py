@@ -428,7 +428,10 @@ def _pwrite(fd, data, offset):
     """Write all of ``data`` at ``offset`` (``pwrite`` may write less than asked)."""
     done = 0
     while done < len(data):
-        done += os.pwrite(fd, data[done:], offset + done)
+        wrote = os.pwrite(fd, data[done:], offset + done)
+        if wrote <= 0:  # (no progress: never loop on it)
+            raise OSError(errno.EIO, f"pwrite wrote nothing at offset {offset + done}")
+        done += wrote
 
 
 def _zarr_open(path, name):

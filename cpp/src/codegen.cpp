@@ -4,6 +4,7 @@
 #include "robodyn/codegen.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -33,46 +34,40 @@ namespace {
 // equal, before the round trip Ibar - mass (c.c 1 - c c^T) come out of it a few ulps of Ibar
 // apart (the Stanford arm's link 3: Ixx - Iyy = 4.4e-16), which would cost multiplications
 // by that residue.
+// the entries of the symmetric A at most tol set to exact zeros (both triangles); nz, if
+// given, its non-zero entries (xx yy zz xy xz yz) afterwards
+void zero_residue(Mat3& A, double tol, std::array<bool, 6>* nz = nullptr) {
+  const int rr[6] = {0, 1, 2, 0, 0, 1}, cc[6] = {0, 1, 2, 1, 2, 2};
+  for (int k = 0; k < 6; ++k) {
+    if (std::abs(A(rr[k], cc[k])) <= tol) {
+      A(rr[k], cc[k]) = 0;
+      A(cc[k], rr[k]) = 0;
+    }
+    if (nz) (*nz)[k] = A(rr[k], cc[k]) != 0;
+  }
+}
+
 Model cleaned(const Model& m) {
   Model c = m;
-  const int rr[6] = {0, 1, 2, 0, 0, 1}, cc[6] = {0, 1, 2, 1, 2, 2};
   std::vector<double> scale(static_cast<size_t>(m.n) + 1, 0.0);
   for (int i = 1; i <= m.n; ++i) {
-    Mat3& I = c.Ibar[i];
-    scale[i] = I.cwiseAbs().maxCoeff();
+    scale[i] = c.Ibar[i].cwiseAbs().maxCoeff();
     const double tol = 1e-14 * scale[i];
-    for (int k = 0; k < 6; ++k) {
-      if (std::abs(I(rr[k], cc[k])) <= tol) {
-        I(rr[k], cc[k]) = 0;
-        I(cc[k], rr[k]) = 0;
-      }
-      c.I_nz[i][k] = I(rr[k], cc[k]) != 0;
-    }
+    zero_residue(c.Ibar[i], tol, &c.I_nz[i]);
     Vec3& h = c.h[i];
     const double htol = 1e-14 * h.cwiseAbs().maxCoeff();
     for (int k = 0; k < 3; ++k) {
       if (std::abs(h[k]) <= htol) h[k] = 0;
       c.h_nz[i][k] = h[k] != 0;
     }
-    Mat3& J = c.J[i];
-    J = 0.5 * I.trace() * Mat3::Identity() - I;
-    for (int k = 0; k < 6; ++k) {
-      if (std::abs(J(rr[k], cc[k])) <= tol) {
-        J(rr[k], cc[k]) = 0;
-        J(cc[k], rr[k]) = 0;
-      }
-      c.J_nz[i][k] = J(rr[k], cc[k]) != 0;
-    }
+    c.J[i] = second_moment(c.Ibar[i]);
+    zero_residue(c.J[i], tol, &c.J_nz[i]);
   }
   c.kane = kane_constants(c);
   for (int i = 1; i <= m.n; ++i) {
     Mat3& I = c.kane.I[i];
     const double tol = 1e-14 * scale[i];
-    for (int k = 0; k < 6; ++k)
-      if (std::abs(I(rr[k], cc[k])) <= tol) {
-        I(rr[k], cc[k]) = 0;
-        I(cc[k], rr[k]) = 0;
-      }
+    zero_residue(I, tol);
     for (int a = 0; a < 3; ++a)
       for (int b = a + 1; b < 3; ++b)
         if (std::abs(I(a, a) - I(b, b)) <= tol) I(b, b) = I(a, a);

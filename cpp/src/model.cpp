@@ -426,7 +426,7 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
     for (int k = 0; k < 3; ++k) m.h_nz[i][k] = m.h[i][k] != 0;
     const int rr[6] = {0, 1, 2, 0, 0, 1}, cc[6] = {0, 1, 2, 1, 2, 2};
     for (int k = 0; k < 6; ++k) m.I_nz[i][k] = m.Ibar[i](rr[k], cc[k]) != 0;
-    m.J[i] = 0.5 * m.Ibar[i].trace() * Mat3::Identity() - m.Ibar[i];
+    m.J[i] = second_moment(m.Ibar[i]);
     for (int k = 0; k < 6; ++k) m.J_nz[i][k] = m.J[i](rr[k], cc[k]) != 0;
     // a free-flyer: no rotor, friction or limits; a limit of 0 is "not given" (URDF exporters
     // write it for unknown limits)

@@ -154,6 +154,11 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
 constexpr double kInertiaRtol = 1e-9;
 constexpr double kInertiaAtol = 1e-12;  // kg m^2
 
+// J = tr(Ibar)/2 1 - Ibar: the second moment of mass sum r r^T dm about the origin (Model::J)
+inline Mat3 second_moment(const Mat3& Ibar) {
+  return 0.5 * Ibar.trace() * Mat3::Identity() - Ibar;
+}
+
 // Kane's per-body constants (Model::kane) derived from mass, h and Ibar: build_model calls it,
 // and code generation again for its copy of the model with rounding residue cleaned.
 KaneConstants kane_constants(const Model& m);

@@ -23,7 +23,9 @@
 // prismatic the linear e_z, a free-flyer all six), so S_i^T F picks components of F.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include "robodyn/data.hpp"
 #include "robodyn/kinematics.hpp"
@@ -60,11 +62,60 @@ ROBODYN_INLINE void inertia_times_axis(const S& mass, const V3T<S>& h, const M3T
   }
 }
 
-// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: the rows c >= iv of each
-// column j of joint i (iv its first column; the lower triangle and, for a multi-DOF joint, its
-// own block); the rows above are left as they were
-template <class S>
-void crba_lower(const Model& m, DataTpl<S>& d, const S* q, S* H) {
+// Body i's step of the sweep (crba_sweep), its link kind K a compile-time constant
+// (with_link): F = IC_i S_i, the entries of H in the columns of joint i, then IC_i and the
+// subtree's forces moved into the parent.
+template <bool kBoth, LinkKind K, class S>
+ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F, S* H) {
+  constexpr JointType t = joint_of(K);
+  const std::ptrdiff_t nv = m.nv;
+  const std::ptrdiff_t ci = m.iv[i];
+  const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
+  const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
+  // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
+  for (int k = 0; k < joint_nv(t); ++k) {
+    V3T<S> n, f;
+    inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n, f);
+    for (int j = 0; j < 3; ++j) {
+      F[j][ci + k] = n[j];
+      F[3 + j][ci + k] = f[j];
+    }
+  }
+  for (int k = 0; k < joint_nv(t); ++k) {
+    // column j = ci + k: H_cj = S^T F_c = F_c[s] for the rows c >= j of i's subtree (F_c in
+    // body i's coordinates now), zero in the other rows below j; with kBoth also its mirror
+    // H_jc, and zeros in the rows above ci (the ancestors' entries come later in the sweep)
+    const std::ptrdiff_t j = ci + k;
+    const S* Fs = F[joint_axis(t, k)];
+    S* Hj = H + j * nv;
+    if (kBoth)
+      for (std::ptrdiff_t c = 0; c < ci; ++c) Hj[c] = S(0);
+    std::ptrdiff_t c = j;
+    for (const auto* e = run0; e != run1; ++e) {
+      for (; c < (*e)[0]; ++c) Hj[c] = S(0);
+      for (; c < (*e)[1]; ++c) {
+        const S h = Fs[c];
+        Hj[c] = h;
+        if (kBoth) H[c * nv + j] = h;
+      }
+    }
+    for (; c < nv; ++c) Hj[c] = S(0);
+    if (m.armature[i] != 0) Hj[j] += S(m.armature[i]);
+  }
+  const int p = m.parent[i];
+  if (p == 0) return;
+  // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree
+  const Xup<S> X(m, d, i, std::integral_constant<LinkKind, K>());
+  X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
+  for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1]);
+}
+
+// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: in each column j of joint i,
+// the rows c >= j (the lower triangle; zeros outside i's subtree) and, with kBoth, the rows
+// above too (H symmetric: each entry of the lower triangle is stored at its mirror while it is
+// in a register, no second pass); without kBoth the rows above j are left as they were
+template <bool kBoth, class S>
+void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H) {
   update_kinematics(m, d, q, 1);
   // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
   S* F[6];
@@ -75,47 +126,17 @@ void crba_lower(const Model& m, DataTpl<S>& d, const S* q, S* H) {
     d.Ih[i] = m.h[i].template cast<S>();
     d.II[i] = m.Ibar[i].template cast<S>();
   }
-  for (int i = m.n; i >= 1; --i) {
-    const JointType t = m.type[i];
-    const int ci = m.iv[i];
-    const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
-    const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
-    // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
-    for (int k = 0; k < joint_nv(t); ++k) {
-      V3T<S> n, f;
-      inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n, f);
-      for (int j = 0; j < 3; ++j) {
-        F[j][ci + k] = n[j];
-        F[3 + j][ci + k] = f[j];
-      }
-    }
-    for (int k = 0; k < joint_nv(t); ++k) {
-      // H_c,ci+k = S^T F_c = F_c[s] for the columns c of i's subtree (in body i's
-      // coordinates now); the other rows of the lower triangle are zero
-      const int s = joint_axis(t, k);
-      S* Hk = H + static_cast<std::ptrdiff_t>(ci + k) * m.nv;
-      int c = ci;
-      for (const auto* e = run0; e != run1; ++e) {
-        for (; c < (*e)[0]; ++c) Hk[c] = S(0);
-        for (; c < (*e)[1]; ++c) Hk[c] = F[s][c];
-      }
-      for (; c < m.nv; ++c) Hk[c] = S(0);
-      if (m.armature[i] != 0) Hk[ci + k] += S(m.armature[i]);
-    }
-    const int p = m.parent[i];
-    if (p == 0) continue;
-    // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree
-    const Xup<S> X(m, d, i);
-    X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
-    for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1]);
-  }
+  for (int i = m.n; i >= 1; --i)
+    with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
+      crba_body<kBoth, decltype(K)::value>(m, d, i, F, H);
+    });
 }
 
-// Table 6.2 into the lower triangle of d.M (the strict upper triangle is left as it was)
+// Table 6.2 into the lower triangle of d.M (see crba_sweep)
 template <class S>
 void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();
-  crba_lower(m, d, q, d.M.data());
+  crba_sweep<false>(m, d, q, d.M.data());
 }
 
 }  // namespace detail
@@ -125,22 +146,15 @@ void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
 // axes, about body i's origin).
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q) {
-  detail::crba_lower(m, d, q);
-  d.M.template triangularView<Eigen::StrictlyUpper>() = d.M.transpose();
+  d.size_mass_matrix();
+  detail::crba_sweep<true>(m, d, q, d.M.data());
 }
 
-// H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike): the sweep writes
-// H's lower triangle straight into out (its column j is out's row j), then row j's entries
-// left of the diagonal are mirrored from column j. d.M is not used (nor sized).
+// H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike), both triangles
+// written by the sweep. d.M is not used (nor sized).
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q, S* out) {
-  detail::crba_lower(m, d, q, out);
-  const std::ptrdiff_t n = m.nv;
-  for (std::ptrdiff_t j = 1; j < n; ++j) {
-    S* row = out + j * n;
-    const S* col = out + j;
-    for (std::ptrdiff_t c = 0; c < j; ++c) row[c] = col[c * n];
-  }
+  detail::crba_sweep<true>(m, d, q, out);
 }
 
 // In-place Cholesky H = L L^T on the lower triangle of d.M, then solves L L^T x = b (in b),

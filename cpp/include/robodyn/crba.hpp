@@ -17,10 +17,19 @@
 //       F_c = λX_i^* F_c                        (every column c of i's subtree)
 //
 // The products are the book's, one for one (the same operation count); the columns' moves are
-// independent of each other, so they pipeline (and vectorise: Xup::forces_to_parent) instead
-// of forming one dependent chain per column. A subtree's columns are runs of consecutive
-// indices (Model::subtree_runs; one run in depth-first order). S_i's columns are unit axes in body coordinates for every joint kind (revolute e_z,
+// independent of each other, so they pipeline (and, on long runs, vectorise:
+// Xup::forces_to_parent) instead of forming one dependent chain per column. A subtree's
+// columns are runs of consecutive indices (Model::subtree_runs; one run in depth-first order).
+// S_i's columns are unit axes in body coordinates for every joint kind (revolute e_z,
 // prismatic the linear e_z, a free-flyer all six), so S_i^T F picks components of F.
+//
+// What a call costs beyond those products (measured with callgrind, bench/cpp/count_core.cpp):
+// one dispatch on the link kind per body (with_link: inside crba_body the kind and the joint
+// type are compile-time constants, so Xup's switches fold and forces_to_parent's set-up is a
+// few loads); H's structural zeros stored once for the whole matrix (a memset) rather than
+// entry by entry; each entry of the lower triangle stored at its mirror too while it is in a
+// register (no second pass for the upper triangle); runs of up to three columns moved without
+// the vector loop's set-up.
 #pragma once
 
 #include <algorithm>
@@ -83,23 +92,16 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
   }
   for (int k = 0; k < joint_nv(t); ++k) {
     // column j = ci + k: H_cj = S^T F_c = F_c[s] for the rows c >= j of i's subtree (F_c in
-    // body i's coordinates now), zero in the other rows below j; with kBoth also its mirror
-    // H_jc, and zeros in the rows above ci (the ancestors' entries come later in the sweep)
+    // body i's coordinates now); with kBoth also its mirror H_jc
     const std::ptrdiff_t j = ci + k;
     const S* Fs = F[joint_axis(t, k)];
     S* Hj = H + j * nv;
-    if (kBoth)
-      for (std::ptrdiff_t c = 0; c < ci; ++c) Hj[c] = S(0);
-    std::ptrdiff_t c = j;
-    for (const auto* e = run0; e != run1; ++e) {
-      for (; c < (*e)[0]; ++c) Hj[c] = S(0);
-      for (; c < (*e)[1]; ++c) {
+    for (const auto* e = run0; e != run1; ++e)
+      for (std::ptrdiff_t c = std::max<std::ptrdiff_t>((*e)[0], j); c < (*e)[1]; ++c) {
         const S h = Fs[c];
         Hj[c] = h;
         if (kBoth) H[c * nv + j] = h;
       }
-    }
-    for (; c < nv; ++c) Hj[c] = S(0);
     if (m.armature[i] != 0) Hj[j] += S(m.armature[i]);
   }
   const int p = m.parent[i];
@@ -110,13 +112,14 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
   for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1]);
 }
 
-// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: in each column j of joint i,
-// the rows c >= j (the lower triangle; zeros outside i's subtree) and, with kBoth, the rows
-// above too (H symmetric: each entry of the lower triangle is stored at its mirror while it is
-// in a register, no second pass); without kBoth the rows above j are left as they were
+// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed, then in each column j
+// of joint i the rows c >= j of i's subtree (the lower triangle) and, with kBoth, their
+// mirrors (the upper triangle; without kBoth it stays zero but for a multi-DOF joint's block)
 template <bool kBoth, class S>
 void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H) {
   update_kinematics(m, d, q, 1);
+  // the structural zeros (the rows outside each column's subtree), all at once
+  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(H, std::ptrdiff_t(m.nv) * m.nv).setZero();
   // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
   S* F[6];
   for (int k = 0; k < 6; ++k) F[k] = d.F.col(k).data();

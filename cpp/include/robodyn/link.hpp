@@ -324,7 +324,20 @@ struct Xup {
       else
         rotate_gen_plane<0, 1, 2>(plane_z(d, i), B);
     }
-    return rotate_const<kSym, S>(m.Rc[i], B);
+    return rotate_const<kSym, S>(m.Rc[i], B, const_kind());
+  }
+
+  // the class of the constant rotation Rc (fixed by the link kind)
+  ROBODYN_INLINE ConstRotation::Kind const_kind() const {
+    switch (kind) {
+      case LinkKind::RevPerm:
+      case LinkKind::PrisPerm: return ConstRotation::Permutation;
+      case LinkKind::RevRotX:
+      case LinkKind::RevDH:
+      case LinkKind::PrisRotX: return ConstRotation::RotX;
+      case LinkKind::FreeFlyer: return m.Rc[i].kind;
+      default: return ConstRotation::General;
+    }
   }
 
   // X^T I X for a rigid (or composite) inertia I = (mass, h, Ibar) of body i (first moment h,
@@ -334,7 +347,9 @@ struct Xup {
   ROBODYN_INLINE void transport_inertia(const S& mass, const V3& h, const M3& Ibar, S& mass_p,
                                         V3& h_p, M3& Ibar_p) const {
     const V3& rr = d.r[i];
-    const std::array<bool, 3> nz = r_nz();
+    // the zeros of r skipped by the instrumented scalars; the double build multiplies by them
+    const std::array<bool, 3> nz =
+        kSkipZeros<S> ? r_nz() : std::array<bool, 3>{{true, true, true}};
     const V3 y = E(h);
     // t = (mass/2) r, z = y + t; the first moment moves to y + mass r = y + (t + t)
     const S half = S(0.5) * mass;
@@ -513,10 +528,7 @@ ROBODYN_INLINE void move_forces(const Turn& turn, const S (&r)[3], const int (&d
   S* const o2 = F[kPerm ? dst[2] : 2]; S* const o3 = F[kPerm ? 3 + dst[0] : 3];
   S* const o4 = F[kPerm ? 3 + dst[1] : 4]; S* const o5 = F[kPerm ? 3 + dst[2] : 5];
   const S r0 = r[0], r1 = r[1], r2 = r[2];
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC ivdep
-#endif
-  for (int c = lo; c < hi; ++c) {
+  auto move = [&](int c) ROBODYN_INLINE_LAMBDA {
     S u0 = f0[c], u1 = f1[c], u2 = f2[c], w0 = n0[c], w1 = n1[c], w2 = n2[c];
     turn(u0, u1, u2);
     turn(w0, w1, w2);
@@ -532,7 +544,19 @@ ROBODYN_INLINE void move_forces(const Turn& turn, const S (&r)[3], const int (&d
     o3[c] = u0;
     o4[c] = u1;
     o5[c] = u2;
+  };
+  // a short run (a leg, the last links of an arm) without the vector loop's set-up
+  switch (hi - lo) {
+    case 3: move(lo + 2); [[fallthrough]];
+    case 2: move(lo + 1); [[fallthrough]];
+    case 1: move(lo); [[fallthrough]];
+    case 0: return;
+    default: break;
   }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC ivdep
+#endif
+  for (int c = lo; c < hi; ++c) move(c);
 }
 
 }  // namespace detail

@@ -547,10 +547,10 @@ ROBODYN_INLINE void move_forces(const Turn& turn, const S (&r)[3], const int (&d
   };
   // a short run (a leg, the last links of an arm) without the vector loop's set-up
   switch (hi - lo) {
-    case 3: move(lo + 2); [[fallthrough]];
-    case 2: move(lo + 1); [[fallthrough]];
-    case 1: move(lo); [[fallthrough]];
     case 0: return;
+    case 1: return move(lo);
+    case 2: move(lo); return move(lo + 1);
+    case 3: move(lo); move(lo + 1); return move(lo + 2);
     default: break;
   }
 #if defined(__GNUC__) && !defined(__clang__)

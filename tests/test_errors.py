@@ -110,6 +110,26 @@ def shape_cases():
                 yield pytest.param(method, k, bad, id=f"{method}-{name}-{bad}")
 
 
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_nan_or_inf_in_a_batch_names_the_row_and_entry(robot, method, rng):
+    """The finiteness check reads a whole batch in one branch-free pass; the error still names
+    the first non-finite value: its row and entry in a batch, its index in a single state."""
+    names, call = METHODS[method]
+    for k in range(len(names)):
+        for bad, (row, entry) in ((np.nan, (5, 2)), (-np.inf, (0, N - 1)), (np.inf, (6, 0))):
+            args = good_args(names, rng, rows=7)
+            args[k][row, entry] = bad
+            args[k][6, 1] = np.nan  # a later one: the first is named
+            with pytest.raises(ValueError,
+                               match=rf"^{names[k]}: contains NaN or inf at row {row}, "
+                                     rf"entry {entry} \(.*\(N, {N}\)"):
+                call(robot, *args)
+        args = good_args(names, rng)
+        args[k][3] = np.nan
+        with pytest.raises(ValueError, match=rf"^{names[k]}: contains NaN or inf at index 3 "):
+            call(robot, *args)
+
+
 @pytest.mark.parametrize("method, k, bad", list(shape_cases()))
 def test_bad_argument_message_gives_expected_shape(robot, method, k, bad, rng):
     names, call = METHODS[method]

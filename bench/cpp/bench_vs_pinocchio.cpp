@@ -49,6 +49,7 @@
 #include "robodyn/kane.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
+#include "case_file.hpp"
 
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -106,44 +107,17 @@ struct Case {
   std::exit(2);
 }
 
-// reads a case file: "key value..." lines, then one "body" line per joint (joint type 0
-// revolute, 1 prismatic, 2 free-flyer: the first body only)
+// a case file (bench/cpp/case_file.hpp reads it) as robodyn's and Pinocchio's models, with the
+// maps between their q and v orders
 Case read_case(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) fail("cannot read " + path);
+  bench::CaseFile file;
+  std::string error;
+  if (!bench::read_case_file(path, file, error)) fail(error);
   Case c;
-  Vec3 gravity(0, 0, -9.81);
-  std::vector<BodySpec> bodies;
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream s(line);
-    std::string key;
-    if (!(s >> key) || key[0] == '#') continue;
-    if (key == "name") {
-      s >> c.name;
-    } else if (key == "urdf") {
-      std::getline(s >> std::ws, c.urdf);
-    } else if (key == "gravity") {
-      s >> gravity[0] >> gravity[1] >> gravity[2];
-    } else if (key == "body") {
-      BodySpec b;
-      int type;
-      s >> b.parent >> type >> b.axis[0] >> b.axis[1] >> b.axis[2];
-      if (type < 0 || type > 2) fail(path + ": bad joint type in: " + line);
-      b.type = type == 0 ? JointType::Revolute
-                         : type == 1 ? JointType::Prismatic : JointType::FreeFlyer;
-      for (int r = 0; r < 3; ++r)
-        for (int k = 0; k < 3; ++k) s >> b.origin_R(r, k);
-      s >> b.origin_p[0] >> b.origin_p[1] >> b.origin_p[2] >> b.mass;
-      s >> b.com[0] >> b.com[1] >> b.com[2];
-      for (int r = 0; r < 3; ++r)
-        for (int k = 0; k < 3; ++k) s >> b.inertia(r, k);
-      s >> b.armature >> b.lower >> b.upper >> b.joint_name;
-      if (!s) fail(path + ": bad body line: " + line);
-      b.name = b.joint_name + "_link";
-      bodies.push_back(b);
-    }
-  }
+  c.name = file.name;
+  c.urdf = file.urdf;
+  const Vec3 gravity = file.gravity;
+  const std::vector<BodySpec>& bodies = file.bodies;
   if (c.name.empty() || c.urdf.empty() || bodies.empty()) fail(path + ": incomplete case file");
   c.floating = bodies[0].type == JointType::FreeFlyer;
   c.rm = robodyn::build_model(bodies, {}, gravity, false);

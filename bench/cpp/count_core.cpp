@@ -9,19 +9,18 @@
 // ALGO is id (rnea), M (crba into an (nv, nv) buffer), fd (aba) or none; the calls cycle
 // through 64 seeded random states. Run with REPS and with 0: the difference of the two totals
 // over REPS is one call. The case file is bench/cpp_cases.py's (see bench_vs_pinocchio.cpp);
-// only its body lines and gravity are read. -g changes no generated code (line-level profiles
+// only its body lines and gravity are used (bench/cpp/case_file.hpp reads it). -g changes no generated code (line-level profiles
 // with callgrind_annotate).
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "robodyn/aba.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/rnea.hpp"
+#include "case_file.hpp"
 
 using namespace robodyn;
 
@@ -30,39 +29,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: count_core CASE.model id|M|fd|none REPS\n");
     return 2;
   }
-  std::ifstream f(argv[1]);
-  if (!f) {
-    std::fprintf(stderr, "count_core: cannot read %s\n", argv[1]);
+  bench::CaseFile c;
+  std::string error;
+  if (!bench::read_case_file(argv[1], c, error)) {
+    std::fprintf(stderr, "count_core: %s\n", error.c_str());
     return 2;
   }
-  std::vector<BodySpec> bodies;
-  Vec3 gravity(0, 0, -9.81);
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream s(line);
-    std::string key;
-    if (!(s >> key)) continue;
-    if (key == "gravity") s >> gravity[0] >> gravity[1] >> gravity[2];
-    if (key != "body") continue;
-    BodySpec b;
-    int type;
-    s >> b.parent >> type >> b.axis[0] >> b.axis[1] >> b.axis[2];
-    b.type = type == 0 ? JointType::Revolute
-                       : type == 1 ? JointType::Prismatic : JointType::FreeFlyer;
-    for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < 3; ++k) s >> b.origin_R(r, k);
-    s >> b.origin_p[0] >> b.origin_p[1] >> b.origin_p[2] >> b.mass;
-    s >> b.com[0] >> b.com[1] >> b.com[2];
-    for (int r = 0; r < 3; ++r)
-      for (int k = 0; k < 3; ++k) s >> b.inertia(r, k);
-    s >> b.armature >> b.lower >> b.upper >> b.joint_name;
-    if (!s) {
-      std::fprintf(stderr, "count_core: bad body line: %s\n", line.c_str());
-      return 2;
-    }
-    bodies.push_back(b);
-  }
-  const Model m = build_model(bodies, {}, gravity, false);
+  const Model m = build_model(c.bodies, {}, c.gravity, false);
   Data d(m);
   const std::string algo = argv[2];
   const int reps = std::atoi(argv[3]);

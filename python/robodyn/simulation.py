@@ -909,37 +909,23 @@ class _Loop:
 
     # ------------------------------------------------------------ floating robots (nq = nv + 1)
 
-    def _slope(self, theta, v, out):
-        """out = the tangent-space rate at q0 of a stage at integrate(q0, theta) with velocity
-        v: Jr(theta_base)^-1 v_base for the free-flyer block, v for the joints."""
-        out[6:] = v[6:]
-        se3_dexpinv(theta, v, out)
-
-    def _retract(self, q0, theta, out):
-        """out = integrate(q0, theta, 1) with the base quaternion renormalised."""
-        out[:] = self.robot.integrate(q0, theta, 1.0)
-        out[3:7] /= math.sqrt(float(np.dot(out[3:7], out[3:7])))
-
-    def _manifold_steps(self, q, v, qs, vs, theta):
-        """``(retract, slope)``: _retract and _slope for the loop's own buffers (the state
-        q, v, the stage qs, vs and theta, the same arrays at every call), with their views
-        made once and the plant's ``integrate(..., out=)``: a step allocates nothing."""
+    def _manifold_steps(self, q, theta):
+        """``(retract, slope)`` for a manifold loop, given views of its own buffers made once
+        (a step allocates nothing): ``retract(q0, theta, out, out_quat)`` puts
+        integrate(q0, theta, 1) in out (the plant's ``integrate(..., out=)``) and renormalises
+        the base quaternion ``out_quat = out[3:7]``; ``slope(theta, v, v_joints, out,
+        out_joints)`` puts the tangent-space rate at q0 of a stage at integrate(q0, theta) with
+        velocity v in out: Jr(theta_base)^-1 v_base for the free-flyer block, v for the joints
+        (``v_joints = v[6:]``, ``out_joints = out[6:]``)."""
         integrate = _with_out(self.robot.integrate, q, theta, 1.0)
-        quaternion = {id(q): q[3:7], id(qs): qs[3:7]}
-        joints_v = {id(v): v[6:], id(vs): vs[6:]}
-        joints_out = {}
-        dot, sqrt = np.dot, math.sqrt
+        copyto, dot, sqrt = np.copyto, np.dot, math.sqrt
 
-        def retract(q0, theta, out):
+        def retract(q0, theta, out, out_quat):
             integrate(q0, theta, 1.0, out=out)
-            quat = quaternion[id(out)]
-            quat /= sqrt(float(dot(quat, quat)))
+            out_quat /= sqrt(float(dot(out_quat, out_quat)))
 
-        def slope(theta, v, out):
-            target = joints_out.get(id(out))
-            if target is None:
-                target = joints_out[id(out)] = out[6:]
-            np.copyto(target, joints_v[id(v)])
+        def slope(theta, v, v_joints, out, out_joints):
+            copyto(out_joints, v_joints)
             se3_dexpinv(theta, v, out)
 
         return retract, slope
@@ -988,7 +974,9 @@ class _Loop:
         copyto, multiply, dot = np.copyto, np.multiply, np.dot
         isfinite, count_nonzero = np.isfinite, np.count_nonzero
         q_ok, v_ok = np.empty(nq, dtype=bool), np.empty(n, dtype=bool)
-        retract, slope = self._manifold_steps(q, v, qs, vs, theta)
+        q_quat, qs_quat, vs_joints = q[3:7], qs[3:7], vs[6:]
+        kq_joints = tuple(row[6:] for row in kq)
+        retract, slope = self._manifold_steps(q, theta)
         w = np.array([1.0, 2.0, 2.0, 1.0]) / 6.0
         c = (0.0, 0.5, 0.5, 1.0)
         N = grid.shape[0] - 1
@@ -1012,16 +1000,16 @@ class _Loop:
                     fd(q, v, tau, method=method, out=kv_s[0])
                     for st in (1, 2, 3):
                         multiply(kq_s[st - 1], c[st] * h, out=theta)
-                        retract(q, theta, qs)
+                        retract(q, theta, qs, qs_quat)
                         multiply(kv_s[st - 1], c[st] * h, out=vs)
                         vs += v
                         if cont:
                             control(t + c[st] * h, qs, vs)
                         fd(qs, vs, tau, method=method, out=kv_s[st])
-                        slope(theta, vs, kq_s[st])
+                        slope(theta, vs, vs_joints, kq_s[st], kq_joints[st])
                     multiply(w, h, out=wh)
                     dot(wh, kq, out=theta)
-                    retract(start, theta, q)
+                    retract(start, theta, q, q_quat)
                     v += dot(wh, kv, out=dv)
                 else:
                     # semi-implicit Euler: velocity first, then the pose with the new velocity
@@ -1029,7 +1017,7 @@ class _Loop:
                     multiply(kv_s[0], h, out=dv)
                     v += dv
                     multiply(v, h, out=theta)
-                    retract(start, theta, q)
+                    retract(start, theta, q, q_quat)
                 if limits is not None:
                     limits(q, v)
                 if not (k & _FINITE_CHECK_MASK) and (
@@ -1074,20 +1062,22 @@ class _Loop:
         abs_v, abs_vs = np.empty(n), np.empty(n)
         Yq, Yv = Yr[:, :nq], Yr[:, nq:]
         copyto, multiply, dot = np.copyto, np.multiply, np.dot
-        retract, slope = self._manifold_steps(q, v, qs, vs, theta)
+        qs_quat, vs_joints = qs[3:7], vs[6:]
+        Kq_joints = tuple(row[6:] for row in Kq)
+        retract, slope = self._manifold_steps(q, theta)
 
-        def size(qq, out, views={}):
-            # a magnitude per tangent direction: 1 for the base rotation, |p|, |q_joint|
-            # (views of the loop's arrays, made at the first call)
-            key = (id(qq), id(out))
-            if key not in views:
-                views[key] = (qq[:3], qq[7:], out[:3], out[3:6], out[6:n])
-            p, joints, rot, pos, rest = views[key]
+        def size(views):
+            # a magnitude per tangent direction: 1 for the base rotation, |p|, |q_joint|;
+            # views = (qq[:3], qq[7:], out[:3], out[3:6], out[6:]) of a configuration qq and
+            # the output out
+            p, joints, rot, pos, rest = views
             rot.fill(1.0)
             np.abs(p, out=pos)
             np.abs(joints, out=rest)
 
         mag0, mag1 = np.empty(n), np.empty(n)
+        size_q = (q[:3], q[7:], mag0[:3], mag0[3:6], mag0[6:])
+        size_qs = (qs[:3], qs[7:], mag1[:3], mag1[3:6], mag1[6:])
         N = grid.shape[0] - 1
         every = max(1, N // 100)
         h_prop = min(grid[1] - grid[0], (grid[-1] - grid[0]))
@@ -1125,20 +1115,20 @@ class _Loop:
                     for st in (1, 2, 3, 4, 5, 6):
                         a = multiply(A[st], h, out=ah[st])
                         dot(a, Kq_to[st], out=theta)
-                        retract(q, theta, qs)
+                        retract(q, theta, qs, qs_quat)
                         dot(a, Kv_to[st], out=vs)
                         vs += v
                         if cont:
                             control(t + C[st] * h, qs, vs)
                         fd(qs, vs, tau, method=method, out=Kv_s[st])
-                        slope(theta, vs, Kq_s[st])
+                        slope(theta, vs, vs_joints, Kq_s[st], Kq_joints[st])
                     fd_calls += 6
                     # stage 7 is the new point: theta = theta_7, v = vs
                     multiply(E, h, out=eh)
                     dot(eh, Kq, out=err_q)
                     dot(eh, Kv, out=err_v)
-                    size(q, mag0)
-                    size(qs, mag1)
+                    size(size_q)
+                    size(size_qs)
                     np.maximum(mag0, mag1, out=scale_q)
                     np.maximum(np.abs(v, out=abs_v), np.abs(vs, out=abs_vs), out=scale_v)
                     scale *= rtol

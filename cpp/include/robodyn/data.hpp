@@ -36,7 +36,8 @@ struct DataTpl {
   int level = 0;         // highest level valid for q_key (0: nothing cached)
   long cache_hits = 0;   // calls that found q_key == q
   long cache_misses = 0;  // calls that recomputed
-  AVec<S> s, c;          // sin, cos of q_i + qoff_i (revolute; prismatic: 0, 1)
+  AVec<S> s, c;          // sin, cos of q_i + qoff_i (revolute; prismatic: 0, 1), (n+2,): entry
+                         // n+1 pads the angles to pairs (update_kinematics)
   AVec<V3> r;            // parent-to-body translation, parent internal frame (level >= 1; a
                          // revolute joint's constant pc is written when the Data is made)
   AVec<M3> E;            // parent-to-body rotation Rc * Rz(q)               (level 2)
@@ -109,7 +110,7 @@ template <class S>
 DataTpl<S>::DataTpl(const Model& m)
     : n(m.n), nq(m.nq), nv(m.nv),
       q_key(VecX::Zero(m.nq)),
-      s(m.n + 1, S(0)), c(m.n + 1, S(1)),
+      s(m.n + 2, S(0)), c(m.n + 2, S(1)),
       r(m.n + 1, V3::Zero()), E(m.n + 1, M3::Identity()),
       oR(m.n + 1, M3::Identity()), op(m.n + 1, V3::Zero()),
       w(m.n + 1, V3::Zero()), vl(m.n + 1, V3::Zero()),

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "robodyn/data.hpp"
 #include "robodyn/joint.hpp"
@@ -65,6 +69,84 @@ inline void sin_cos(const double& x, double& s, double& c) {
   }
 }
 
+#if defined(__SSE2__)
+// sin_cos above on two angles at once (SSE2, part of every x86-64): the same operations in the
+// same order, so the same bits, without the quadrant branch (random angles mispredict it).
+// Lanes outside |x| <= 1e5 (or NaN) come out wrong: the caller redoes them with libm.
+ROBODYN_INLINE void sin_cos2(__m128d x, __m128d& s, __m128d& c) {
+  const __m128d kRound = _mm_set1_pd(6755399441055744.0);
+  const __m128d k = _mm_sub_pd(_mm_add_pd(_mm_mul_pd(x, _mm_set1_pd(0.63661977236758134308)),
+                                          kRound), kRound);
+  const __m128d r = _mm_sub_pd(
+      _mm_sub_pd(_mm_sub_pd(x, _mm_mul_pd(k, _mm_set1_pd(1.57079632673412561417e+00))),
+                 _mm_mul_pd(k, _mm_set1_pd(6.07710050630396597660e-11))),
+      _mm_mul_pd(k, _mm_set1_pd(2.02226624879595063154e-21)));
+  const __m128d z = _mm_mul_pd(r, r);
+  // a + z * b
+  auto horner = [z](double a, __m128d b) ROBODYN_INLINE_LAMBDA {
+    return _mm_add_pd(_mm_set1_pd(a), _mm_mul_pd(z, b));
+  };
+  const __m128d ps = horner(-1.66666666666666324348e-01,
+      horner(8.33333333332248946124e-03,
+      horner(-1.98412698298579493134e-04,
+      horner(2.75573137070700676789e-06,
+      horner(-2.50507602534068634195e-08, _mm_set1_pd(1.58969099521155010221e-10))))));
+  const __m128d sr = _mm_add_pd(r, _mm_mul_pd(_mm_mul_pd(r, z), ps));
+  const __m128d cp = _mm_mul_pd(z, horner(4.16666666666666019037e-02,
+      horner(-1.38888888888741095749e-03,
+      horner(2.48015872894767294178e-05,
+      horner(-2.75573143513906633035e-07,
+      horner(2.08757232129817482790e-09, _mm_set1_pd(-1.13596475577881948265e-11)))))));
+  const __m128d one = _mm_set1_pd(1.0);
+  const __m128d hz = _mm_mul_pd(_mm_set1_pd(0.5), z), w = _mm_sub_pd(one, hz);
+  const __m128d cr =
+      _mm_add_pd(w, _mm_add_pd(_mm_sub_pd(_mm_sub_pd(one, w), hz), _mm_mul_pd(z, cp)));
+  // the quadrant k & 3 of each lane as 64-bit masks: odd swaps sin and cos, 2 and 3 negate
+  // sin, 1 and 2 negate cos
+  const __m128i q = _mm_shuffle_epi32(_mm_cvttpd_epi32(k), _MM_SHUFFLE(1, 1, 0, 0));
+  const __m128i i1 = _mm_set1_epi32(1), i2 = _mm_set1_epi32(2);
+  const __m128d swap = _mm_castsi128_pd(_mm_cmpeq_epi32(_mm_and_si128(q, i1), i1));
+  const __m128d sneg = _mm_castsi128_pd(_mm_cmpeq_epi32(_mm_and_si128(q, i2), i2));
+  const __m128d cneg =
+      _mm_castsi128_pd(_mm_cmpeq_epi32(_mm_and_si128(_mm_add_epi32(q, i1), i2), i2));
+  const __m128d sign = _mm_set1_pd(-0.0);
+  const __m128d sv = _mm_or_pd(_mm_and_pd(swap, cr), _mm_andnot_pd(swap, sr));
+  const __m128d cv = _mm_or_pd(_mm_and_pd(swap, sr), _mm_andnot_pd(swap, cr));
+  s = _mm_xor_pd(sv, _mm_and_pd(sneg, sign));
+  c = _mm_xor_pd(cv, _mm_and_pd(cneg, sign));
+  // +-0 gives (+-0, 1), as sin_cos (the kernels give cos 1 but sin +0 for -0)
+  const __m128d zero = _mm_cmpeq_pd(x, _mm_setzero_pd());
+  s = _mm_or_pd(_mm_and_pd(zero, x), _mm_andnot_pd(zero, s));
+}
+#endif
+
+// s[k], c[k] = sin, cos of the angle in c[k] on entry, for k in [k0, k1): sin_cos, two angles
+// at a time where SSE2 is there. Returns false when an angle is outside |x| <= 1e5 (or NaN):
+// then the results are wrong and the caller redoes them with sin_cos (rare: libm's range).
+inline bool sin_cos_in_place(double* s, double* c, int k0, int k1) {
+  int k = k0;
+#if defined(__SSE2__)
+  __m128d out = _mm_setzero_pd();
+  const __m128d limit = _mm_set1_pd(1e5), abs_mask = _mm_castsi128_pd(_mm_set1_epi64x(
+      0x7fffffffffffffffLL));
+  for (; k + 2 <= k1; k += 2) {
+    const __m128d x = _mm_loadu_pd(c + k);
+    // !(|x| <= 1e5): also true for NaN
+    out = _mm_or_pd(out, _mm_cmpnle_pd(_mm_and_pd(x, abs_mask), limit));
+    __m128d sv, cv;
+    sin_cos2(x, sv, cv);
+    _mm_storeu_pd(s + k, sv);
+    _mm_storeu_pd(c + k, cv);
+  }
+  if (_mm_movemask_pd(out) != 0) return false;
+#endif
+  for (; k < k1; ++k) {
+    const double x = c[k];
+    sin_cos(x, s[k], c[k]);
+  }
+  return true;
+}
+
 // true when the cache holds exactly this q (bitwise equal values)
 template <class S>
 inline bool same_q(const DataTpl<S>& d, const S* q) {
@@ -92,11 +174,16 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
     for (int i = 1; i <= m.n; ++i) {
       const S* qi = q + m.iq[i];
       if (m.type[i] == JointType::Revolute) {
-        if (m.qoff[i] != 0)
-          detail::sin_cos(S(qi[0] + S(m.qoff[i])), d.s[i], d.c[i]);
+        const S x = m.qoff[i] != 0 ? S(qi[0] + S(m.qoff[i])) : qi[0];
+        // double: the angle now, its sin and cos with the others after the loop
+        if constexpr (std::is_same<S, double>::value)
+          d.c[i] = x;
         else
-          detail::sin_cos(qi[0], d.s[i], d.c[i]);
-      } else if (m.type[i] == JointType::Prismatic) {
+          detail::sin_cos(x, d.s[i], d.c[i]);
+        continue;
+      }
+      if constexpr (std::is_same<S, double>::value) d.c[i] = 0.0;  // sin 0, cos 1
+      if (m.type[i] == JointType::Prismatic) {
         V3T<S> z(S(0), S(0), qi[0]);
         d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);
       } else {
@@ -105,6 +192,16 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
         d.E[i] = Rc * quaternion_matrix<S>(qi + 3);
         d.r[i] = m.pc[i].template cast<S>() + Rc * V3T<S>(qi[0], qi[1], qi[2]);
       }
+    }
+    if constexpr (std::is_same<S, double>::value) {
+      // every body's sin and cos in one pass, two at a time, padded to an even count
+      d.c[m.n + 1] = 0.0;
+      if (!detail::sin_cos_in_place(d.s.data(), d.c.data(), 1, 1 + ((m.n + 1) & ~1)))
+        for (int i = 1; i <= m.n; ++i) {
+          const bool rev = m.type[i] == JointType::Revolute;
+          const double x = q[m.iq[i]];
+          detail::sin_cos(!rev ? 0.0 : m.qoff[i] != 0 ? x + m.qoff[i] : x, d.s[i], d.c[i]);
+        }
     }
     d.level = 1;
   }

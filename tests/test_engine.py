@@ -234,6 +234,41 @@ def test_batch_rows_equal_single_calls_two_threads(kind, n, rng, two_threads):
     _check_batches(robot, spec, rng, 300)  # >= 64 rows per thread: both threads work
 
 
+@pytest.mark.parametrize("floating", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch_rows_of_the_two_lane_sweep_equal_single_calls_bit_for_bit(floating, threads,
+                                                                         rng):
+    """A batch of inverse dynamics, bias or gravity torques runs two rows per sweep (the D2
+    scalar of simd.hpp: each lane the double steps of its row), an odd row left over by the
+    double sweep: every row equals the single call bit for bit. Mixed joints, armature,
+    damping and Coulomb friction (zero and non-zero qd, the sign taken per lane), a free base,
+    a joint angle beyond the sin/cos kernels' range (|q| > 1e5: libm in that lane only), odd
+    and even row counts, one and two threads (runs of >= 64 rows)."""
+    spec = R.random_floating(9, rng) if floating else R.random_tree(9, rng)
+    robot = robodyn.Robot(spec)
+    state = R.random_floating_state if floating else R.random_state
+    # the q index of a revolute joint (a free base takes q[0:7] for body 0)
+    body = next(k for k, b in enumerate(spec.bodies) if b.joint_type == "revolute")
+    big = body + 6 if floating else body
+    old = robodyn.get_num_threads()
+    robodyn.set_num_threads(threads)
+    try:
+        for N in (2, 7, 301):
+            Q, QD, QDD = (np.array(x) for x in zip(*(state(spec, rng) for _ in range(N))))
+            QD[::3, -1] = 0.0  # friction's sign(0) in some lanes
+            Q[N // 2, big] = 3.0e5 + 0.25
+            batches = {"id": robot.inverse_dynamics(Q, QD, QDD),
+                       "bias": robot.bias_torques(Q, QD), "gravity": robot.gravity_torques(Q)}
+            for k in range(N):
+                singles = {"id": robot.inverse_dynamics(Q[k], QD[k], QDD[k]),
+                           "bias": robot.bias_torques(Q[k], QD[k]),
+                           "gravity": robot.gravity_torques(Q[k])}
+                for name, single in singles.items():
+                    assert np.array_equal(batches[name][k], single), (name, N, k)
+    finally:
+        robodyn.set_num_threads(old)
+
+
 def test_batch_against_reference(rng, two_threads):
     spec = R.random_tree(6, rng)
     robot = robodyn.Robot(spec)

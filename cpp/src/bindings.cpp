@@ -18,6 +18,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +51,9 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle));
 namespace {
 
 std::atomic<int> g_threads{1};
+
+// RobotCore::run without a two-row (D2) kernel
+struct NoPair {};
 
 // a base quaternion q[3:7] whose norm is within this of 1 is normalised where it is used;
 // farther is an error
@@ -290,11 +294,13 @@ class RobotCore {
   // double* and `out` is None or the array to write (returned); O > 1: it takes an array of O
   // pointers and `out` is None or a tuple/list of O distinct arrays (returned as a tuple).
   // The kernel returns false on a numerical failure (ValueError `what`). A batch is split
-  // over threads in runs of at least min_rows rows.
-  template <size_t K, size_t O = 1, class Kernel>
+  // over threads in runs of at least min_rows rows. `pair` (O = 1; NoPair: none) is the
+  // kernel on the D2 scalar (simd.hpp): a batch then runs two rows per call, each lane the
+  // same steps as `kernel` on its row (an odd row left over goes to `kernel`).
+  template <size_t K, size_t O = 1, class Kernel, class Pair = NoPair>
   py::object run(const std::array<py::handle, K>& args, const std::array<const char*, K>& names,
                  py::handle out, const Shape& row_out, const char* what, Kernel kernel,
-                 py::ssize_t min_rows = 64) {
+                 py::ssize_t min_rows = 64, Pair pair = Pair()) {
     static_assert(K >= 1 && O >= 1, "at least one input and one output");
     std::array<Input, K> in;
     std::array<int, K> size;
@@ -381,7 +387,35 @@ class RobotCore {
     auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
       std::array<const double*, K> pk;
       std::array<double*, O> pr;
-      for (py::ssize_t r = r0; r < r1; ++r) {
+      py::ssize_t r = r0;
+#if defined(ROBODYN_HAVE_D2)
+      if constexpr (O == 1 && !std::is_same<Pair, NoPair>::value) {
+        if (r1 - r0 >= 2) {
+          // two rows at a time: the inputs interleaved into D2 lanes, the result split back
+          DataTpl<D2> d2(model);
+          std::array<AVec<D2>, K> x;
+          for (size_t k = 0; k < K; ++k) x[k].resize(size[k]);
+          AVec<D2> y(row_size);
+          std::array<const D2*, K> px;
+          for (size_t k = 0; k < K; ++k) px[k] = x[k].data();
+          for (; r + 2 <= r1; r += 2) {
+            for (size_t k = 0; k < K; ++k) {
+              const double* a = in[k].p + r * size[k];
+              const double* b = a + size[k];
+              for (int j = 0; j < size[k]; ++j) x[k][j] = D2::lanes(a[j], b[j]);
+            }
+            if (!pair(model, d2, px, y.data())) flag = false;
+            double* ya = po[0] + r * row_size;
+            double* yb = ya + row_size;
+            for (py::ssize_t j = 0; j < row_size; ++j) {
+              ya[j] = y[j].lane0();
+              yb[j] = y[j].lane1();
+            }
+          }
+        }
+      }
+#endif
+      for (; r < r1; ++r) {
         for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
         for (size_t o = 0; o < O; ++o) pr[o] = po[o] + r * row_size;
         if (!call(model, d, pk, pr)) flag = false;
@@ -415,6 +449,16 @@ class RobotCore {
 using Ptrs1 = std::array<const double*, 1>;
 using Ptrs2 = std::array<const double*, 2>;
 using Ptrs3 = std::array<const double*, 3>;
+
+// a batch's two-row kernel (RobotCore::run's `pair`), where the D2 scalar exists
+#if defined(ROBODYN_HAVE_D2)
+using Pairs1 = std::array<const D2*, 1>;
+using Pairs2 = std::array<const D2*, 2>;
+using Pairs3 = std::array<const D2*, 3>;
+#define ROBODYN_PAIR(...) __VA_ARGS__
+#else
+#define ROBODYN_PAIR(...) NoPair()
+#endif
 
 const char* kFDFail =
     "forward dynamics failed: the mass matrix is not positive definite at this state";
@@ -469,7 +513,10 @@ py::object inverse_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
                       rnea(m, d, x[0], x[1], x[2], o);
                       return true;
-                    });
+                    }, 64, ROBODYN_PAIR([](const Model& m, DataTpl<D2>& d, const Pairs3& x, D2* o) {
+                      rnea(m, d, x[0], x[1], x[2], o);
+                      return true;
+                    }));
   if (str_is(method, "kane"))
     return r.run<3>({q, qd, qdd}, {"q", "qd", "qdd"}, out, {n}, "",
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -499,7 +546,9 @@ py::object forward_dynamics_impl(RobotCore& r, py::handle q, py::handle qd, py::
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
                       return aba(m, d, x[0], x[1], x[2], o);
-                    });
+                    }, 64, ROBODYN_PAIR([](const Model& m, DataTpl<D2>& d, const Pairs3& x, D2* o) {
+                      return aba(m, d, x[0], x[1], x[2], o);
+                    }));
   if (str_is(method, "crba"))
     return r.run<3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n}, kFDFail,
                     [](const Model& m, Data& d, const Ptrs3& x, double* o) {
@@ -533,7 +582,10 @@ py::object bias_torques_impl(RobotCore& r, py::handle q, py::handle qd, py::hand
                   [](const Model& m, Data& d, const Ptrs2& x, double* o) {
                     bias_torques(m, d, x[0], x[1], o);
                     return true;
-                  });
+                  }, 64, ROBODYN_PAIR([](const Model& m, DataTpl<D2>& d, const Pairs2& x, D2* o) {
+                    bias_torques(m, d, x[0], x[1], o);
+                    return true;
+                  }));
 }
 
 py::object gravity_torques_impl(RobotCore& r, py::handle q, py::handle out) {
@@ -547,7 +599,10 @@ py::object gravity_torques_impl(RobotCore& r, py::handle q, py::handle out) {
                   [](const Model& m, Data& d, const Ptrs1& x, double* o) {
                     gravity_torques(m, d, x[0], o);
                     return true;
-                  });
+                  }, 64, ROBODYN_PAIR([](const Model& m, DataTpl<D2>& d, const Pairs1& x, D2* o) {
+                    gravity_torques(m, d, x[0], o);
+                    return true;
+                  }));
 }
 
 using Outs2 = std::array<double*, 2>;

@@ -30,6 +30,12 @@ namespace robodyn {
 
 namespace detail {
 
+// x > 0: a pivot of the factorisation is usable (simd.hpp's D2: in both lanes)
+template <class S>
+inline bool positive(const S& x) {
+  return x > S(0);
+}
+
 // Ia = IA - U Ud' (upper triangle) and pa = pA + Ia c + Ud u for a 1-DOF joint on axis k (2: revolute, whose
 // c_2 = 0; 5: prismatic, whose c_0 = c_1 = c_2 = 0). kZ: no armature, so Ia S = 0 and
 // Ud_k = 1: row and column k of Ia are exactly zero and are skipped.
@@ -81,7 +87,7 @@ bool ldlt6(Eigen::Matrix<S, 6, 6>& A) {
     S dj = A(j, j);
     ROBODYN_UNROLL
     for (int k = 0; k < j; ++k) dj -= A(j, k) * A(k, j);
-    if (!(dj > S(0))) return false;
+    if (!positive(dj)) return false;
     A(j, j) = dj;
     const S inv = S(1) / dj;
     ROBODYN_UNROLL
@@ -201,7 +207,7 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
     for (int j = 0; j < 6; ++j) d.U[i][j] = j <= k ? d.IA[i](j, k) : d.IA[i](k, j);
     S Di = d.U[i][k];
     if (m.armature[i] != 0) Di += S(m.armature[i]);
-    if (!(Di > S(0))) return false;
+    if (!detail::positive(Di)) return false;
     d.D[i] = Di;
     S ui = tau[iv] - d.pA[i][k];
     if (m.damping[i] != 0) ui -= S(m.damping[i]) * qd[iv];

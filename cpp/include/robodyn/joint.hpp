@@ -14,6 +14,7 @@
 #include "robodyn/data.hpp"
 #include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
+#include "robodyn/simd.hpp"
 #include "robodyn/spatial.hpp"
 
 namespace robodyn {

@@ -120,6 +120,23 @@ ROBODYN_INLINE void sin_cos2(__m128d x, __m128d& s, __m128d& c) {
 }
 #endif
 
+#if defined(ROBODYN_HAVE_D2)
+// sin_cos of both lanes of a D2 (simd.hpp): the two-lane kernel, libm for a lane outside
+// |x| <= 1e5 (or NaN)
+inline void sin_cos(const D2& x, D2& s, D2& c) {
+  sin_cos2(x.v, s.v, c.v);
+  const __m128d abs_x = _mm_andnot_pd(_mm_set1_pd(-0.0), x.v);
+  if (_mm_movemask_pd(_mm_cmpnle_pd(abs_x, _mm_set1_pd(1e5))) == 0) return;
+  double xs[2], ss[2], cs[2];
+  _mm_storeu_pd(xs, x.v);
+  _mm_storeu_pd(ss, s.v);
+  _mm_storeu_pd(cs, c.v);
+  for (int k = 0; k < 2; ++k) sin_cos(xs[k], ss[k], cs[k]);
+  s.v = _mm_loadu_pd(ss);
+  c.v = _mm_loadu_pd(cs);
+}
+#endif
+
 // s[k], c[k] = sin, cos of the angle in c[k] on entry, for k in [k0, k1): sin_cos, two angles
 // at a time where SSE2 is there. Returns false when an angle is outside |x| <= 1e5 (or NaN):
 // then the results are wrong and the caller redoes them with sin_cos (rare: libm's range).

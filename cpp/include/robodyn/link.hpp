@@ -280,9 +280,10 @@ struct Xup {
     }
   }
 
-  // A r for a 3x3 A (revolute: the zeros of pc skipped)
+  // A r for a 3x3 A (revolute: the zeros of pc skipped; the others written out, the same
+  // order of additions for double and simd.hpp's D2)
   ROBODYN_INLINE V3 times_r(const M3& A) const {
-    if (!revolute()) return A * d.r[i];
+    if (!revolute()) return mat_mul<S>(A, d.r[i]);
     const Vec3& c = m.pc[i];
     const auto& nz = m.pc_nz[i];
     return V3(dot_const<S>(A(0, 0), A(0, 1), A(0, 2), c, nz),

@@ -205,9 +205,17 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
         d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);
       } else {
         // (Rc, pc) (R(quat), p): E = Rc R, r = pc + Rc p
-        const M3T<S> Rc = m.Rc[i].R.template cast<S>();
-        d.E[i] = Rc * quaternion_matrix<S>(qi + 3);
-        d.r[i] = m.pc[i].template cast<S>() + Rc * V3T<S>(qi[0], qi[1], qi[2]);
+        if constexpr (!kSkipZeros<S>) {
+          // double (and D2): Rc by its kind (a signed permutation, usually the identity, is
+          // free); the counting and tracing scalars keep the product (their traces unchanged)
+          const M3T<S> R = quaternion_matrix<S>(qi + 3);
+          for (int k = 0; k < 3; ++k) d.E[i].col(k) = rotc(m.Rc[i], V3T<S>(R.col(k)));
+          d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], V3T<S>(qi[0], qi[1], qi[2]));
+        } else {
+          const M3T<S> Rc = m.Rc[i].R.template cast<S>();
+          d.E[i] = Rc * quaternion_matrix<S>(qi + 3);
+          d.r[i] = m.pc[i].template cast<S>() + Rc * V3T<S>(qi[0], qi[1], qi[2]);
+        }
       }
     }
     if constexpr (std::is_same<S, double>::value) {

@@ -17,13 +17,24 @@
 //       F_c = λX_i^* F_c                        (every column c of i's subtree)
 //
 // The products are the book's, one for one (the same operation count); the columns' moves are
-// independent of each other, so they pipeline (and vectorise: Xup::forces_to_parent) instead
-// of forming one dependent chain per column. A subtree's columns are runs of consecutive
-// indices (Model::subtree_runs; one run in depth-first order). S_i's columns are unit axes in body coordinates for every joint kind (revolute e_z,
+// independent of each other, so they pipeline (and, on long runs, vectorise:
+// Xup::forces_to_parent) instead of forming one dependent chain per column. A subtree's
+// columns are runs of consecutive indices (Model::subtree_runs; one run in depth-first order).
+// S_i's columns are unit axes in body coordinates for every joint kind (revolute e_z,
 // prismatic the linear e_z, a free-flyer all six), so S_i^T F picks components of F.
+//
+// What a call costs beyond those products (measured with callgrind, bench/cpp/count_core.cpp):
+// one dispatch on the link kind per body (with_link: inside crba_body the kind and the joint
+// type are compile-time constants, so Xup's switches fold and forces_to_parent's set-up is a
+// few loads); H's structural zeros stored once for the whole matrix (a memset) rather than
+// entry by entry; each entry of the lower triangle stored at its mirror too while it is in a
+// register (no second pass for the upper triangle); runs of up to three columns moved without
+// the vector loop's set-up.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 
 #include "robodyn/data.hpp"
 #include "robodyn/kinematics.hpp"
@@ -60,12 +71,55 @@ ROBODYN_INLINE void inertia_times_axis(const S& mass, const V3T<S>& h, const M3T
   }
 }
 
-// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: the rows c >= iv of each
-// column j of joint i (iv its first column; the lower triangle and, for a multi-DOF joint, its
-// own block); the rows above are left as they were
-template <class S>
-void crba_lower(const Model& m, DataTpl<S>& d, const S* q, S* H) {
+// Body i's step of the sweep (crba_sweep), its link kind K a compile-time constant
+// (with_link): F = IC_i S_i, the entries of H in the columns of joint i, then IC_i and the
+// subtree's forces moved into the parent.
+template <bool kBoth, LinkKind K, class S>
+ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F, S* H) {
+  constexpr JointType t = joint_of(K);
+  const std::ptrdiff_t nv = m.nv;
+  const std::ptrdiff_t ci = m.iv[i];
+  const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
+  const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
+  // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
+  for (int k = 0; k < joint_nv(t); ++k) {
+    V3T<S> n, f;
+    inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n, f);
+    for (int j = 0; j < 3; ++j) {
+      F[j][ci + k] = n[j];
+      F[3 + j][ci + k] = f[j];
+    }
+  }
+  for (int k = 0; k < joint_nv(t); ++k) {
+    // column j = ci + k: H_cj = S^T F_c = F_c[s] for the rows c >= j of i's subtree (F_c in
+    // body i's coordinates now); with kBoth also its mirror H_jc
+    const std::ptrdiff_t j = ci + k;
+    const S* Fs = F[joint_axis(t, k)];
+    S* Hj = H + j * nv;
+    for (const auto* e = run0; e != run1; ++e)
+      for (std::ptrdiff_t c = std::max<std::ptrdiff_t>((*e)[0], j); c < (*e)[1]; ++c) {
+        const S h = Fs[c];
+        Hj[c] = h;
+        if (kBoth) H[c * nv + j] = h;
+      }
+    if (m.armature[i] != 0) Hj[j] += S(m.armature[i]);
+  }
+  const int p = m.parent[i];
+  if (p == 0) return;
+  // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree
+  const Xup<S> X(m, d, i, std::integral_constant<LinkKind, K>());
+  X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
+  for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1]);
+}
+
+// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed, then in each column j
+// of joint i the rows c >= j of i's subtree (the lower triangle) and, with kBoth, their
+// mirrors (the upper triangle; without kBoth it stays zero but for a multi-DOF joint's block)
+template <bool kBoth, class S>
+void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H) {
   update_kinematics(m, d, q, 1);
+  // the structural zeros (the rows outside each column's subtree), all at once
+  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(H, std::ptrdiff_t(m.nv) * m.nv).setZero();
   // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
   S* F[6];
   for (int k = 0; k < 6; ++k) F[k] = d.F.col(k).data();
@@ -75,47 +129,17 @@ void crba_lower(const Model& m, DataTpl<S>& d, const S* q, S* H) {
     d.Ih[i] = m.h[i].template cast<S>();
     d.II[i] = m.Ibar[i].template cast<S>();
   }
-  for (int i = m.n; i >= 1; --i) {
-    const JointType t = m.type[i];
-    const int ci = m.iv[i];
-    const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
-    const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
-    // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
-    for (int k = 0; k < joint_nv(t); ++k) {
-      V3T<S> n, f;
-      inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n, f);
-      for (int j = 0; j < 3; ++j) {
-        F[j][ci + k] = n[j];
-        F[3 + j][ci + k] = f[j];
-      }
-    }
-    for (int k = 0; k < joint_nv(t); ++k) {
-      // H_c,ci+k = S^T F_c = F_c[s] for the columns c of i's subtree (in body i's
-      // coordinates now); the other rows of the lower triangle are zero
-      const int s = joint_axis(t, k);
-      S* Hk = H + static_cast<std::ptrdiff_t>(ci + k) * m.nv;
-      int c = ci;
-      for (const auto* e = run0; e != run1; ++e) {
-        for (; c < (*e)[0]; ++c) Hk[c] = S(0);
-        for (; c < (*e)[1]; ++c) Hk[c] = F[s][c];
-      }
-      for (; c < m.nv; ++c) Hk[c] = S(0);
-      if (m.armature[i] != 0) Hk[ci + k] += S(m.armature[i]);
-    }
-    const int p = m.parent[i];
-    if (p == 0) continue;
-    // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree
-    const Xup<S> X(m, d, i);
-    X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
-    for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1]);
-  }
+  for (int i = m.n; i >= 1; --i)
+    with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
+      crba_body<kBoth, decltype(K)::value>(m, d, i, F, H);
+    });
 }
 
-// Table 6.2 into the lower triangle of d.M (the strict upper triangle is left as it was)
+// Table 6.2 into the lower triangle of d.M (see crba_sweep)
 template <class S>
 void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();
-  crba_lower(m, d, q, d.M.data());
+  crba_sweep<false>(m, d, q, d.M.data());
 }
 
 }  // namespace detail
@@ -125,22 +149,15 @@ void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
 // axes, about body i's origin).
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q) {
-  detail::crba_lower(m, d, q);
-  d.M.template triangularView<Eigen::StrictlyUpper>() = d.M.transpose();
+  d.size_mass_matrix();
+  detail::crba_sweep<true>(m, d, q, d.M.data());
 }
 
-// H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike): the sweep writes
-// H's lower triangle straight into out (its column j is out's row j), then row j's entries
-// left of the diagonal are mirrored from column j. d.M is not used (nor sized).
+// H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike), both triangles
+// written by the sweep. d.M is not used (nor sized).
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q, S* out) {
-  detail::crba_lower(m, d, q, out);
-  const std::ptrdiff_t n = m.nv;
-  for (std::ptrdiff_t j = 1; j < n; ++j) {
-    S* row = out + j * n;
-    const S* col = out + j;
-    for (std::ptrdiff_t c = 0; c < j; ++c) row[c] = col[c * n];
-  }
+  detail::crba_sweep<true>(m, d, q, out);
 }
 
 // In-place Cholesky H = L L^T on the lower triangle of d.M, then solves L L^T x = b (in b),

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <type_traits>
 
 #include "robodyn/data.hpp"
@@ -309,10 +310,10 @@ struct Xup {
   }
 
   // X^T f in place for the forces f = (n, f) of the columns c in [lo, hi), held component by
-  // component: F[k][c], k = 0..2 the moment n, 3..5 the force f; each becomes (E n + r x E f,
-  // E f) in parent coordinates. The kind (and the zeros of r) are dispatched once for the
-  // range, so the columns pipeline (and vectorise) instead of each branching on the kind.
-  void forces_to_parent(S* const* F, int lo, int hi) const;
+  // component: F[k][c], k = 0..2 the moment n, 3..5 the force f; each becomes (E n + r x E f, E f) in
+  // parent coordinates. Made with the kind as a compile-time constant (with_link), the kind's
+  // case is chosen when this inlines; the rotation's constants are set up once for the range.
+  ROBODYN_INLINE void forces_to_parent(S* const* F, int lo, int hi) const;
 
   // E B E^T (B symmetric if kSym): a body-axes 3x3 tensor in parent axes
   template <bool kSym>
@@ -324,7 +325,20 @@ struct Xup {
       else
         rotate_gen_plane<0, 1, 2>(plane_z(d, i), B);
     }
-    return rotate_const<kSym, S>(m.Rc[i], B);
+    return rotate_const<kSym, S>(m.Rc[i], B, const_kind());
+  }
+
+  // the class of the constant rotation Rc (fixed by the link kind)
+  ROBODYN_INLINE ConstRotation::Kind const_kind() const {
+    switch (kind) {
+      case LinkKind::RevPerm:
+      case LinkKind::PrisPerm: return ConstRotation::Permutation;
+      case LinkKind::RevRotX:
+      case LinkKind::RevDH:
+      case LinkKind::PrisRotX: return ConstRotation::RotX;
+      case LinkKind::FreeFlyer: return m.Rc[i].kind;
+      default: return ConstRotation::General;
+    }
   }
 
   // X^T I X for a rigid (or composite) inertia I = (mass, h, Ibar) of body i (first moment h,
@@ -334,7 +348,9 @@ struct Xup {
   ROBODYN_INLINE void transport_inertia(const S& mass, const V3& h, const M3& Ibar, S& mass_p,
                                         V3& h_p, M3& Ibar_p) const {
     const V3& rr = d.r[i];
-    const std::array<bool, 3> nz = r_nz();
+    // the zeros of r skipped by the instrumented scalars; the double build multiplies by them
+    const std::array<bool, 3> nz =
+        kSkipZeros<S> ? r_nz() : std::array<bool, 3>{{true, true, true}};
     const V3 y = E(h);
     // t = (mass/2) r, z = y + t; the first moment moves to y + mass r = y + (t + t)
     const S half = S(0.5) * mass;
@@ -497,104 +513,93 @@ struct TurnBoth {  // B after A
   }
 };
 
-// w -= u x r for r with the zero pattern P (bit k: r_k != 0), its zero terms skipped
-template <int P, class S>
-ROBODYN_INLINE void sub_cross(S& w0, S& w1, S& w2, const S& u0, const S& u1, const S& u2,
-                              const S& r0, const S& r1, const S& r2) {
-  constexpr bool n0 = P & 1, n1 = P & 2, n2 = P & 4;
-  if (n2) w0 -= u1 * r2;
-  if (n1) w0 += u2 * r1;
-  if (n0) w1 -= u2 * r0;
-  if (n2) w1 += u0 * r2;
-  if (n1) w2 -= u0 * r1;
-  if (n0) w2 += u1 * r0;
-}
-
-// the loop of Xup::forces_to_parent: u = A f, w = A n (turn), w -= u x r (r with the zero
-// pattern P), (w, u) written to out[0..2], out[3..5]; every column independent (ivdep: the
-// arrays are distinct columns of one matrix)
-template <int P, class S, class Turn>
-ROBODYN_INLINE void move_forces(const Turn turn, const S* r, S* const* F, S* const* out,
-                                int lo, int hi) {
+// The loop of Xup::forces_to_parent: for each column c in [lo, hi), its force (n, f) held
+// component by component, F[k][c] (k = 0..2 the moment n, 3..5 the force f): u = A f,
+// w = A n (turn), w -= u x r, then (w, u) stored in place, component j in array dst[j] (kPerm:
+// a signed permutation's relabelling) or j. Every column is independent (ivdep: the arrays
+// are distinct rows of one matrix), so the loop vectorises over the columns. No zero pattern:
+// the counting and tracing scalars fold r's known zeros themselves, and the double build
+// multiplies by them (cheaper than the branch that would skip them).
+template <bool kPerm, class S, class Turn>
+ROBODYN_INLINE void move_forces(const Turn& turn, const S (&r)[3], const int (&dst)[3],
+                                S* const* F, int lo, int hi) {
   const S* const n0 = F[0]; const S* const n1 = F[1]; const S* const n2 = F[2];
   const S* const f0 = F[3]; const S* const f1 = F[4]; const S* const f2 = F[5];
-  S* const o0 = out[0]; S* const o1 = out[1]; S* const o2 = out[2];
-  S* const o3 = out[3]; S* const o4 = out[4]; S* const o5 = out[5];
+  S* const o0 = F[kPerm ? dst[0] : 0]; S* const o1 = F[kPerm ? dst[1] : 1];
+  S* const o2 = F[kPerm ? dst[2] : 2]; S* const o3 = F[kPerm ? 3 + dst[0] : 3];
+  S* const o4 = F[kPerm ? 3 + dst[1] : 4]; S* const o5 = F[kPerm ? 3 + dst[2] : 5];
   const S r0 = r[0], r1 = r[1], r2 = r[2];
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC ivdep
-#endif
-  for (int c = lo; c < hi; ++c) {
+  auto move = [&](int c) ROBODYN_INLINE_LAMBDA {
     S u0 = f0[c], u1 = f1[c], u2 = f2[c], w0 = n0[c], w1 = n1[c], w2 = n2[c];
     turn(u0, u1, u2);
     turn(w0, w1, w2);
-    sub_cross<P, S>(w0, w1, w2, u0, u1, u2, r0, r1, r2);
+    w0 -= u1 * r2;
+    w0 += u2 * r1;
+    w1 -= u2 * r0;
+    w1 += u0 * r2;
+    w2 -= u0 * r1;
+    w2 += u1 * r0;
     o0[c] = w0;
     o1[c] = w1;
     o2[c] = w2;
     o3[c] = u0;
     o4[c] = u1;
     o5[c] = u2;
+  };
+  // a short run (a leg, the last links of an arm) without the vector loop's set-up
+  switch (hi - lo) {
+    case 0: return;
+    case 1: return move(lo);
+    case 2: move(lo); return move(lo + 1);
+    case 3: move(lo); move(lo + 1); return move(lo + 2);
+    default: break;
   }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC ivdep
+#endif
+  for (int c = lo; c < hi; ++c) move(c);
 }
 
 }  // namespace detail
 
 template <class S>
-void Xup<S>::forces_to_parent(S* const* F, int lo, int hi) const {
+ROBODYN_INLINE void Xup<S>::forces_to_parent(S* const* F, int lo, int hi) const {
   using namespace detail;
   const ConstRotation& R = m.Rc[i];
   const bool rev = revolute();
   // r (revolute: the constant pc)
   const S r[3] = {rev ? S(m.pc[i][0]) : d.r[i][0], rev ? S(m.pc[i][1]) : d.r[i][1],
                   rev ? S(m.pc[i][2]) : d.r[i][2]};
-  if (R.kind == ConstRotation::Permutation && kind != LinkKind::FreeFlyer) {
+  const int id[3] = {0, 1, 2};
+  if (kind == LinkKind::RevPerm || kind == LinkKind::PrisPerm) {
     // Rc = P, a signed permutation, (P^T x)_j = +-x_perm[j]: with D = diag(+-1) the signs
     // neg and Pi the relabelling j -> perm[j], P = Pi D and D (a x b) = det(D) (D a x D b),
     // so P (w - u x P^T r) = Pi (D w - D u x det(D) Pi^T r): D folded into the rotation,
-    // Pi applied by writing component j to array perm[j]
+    // Pi applied by storing component j at perm[j]
     const bool* neg = R.neg.data();
     const bool odd = neg[0] != neg[1] != neg[2];  // det(D) = -1
-    S* out[6];
+    const int dst[3] = {R.perm[0], R.perm[1], R.perm[2]};
     S rp[3];  // det(D) Pi^T r
-    std::array<bool, 3> rp_nz;
-    for (int j = 0; j < 3; ++j) {
-      const int k = R.perm[j];
-      out[j] = F[k];
-      out[3 + j] = F[3 + k];
-      rp[j] = odd ? S(-r[k]) : r[k];
-      rp_nz[j] = !rev || m.pc_nz[i][k];
-    }
-    if (!rev) return move_forces<7, S>(TurnSigns<S>{{neg[0], neg[1], neg[2]}}, rp, F, out, lo, hi);
+    for (int j = 0; j < 3; ++j) rp[j] = odd ? S(-r[dst[j]]) : r[dst[j]];
+    if (!rev) return move_forces<true, S>(TurnSigns<S>{{neg[0], neg[1], neg[2]}}, rp, dst, F, lo, hi);
     const S c = d.c[i], s = d.s[i];
     const S c0 = neg[0] ? S(-c) : c, s0 = neg[0] ? S(-s) : s;
     const S c1 = neg[1] ? S(-c) : c, s1 = neg[1] ? S(-s) : s;
-    return with_pattern(rp_nz, [&](auto P) {
-      if (neg[2])
-        move_forces<decltype(P)::value, S>(TurnZ<S, true>{c0, s0, s1, c1}, rp, F, out, lo, hi);
-      else
-        move_forces<decltype(P)::value, S>(TurnZ<S>{c0, s0, s1, c1}, rp, F, out, lo, hi);
-    });
+    if (neg[2]) return move_forces<true, S>(TurnZ<S, true>{c0, s0, s1, c1}, rp, dst, F, lo, hi);
+    return move_forces<true, S>(TurnZ<S>{c0, s0, s1, c1}, rp, dst, F, lo, hi);
   }
   const TurnZ<S> z{d.c[i], d.s[i], d.s[i], d.c[i]};
-  if (R.kind == ConstRotation::RotX && kind != LinkKind::FreeFlyer) {
+  if (kind == LinkKind::RevRotX || kind == LinkKind::RevDH || kind == LinkKind::PrisRotX) {
     const TurnX<S> x{S(R.cx), S(R.cpsx), S(R.cmsx)};
-    if (!rev) return move_forces<7, S>(x, r, F, F, lo, hi);
-    const TurnBoth<S, TurnZ<S>, TurnX<S>> zx{z, x};
-    if (kind == LinkKind::RevDH) return move_forces<5, S>(zx, r, F, F, lo, hi);
-    return with_pattern(m.pc_nz[i], [&](auto P) {
-      move_forces<decltype(P)::value, S>(zx, r, F, F, lo, hi);
-    });
+    if (!rev) return move_forces<false, S>(x, r, id, F, lo, hi);
+    return move_forces<false, S>(TurnBoth<S, TurnZ<S>, TurnX<S>>{z, x}, r, id, F, lo, hi);
   }
   // a general rotation (or a free-flyer's)
   TurnA<S> a;
   for (int k = 0; k < 9; ++k)
     a.a[k] = kind == LinkKind::FreeFlyer ? d.E[i](k / 3, k % 3) : S(R.R(k / 3, k % 3));
-  if (!rev) return move_forces<7, S>(a, r, F, F, lo, hi);
-  const TurnBoth<S, TurnZ<S>, TurnA<S>> za{z, a};
-  return with_pattern(m.pc_nz[i], [&](auto P) {
-    move_forces<decltype(P)::value, S>(za, r, F, F, lo, hi);
-  });
+  if (!rev) return move_forces<false, S>(a, r, id, F, lo, hi);
+  return move_forces<false, S>(TurnBoth<S, TurnZ<S>, TurnA<S>>{z, a}, r, id, F, lo, hi);
 }
 
 }  // namespace robodyn

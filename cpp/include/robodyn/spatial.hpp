@@ -270,10 +270,12 @@ ROBODYN_INLINE PlaneRot<S> plane_z(const DataTpl<S>& d, int i) {
   return {d.c[i], d.s[i], s2, cs, S(0), S(0), S(s2 + s2), S(cs + cs), false};
 }
 
-// R B R^T for the constant rotation Rc: free for a signed permutation
+// R B R^T for the constant rotation Rc: free for a signed permutation. kind: R.kind (a caller
+// that knows it at compile time passes it as a constant, and the switch folds)
 template <bool kSym, class S>
-ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B) {
-  switch (R.kind) {
+ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B,
+                                   ConstRotation::Kind kind) {
+  switch (kind) {
     case ConstRotation::Permutation: {
       M3T<S> Y;
       for (int i = 0; i < 3; ++i)
@@ -296,6 +298,11 @@ ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B) {
       return Rs * B * Rs.transpose();
     }
   }
+}
+
+template <bool kSym, class S>
+ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B) {
+  return rotate_const<kSym, S>(R, B, R.kind);
 }
 
 // rotational inertia (symmetric, constant) times vector, skipping zero entries

@@ -93,9 +93,10 @@ class NumpyNew {
   // a new C-contiguous float64 array of nd dimensions dims, or null (then use pybind11)
   PyObject* empty(int nd, const Py_intptr_t* dims) const {
     if (!new_from_descr_) return nullptr;
-    PyObject* descr = descr_from_type_(kDouble);
-    if (!descr) throw py::error_already_set();
-    PyObject* a = new_from_descr_(type_, descr, nd, dims, nullptr, nullptr, 0, nullptr);
+    // NumPy's float64 descriptor, looked up once (a builtin, never freed); the constructor
+    // steals a reference
+    Py_INCREF(double_);
+    PyObject* a = new_from_descr_(type_, double_, nd, dims, nullptr, nullptr, 0, nullptr);
     if (!a) throw py::error_already_set();
     return a;
   }
@@ -114,11 +115,16 @@ class NumpyNew {
     }
     if (api[2] != numpy.attr("ndarray").ptr()) return;
     type_ = static_cast<PyTypeObject*>(api[2]);
-    descr_from_type_ = reinterpret_cast<decltype(descr_from_type_)>(api[45]);
+    auto descr_from_type = reinterpret_cast<PyObject* (*)(int)>(api[45]);
+    double_ = descr_from_type(kDouble);  // a new reference, kept
+    if (!double_) {
+      PyErr_Clear();
+      return;
+    }
     new_from_descr_ = reinterpret_cast<decltype(new_from_descr_)>(api[94]);
   }
   PyTypeObject* type_ = nullptr;
-  PyObject* (*descr_from_type_)(int) = nullptr;
+  PyObject* double_ = nullptr;
   PyObject* (*new_from_descr_)(PyTypeObject*, PyObject*, int, const Py_intptr_t*,
                                const Py_intptr_t*, void*, int, PyObject*) = nullptr;
 };

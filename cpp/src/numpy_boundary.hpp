@@ -18,6 +18,15 @@
 #include <string>
 #include <vector>
 
+// the hot checks inline into the binding functions, their error paths stay out of line
+#if defined(__GNUC__)
+#define ROBODYN_BOUNDARY_INLINE inline __attribute__((always_inline))
+#define ROBODYN_BOUNDARY_COLD inline __attribute__((noinline, cold))
+#else
+#define ROBODYN_BOUNDARY_INLINE inline
+#define ROBODYN_BOUNDARY_COLD inline
+#endif
+
 namespace robodyn {
 namespace boundary {
 
@@ -147,11 +156,11 @@ inline bool all_finite(const double* p, py::ssize_t count) {
   return acc == 0;
 }
 
-// count values, rows of `width` (width 0: one flat array); the error names the first
-// non-finite value's row and entry (or index), found only when raising
-inline void check_finite(const double* p, py::ssize_t count, const char* name,
-                         const Expect& expect, py::ssize_t width = 0) {
-  if (all_finite(p, count)) return;
+// the error of check_finite: names the first non-finite value's row and entry (or index).
+// Out of line, so the check itself inlines into its callers.
+[[noreturn]] ROBODYN_BOUNDARY_COLD void not_finite(
+    const double* p, py::ssize_t count, const char* name, const Expect& expect,
+    py::ssize_t width) {
   py::ssize_t k = 0;
   while (k < count && std::isfinite(p[k])) ++k;
   const std::string where = width > 0 ? "row " + std::to_string(k / width) + ", entry " +
@@ -159,6 +168,12 @@ inline void check_finite(const double* p, py::ssize_t count, const char* name,
                                       : "index " + std::to_string(k);
   bad(name, "contains NaN or inf at " + where + " (expected finite values, shape " +
                 expect.shapes() + ")");
+}
+
+// count values, rows of `width` (width 0: one flat array), all finite, else a ValueError
+ROBODYN_BOUNDARY_INLINE void check_finite(const double* p, py::ssize_t count, const char* name,
+                                          const Expect& expect, py::ssize_t width = 0) {
+  if (!all_finite(p, count)) not_finite(p, count, name, expect, width);
 }
 
 // A float64 view of one state argument: (n,) (rows = 1, batch = false) or (N, n) (a batch).

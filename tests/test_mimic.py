@@ -100,8 +100,12 @@ def test_coupled_robot_checks_its_inputs(rng):
     robot = robodyn.Robot(spec)
     with pytest.raises(ValueError, match=r"q: expected shape \(3,\) or \(N, 3\), got \(5,\)"):
         robot.inverse_dynamics(np.zeros(5), np.zeros(5), np.zeros(5))
-    with pytest.raises(ValueError, match="qd: contains NaN"):
+    with pytest.raises(ValueError, match="qd: contains NaN or inf at index 1 "):
         robot.bias_torques(np.zeros(3), [0, math.nan, 0])
+    QD = np.zeros((4, 3))
+    QD[2, 0], QD[3, 1] = math.inf, math.nan
+    with pytest.raises(ValueError, match="qd: contains NaN or inf at row 2, entry 0 "):
+        robot.bias_torques(np.zeros((4, 3)), QD)
     with pytest.raises(ValueError, match="out: expected shape"):
         robot.gravity_torques(np.zeros(3), out=np.zeros(5))
     with pytest.raises(ValueError, match="method"):

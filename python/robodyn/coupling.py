@@ -171,9 +171,13 @@ class CoupledRobot(Robot):
     def _finite(self, arrays, names):
         """After the core refused an expanded input: name the argument that is not finite."""
         for a, name in zip(arrays, names):
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"{name}: contains NaN or inf (expected finite values, shape "
-                                 f"({self._nr},) or (N, {self._nr}))") from None
+            bad = np.argwhere(~np.isfinite(a))
+            if len(bad):
+                # the first non-finite value, as the core names it
+                where = (f"row {bad[0][0]}, entry {bad[0][1]}" if a.ndim == 2
+                         else f"index {bad[0][0]}")
+                raise ValueError(f"{name}: contains NaN or inf at {where} (expected finite "
+                                 f"values, shape ({self._nr},) or (N, {self._nr}))") from None
 
     def _states(self, names, values):
         arrays = [self._state(x, name) for name, x in zip(names, values)]

@@ -238,12 +238,13 @@ def test_batch_rows_equal_single_calls_two_threads(kind, n, rng, two_threads):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_batch_rows_of_the_two_lane_sweep_equal_single_calls_bit_for_bit(floating, threads,
                                                                          rng):
-    """A batch of inverse dynamics, bias or gravity torques runs two rows per sweep (the D2
-    scalar of simd.hpp: each lane the double steps of its row), an odd row left over by the
-    double sweep: every row equals the single call bit for bit. Mixed joints, armature,
-    damping and Coulomb friction (zero and non-zero qd, the sign taken per lane), a free base,
-    a joint angle beyond the sin/cos kernels' range (|q| > 1e5: libm in that lane only), odd
-    and even row counts, one and two threads (runs of >= 64 rows)."""
+    """A batch of inverse dynamics, bias or gravity torques of at least 16 rows runs two rows
+    per sweep (the D2 scalar of simd.hpp: each lane the double steps of its row; an odd last
+    row in both lanes), a smaller one row by row: every row equals the single call bit for
+    bit. Mixed joints, armature, damping and Coulomb friction (zero and non-zero qd, the sign
+    taken per lane), a free base, a joint angle beyond the sin/cos kernels' range (|q| > 1e5:
+    libm in that lane only), odd and even row counts, one and two threads (runs of >= 64
+    rows)."""
     spec = R.random_floating(9, rng) if floating else R.random_tree(9, rng)
     robot = robodyn.Robot(spec)
     state = R.random_floating_state if floating else R.random_state
@@ -253,7 +254,7 @@ def test_batch_rows_of_the_two_lane_sweep_equal_single_calls_bit_for_bit(floatin
     old = robodyn.get_num_threads()
     robodyn.set_num_threads(threads)
     try:
-        for N in (2, 7, 301):
+        for N in (2, 7, 16, 17, 301):
             Q, QD, QDD = (np.array(x) for x in zip(*(state(spec, rng) for _ in range(N))))
             QD[::3, -1] = 0.0  # friction's sign(0) in some lanes
             Q[N // 2, big] = 3.0e5 + 0.25
@@ -267,6 +268,37 @@ def test_batch_rows_of_the_two_lane_sweep_equal_single_calls_bit_for_bit(floatin
                     assert np.array_equal(batches[name][k], single), (name, N, k)
     finally:
         robodyn.set_num_threads(old)
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_forward_dynamics_batch_rows_do_not_depend_on_the_thread_split(floating, rng):
+    """Batch forward dynamics (ABA) on two lanes agrees with single calls to ~1e-15, not bit
+    for bit (Eigen vectorises some of double's 6x6 products, in another order). Every row of a
+    batch of >= 16 rows goes through the two-lane sweep (an odd last row in both lanes), so a
+    row's bits depend neither on the number of threads nor on the row's position."""
+    spec = R.random_floating(9, rng) if floating else R.random_tree(9, rng)
+    robot = robodyn.Robot(spec)
+    state = R.random_floating_state if floating else R.random_state
+    N = 131
+    Q, QD, _ = (np.array(x) for x in zip(*(state(spec, rng) for _ in range(N))))
+    TAU = rng.standard_normal(QD.shape)
+    old = robodyn.get_num_threads()
+    results = {}
+    try:
+        for threads in (1, 2):
+            robodyn.set_num_threads(threads)
+            results[threads] = robot.forward_dynamics(Q, QD, TAU)
+    finally:
+        robodyn.set_num_threads(old)
+    assert np.array_equal(results[1], results[2])
+    # state 0 in lane 0, in lane 1, and as the lone last row of an odd batch
+    for rows in (np.r_[0, np.arange(1, 20)], np.r_[5, 0, np.arange(6, 24)],
+                 np.r_[np.arange(1, 21), 0]):
+        batch = robot.forward_dynamics(Q[rows], QD[rows], TAU[rows])
+        k = int(np.flatnonzero(rows == 0)[0])
+        assert np.array_equal(batch[k], results[1][0]), rows
+    for k in range(0, N, 13):
+        close(results[1][k], robot.forward_dynamics(Q[k], QD[k], TAU[k]), FD_RTOL)
 
 
 def test_batch_against_reference(rng, two_threads):

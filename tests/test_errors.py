@@ -10,7 +10,10 @@
   method: only ever a result, ValueError or TypeError.
 """
 
+import ctypes
+import ctypes.util
 import math
+import platform
 import warnings
 
 import numpy as np
@@ -128,6 +131,28 @@ def test_nan_or_inf_in_a_batch_names_the_row_and_entry(robot, method, rng):
         args[k][3] = np.nan
         with pytest.raises(ValueError, match=rf"^{names[k]}: contains NaN or inf at index 3 "):
             call(robot, *args)
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="FE_DOWNWARD's value is x86's")
+def test_finite_inputs_accepted_under_downward_rounding(robot, rng):
+    """The finiteness check ORs the bits of x - x, a zero for a finite x: -0 when the
+    floating-point rounding mode is downward (a caller's fesetround). Finite inputs are still
+    accepted then, and NaN still refused."""
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    fe_downward = 0x400
+    names, call = METHODS["inverse_dynamics"]
+    single, batch = good_args(names, rng), good_args(names, rng, rows=7)
+    old = libm.fegetround()
+    try:
+        assert libm.fesetround(fe_downward) == 0
+        assert np.isfinite(call(robot, *single)).all()
+        assert np.isfinite(call(robot, *batch)).all()
+        batch[1][4, 2] = np.nan
+        with pytest.raises(ValueError, match=rf"^{names[1]}: contains NaN or inf at row 4, "):
+            call(robot, *batch)
+    finally:
+        libm.fesetround(old)
 
 
 @pytest.mark.parametrize("method, k, bad", list(shape_cases()))

@@ -55,6 +55,11 @@ std::atomic<int> g_threads{1};
 // RobotCore::run without a two-row (D2) kernel
 struct NoPair {};
 
+// the fewest rows of a batch that runs two rows per sweep (RobotCore::run's `pair`): below
+// it, making the two-row workspace (~2 us) costs more than the sweeps save (measured: 2 and
+// 8 rows were 1.5-2.2x slower with it, 64 rows 1.5-1.9x faster)
+constexpr py::ssize_t kPairRows = 16;
+
 // a base quaternion q[3:7] whose norm is within this of 1 is normalised where it is used;
 // farther is an error
 constexpr double kQuaternionTolerance = 1e-6;
@@ -232,13 +237,15 @@ class RobotCore {
     }
   }
 
-  // Runs work(data, r0, r1, ok) over the rows [0, rows) of a batch with the GIL released,
+  // Runs work(space, r0, r1, ok) over the rows [0, rows) of a batch with the GIL released,
   // split over up to set_num_threads() threads of at least min_rows rows, each with its own
-  // Data (other Python threads may use data_ meanwhile). Every thread that started is joined;
-  // a thread that cannot start raises RuntimeError, a workspace that cannot be allocated
-  // MemoryError. Returns false when a kernel reported a numerical failure.
-  template <class Work>
-  static bool for_rows(const Model& model, py::ssize_t rows, py::ssize_t min_rows, Work work) {
+  // workspace from make() (a std::unique_ptr; other Python threads may use data_ meanwhile).
+  // Every workspace is made in the calling thread before any worker starts, so one that
+  // cannot be allocated raises MemoryError (not std::terminate in a worker). Every thread
+  // that started is joined; a thread that cannot start raises RuntimeError. Returns false
+  // when a kernel reported a numerical failure.
+  template <class Make, class Work>
+  static bool for_rows(py::ssize_t rows, py::ssize_t min_rows, Make make, Work work) {
     bool ok = true;
     std::string failure;
     bool out_of_memory = false;
@@ -248,15 +255,14 @@ class RobotCore {
           1, std::min<py::ssize_t>(g_threads.load(), rows / min_rows)));
       try {
         if (threads == 1) {
-          // a private workspace: other Python threads may use data_ while the GIL is released
-          Data d(model);
-          work(d, 0, rows, ok);
+          auto space = make();
+          work(*space, 0, rows, ok);
         } else {
-          std::vector<std::unique_ptr<Data>> datas;
+          std::vector<decltype(make())> spaces;
           std::vector<std::thread> pool;
           std::vector<char> flags(threads, 1);
           // every thread that started is joined, whatever happens after (a thread that cannot
-          // be started, or a workspace that cannot be allocated, ends the call with an error)
+          // be started ends the call with an error)
           struct Joiner {
             std::vector<std::thread>& pool;
             ~Joiner() {
@@ -264,15 +270,15 @@ class RobotCore {
                 if (th.joinable()) th.join();
             }
           } joiner{pool};
-          datas.reserve(threads);
+          spaces.reserve(threads);
           pool.reserve(threads);
-          for (int t = 0; t < threads; ++t) datas.emplace_back(new Data(model));
+          for (int t = 0; t < threads; ++t) spaces.push_back(make());
           for (int t = 0; t < threads; ++t) {
             const py::ssize_t r0 = rows * t / threads, r1 = rows * (t + 1) / threads;
             try {
               pool.emplace_back([&, t, r0, r1] {
                 bool f = true;
-                work(*datas[t], r0, r1, f);
+                work(*spaces[t], r0, r1, f);
                 flags[t] = f;
               });
             } catch (const std::system_error& e) {
@@ -301,8 +307,12 @@ class RobotCore {
   // pointers and `out` is None or a tuple/list of O distinct arrays (returned as a tuple).
   // The kernel returns false on a numerical failure (ValueError `what`). A batch is split
   // over threads in runs of at least min_rows rows. `pair` (O = 1; NoPair: none) is the
-  // kernel on the D2 scalar (simd.hpp): a batch then runs two rows per call, each lane the
-  // same steps as `kernel` on its row (an odd row left over goes to `kernel`).
+  // kernel on the D2 scalar (simd.hpp): a batch of at least kPairRows rows then runs two rows
+  // per call, every row (an odd row left over fills both lanes), so a row's result does not
+  // depend on the thread split. Each lane takes the double steps of the algorithm: inverse
+  // dynamics, bias and gravity rows equal `kernel`'s bit for bit; ABA's within ~1e-15 (Eigen
+  // vectorises some of double's 6x6 products, in another order). Smaller batches run
+  // `kernel` row by row (the two-row workspace costs ~2 us to make).
   template <size_t K, size_t O = 1, class Kernel, class Pair = NoPair>
   py::object run(const std::array<py::handle, K>& args, const std::array<const char*, K>& names,
                  py::handle out, const Shape& row_out, const char* what, Kernel kernel,
@@ -386,48 +396,70 @@ class RobotCore {
       if (!call(*model_, data_, ptr, po)) throw py::value_error(what);
       return finish();
     }
-    // batch: GIL released, rows split over threads, each thread with its own Data; the
+    // batch: GIL released, rows split over threads, each thread with its own workspace; the
     // model held for the whole batch (a gravity change makes a new one)
     const std::shared_ptr<const Model> held = model_;
     const Model& model = *held;
-    auto work = [&](Data& d, py::ssize_t r0, py::ssize_t r1, bool& flag) {
-      std::array<const double*, K> pk;
-      std::array<double*, O> pr;
-      py::ssize_t r = r0;
+    struct Space {
+      explicit Space(const Model& m) : d(m) {}
+      Data d;
 #if defined(ROBODYN_HAVE_D2)
-      if constexpr (O == 1 && !std::is_same<Pair, NoPair>::value) {
-        if (r1 - r0 >= 2) {
-          // two rows at a time: the inputs interleaved into D2 lanes, the result split back
-          DataTpl<D2> d2(model);
-          std::array<AVec<D2>, K> x;
-          for (size_t k = 0; k < K; ++k) x[k].resize(size[k]);
-          AVec<D2> y(row_size);
+      std::unique_ptr<DataTpl<D2>> d2;  // the two-row sweep's, when used
+      std::array<AVec<D2>, K> x;        // its inputs, two rows interleaved into the lanes
+      AVec<D2> y;                       // its output
+#endif
+    };
+#if defined(ROBODYN_HAVE_D2)
+    constexpr bool kHavePair = O == 1 && !std::is_same<Pair, NoPair>::value;
+    const bool two = kHavePair && rows >= kPairRows;
+#endif
+    auto make = [&] {
+      auto space = std::make_unique<Space>(model);
+#if defined(ROBODYN_HAVE_D2)
+      if (two) {
+        space->d2 = std::make_unique<DataTpl<D2>>(model);
+        for (size_t k = 0; k < K; ++k) space->x[k].resize(size[k]);
+        space->y.resize(row_size);
+      }
+#endif
+      return space;
+    };
+    auto work = [&](Space& s, py::ssize_t r0, py::ssize_t r1, bool& flag) {
+#if defined(ROBODYN_HAVE_D2)
+      if constexpr (kHavePair) {
+        if (two) {
+          // two rows at a time (the last one twice when r1 - r0 is odd): the inputs
+          // interleaved into D2 lanes, the result split back
           std::array<const D2*, K> px;
-          for (size_t k = 0; k < K; ++k) px[k] = x[k].data();
-          for (; r + 2 <= r1; r += 2) {
+          for (size_t k = 0; k < K; ++k) px[k] = s.x[k].data();
+          for (py::ssize_t r = r0; r < r1; r += 2) {
+            const bool both = r + 1 < r1;
             for (size_t k = 0; k < K; ++k) {
               const double* a = in[k].p + r * size[k];
-              const double* b = a + size[k];
-              for (int j = 0; j < size[k]; ++j) x[k][j] = D2::lanes(a[j], b[j]);
+              const double* b = both ? a + size[k] : a;
+              for (int j = 0; j < size[k]; ++j) s.x[k][j] = D2::lanes(a[j], b[j]);
             }
-            if (!pair(model, d2, px, y.data())) flag = false;
+            if (!pair(model, *s.d2, px, s.y.data())) flag = false;
             double* ya = po[0] + r * row_size;
-            double* yb = ya + row_size;
-            for (py::ssize_t j = 0; j < row_size; ++j) {
-              ya[j] = y[j].lane0();
-              yb[j] = y[j].lane1();
+            for (py::ssize_t j = 0; j < row_size; ++j) ya[j] = s.y[j].lane0();
+            if (both) {
+              double* yb = ya + row_size;
+              for (py::ssize_t j = 0; j < row_size; ++j) yb[j] = s.y[j].lane1();
             }
           }
+          return;
         }
       }
 #endif
-      for (; r < r1; ++r) {
+      std::array<const double*, K> pk;
+      std::array<double*, O> pr;
+      for (py::ssize_t r = r0; r < r1; ++r) {
         for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
         for (size_t o = 0; o < O; ++o) pr[o] = po[o] + r * row_size;
-        if (!call(model, d, pk, pr)) flag = false;
+        if (!call(model, s.d, pk, pr)) flag = false;
       }
     };
-    if (!for_rows(model, rows, min_rows, work)) throw py::value_error(what);
+    if (!for_rows(rows, min_rows, make, work)) throw py::value_error(what);
     return finish();
   }
 

@@ -142,9 +142,10 @@ inline const double* data_of(const py::object& a) {
   return static_cast<const double*>(array_of(a.ptr()).data());
 }
 
-// whether p[0..count) are all finite: x - x is +0 (all bits zero) for a finite x and NaN for
-// an infinity or NaN, so the OR of the bits of every x - x is zero exactly when all are
-// finite. No branch per element: the loop vectorises (a whole batch is one pass).
+// whether p[0..count) are all finite: x - x is a zero for a finite x (+0, or -0 when the
+// rounding mode is downward) and NaN for an infinity or NaN, so the OR of the bits of every
+// x - x but the sign is zero exactly when all are finite. No branch per element: the loop
+// vectorises (a whole batch is one pass).
 inline bool all_finite(const double* p, py::ssize_t count) {
   std::uint64_t acc = 0;
   for (py::ssize_t k = 0; k < count; ++k) {
@@ -153,7 +154,7 @@ inline bool all_finite(const double* p, py::ssize_t count) {
     std::memcpy(&bits, &z, sizeof bits);
     acc |= bits;
   }
-  return acc == 0;
+  return (acc & 0x7fffffffffffffffULL) == 0;
 }
 
 // the error of check_finite: names the first non-finite value's row and entry (or index).

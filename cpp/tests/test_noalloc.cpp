@@ -299,12 +299,34 @@ struct Buffers {
 };
 
 // the guarded calls; the last entry is the deliberate allocation of the self-check modes
-constexpr int kAlgorithms = 19;
+constexpr int kAlgorithms = 23;
 const char* const kNames[kAlgorithms] = {
     "rnea", "kane", "crba", "aba", "forward_dynamics_crba", "kane_forward", "bias_torques",
     "gravity_torques", "coriolis_matrix", "forward_kinematics", "jacobian", "kinetic_energy",
     "potential_energy", "kane_inertia", "rnea_derivatives", "forward_dynamics_derivatives",
-    "regressor", "regressor_slotine_li", "self-check"};
+    "regressor", "regressor_slotine_li", "rnea (two rows)", "aba (two rows)",
+    "bias_torques (two rows)", "gravity_torques (two rows)", "self-check"};
+
+#if defined(ROBODYN_HAVE_D2)
+// the two-row sweeps of the bindings' batches (simd.hpp's D2): lane 0 the state, lane 1 the
+// state shifted by 0.25 (another configuration: the configuration cache sees a new q)
+struct PairBuffers {
+  explicit PairBuffers(const Model& m)
+      : d(m), q(m.nq), qd(m.nv), qdd(m.nv), tau(m.nv), out(m.nv) {}
+  DataTpl<D2> d;
+  AVec<D2> q, qd, qdd, tau, out;
+  void fill(const Model& m, const double* q0, const double* qd0, const double* qdd0,
+            const double* tau0) {
+    for (int k = 0; k < m.nq; ++k) q[k] = D2::lanes(q0[k], q0[k] + 0.25);
+    for (int k = 0; k < m.nv; ++k) {
+      qd[k] = D2::lanes(qd0[k], qd0[k] + 0.25);
+      qdd[k] = D2::lanes(qdd0[k], qdd0[k] + 0.25);
+      tau[k] = D2::lanes(tau0[k], tau0[k] + 0.25);
+    }
+  }
+};
+PairBuffers* g_pairs = nullptr;  // check_model's, made before the counters are armed
+#endif
 
 struct Tally {
   long calls = 0;
@@ -347,7 +369,27 @@ void run_one(int k, const Model& m, Data& d, const double* q, const double* qd,
       break;
     case 16: regressor(m, d, q, qd, qdd, b.Y.data()); break;
     case 17: regressor_slotine_li(m, d, q, qd, qdd, tau, b.Y.data()); break;
+#if defined(ROBODYN_HAVE_D2)
     case 18:
+      g_pairs->fill(m, q, qd, qdd, tau);
+      rnea(m, g_pairs->d, g_pairs->q.data(), g_pairs->qd.data(), g_pairs->qdd.data(),
+           g_pairs->out.data());
+      break;
+    case 19:
+      g_pairs->fill(m, q, qd, qdd, tau);
+      aba(m, g_pairs->d, g_pairs->q.data(), g_pairs->qd.data(), g_pairs->tau.data(),
+          g_pairs->out.data());
+      break;
+    case 20:
+      g_pairs->fill(m, q, qd, qdd, tau);
+      bias_torques(m, g_pairs->d, g_pairs->q.data(), g_pairs->qd.data(), g_pairs->out.data());
+      break;
+    case 21:
+      g_pairs->fill(m, q, qd, qdd, tau);
+      gravity_torques(m, g_pairs->d, g_pairs->q.data(), g_pairs->out.data());
+      break;
+#endif
+    case 22:
       // the deliberate allocations of the self-check modes (the previous one is freed)
       if (mode == "--self-check-new") {
         delete[] static_cast<double*>(g_sink);
@@ -512,6 +554,10 @@ int check_model(const char* label, const Model& m, const std::string& mode) {
   }
   Data d(m);
   Buffers b(m);
+#if defined(ROBODYN_HAVE_D2)
+  PairBuffers pairs(m);
+  g_pairs = &pairs;
+#endif
   Tally t;
   // warm-up: everything once, unguarded
   for (int k = 0; k < kAlgorithms; ++k)

@@ -114,7 +114,7 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
 
 // Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed, then in each column j
 // of joint i the rows c >= j of i's subtree (the lower triangle) and, with kBoth, their
-// mirrors (the upper triangle; without kBoth it stays zero but for a multi-DOF joint's block)
+// mirrors (the upper triangle; without kBoth it stays zero)
 template <bool kBoth, class S>
 void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H) {
   update_kinematics(m, d, q, 1);

@@ -685,3 +685,81 @@ def test_gravity_change_while_a_batch_runs_on_another_thread():
                 f"rows mixed two gravities after {flips} changes"
     finally:
         robodyn.set_num_threads(old)
+
+
+# A malloc family that fails every allocation made by a thread other than the process's main
+# one (preloaded into a child process); everything else goes to glibc.
+_FAIL_WORKER_MALLOC = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+extern void* __libc_malloc(size_t);
+extern void* __libc_calloc(size_t, size_t);
+extern void* __libc_realloc(void*, size_t);
+extern void* __libc_memalign(size_t, size_t);
+static int worker(void) { return syscall(SYS_gettid) != getpid(); }
+void* malloc(size_t n) { if (worker()) { errno = ENOMEM; return NULL; } return __libc_malloc(n); }
+void* calloc(size_t a, size_t b) {
+  if (worker()) { errno = ENOMEM; return NULL; }
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, size_t n) {
+  if (worker()) { errno = ENOMEM; return NULL; }
+  return __libc_realloc(p, n);
+}
+int posix_memalign(void** p, size_t a, size_t n) {
+  if (worker()) return ENOMEM;
+  *p = __libc_memalign(a, n);
+  return *p ? 0 : ENOMEM;
+}
+void* aligned_alloc(size_t a, size_t n) {
+  if (worker()) { errno = ENOMEM; return NULL; }
+  return __libc_memalign(a, n);
+}
+void* memalign(size_t a, size_t n) {
+  if (worker()) { errno = ENOMEM; return NULL; }
+  return __libc_memalign(a, n);
+}
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="LD_PRELOAD and glibc")
+def test_batch_worker_threads_allocate_nothing(tmp_path):
+    """A batch split over threads makes every workspace (the Data, the two-row sweep's) in the
+    calling thread before the workers start, so a worker allocates nothing and an allocation
+    failure cannot abort the process from a worker (std::bad_alloc escaping a thread is
+    std::terminate). Shown in a child process whose malloc family fails every allocation of
+    every thread but the main one: two-thread batches of inverse and forward dynamics still
+    return the one-thread results."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    lib = tmp_path / "failmalloc.so"
+    src = tmp_path / "failmalloc.c"
+    src.write_text(_FAIL_WORKER_MALLOC)
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", str(src), "-o", str(lib)], check=True,
+                   timeout=120, capture_output=True)
+    script = textwrap.dedent("""
+        import numpy as np, robodyn
+        from reference import random_models as rm
+        rng = np.random.default_rng(3)
+        spec = rm.random_floating(9, rng)
+        robot = robodyn.Robot(spec)
+        Q, QD, QDD = (np.array(x) for x in zip(*(rm.random_floating_state(spec, rng)
+                                                  for _ in range(301))))
+        robodyn.set_num_threads(1)
+        one = (robot.inverse_dynamics(Q, QD, QDD), robot.forward_dynamics(Q, QD, QDD))
+        robodyn.set_num_threads(2)
+        two = (robot.inverse_dynamics(Q, QD, QDD), robot.forward_dynamics(Q, QD, QDD))
+        print("equal", all(np.array_equal(a, b) for a, b in zip(one, two)))
+    """)
+    env = dict(os.environ, LD_PRELOAD=str(lib),
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
+                                           os.environ.get("PYTHONPATH", "")]))
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "equal True" in res.stdout, res.stdout + res.stderr[-2000:]

@@ -310,9 +310,10 @@ struct Xup {
   }
 
   // X^T f in place for the forces f = (n, f) of the columns c in [lo, hi), held component by
-  // component: F[k][c], k = 0..2 the moment n, 3..5 the force f; each becomes (E n + r x E f, E f) in
-  // parent coordinates. Made with the kind as a compile-time constant (with_link), the kind's
-  // case is chosen when this inlines; the rotation's constants are set up once for the range.
+  // component: F[k][c], k = 0..2 the moment n, 3..5 the force f; each becomes
+  // (E n + r x E f, E f) in parent coordinates. Made with the kind as a compile-time constant
+  // (with_link), the kind's case is chosen when this inlines; the rotation's constants are set
+  // up once for the range.
   ROBODYN_INLINE void forces_to_parent(S* const* F, int lo, int hi) const;
 
   // E B E^T (B symmetric if kSym): a body-axes 3x3 tensor in parent axes
@@ -581,7 +582,8 @@ ROBODYN_INLINE void Xup<S>::forces_to_parent(S* const* F, int lo, int hi) const 
     const int dst[3] = {R.perm[0], R.perm[1], R.perm[2]};
     S rp[3];  // det(D) Pi^T r
     for (int j = 0; j < 3; ++j) rp[j] = odd ? S(-r[dst[j]]) : r[dst[j]];
-    if (!rev) return move_forces<true, S>(TurnSigns<S>{{neg[0], neg[1], neg[2]}}, rp, dst, F, lo, hi);
+    if (!rev)
+      return move_forces<true, S>(TurnSigns<S>{{neg[0], neg[1], neg[2]}}, rp, dst, F, lo, hi);
     const S c = d.c[i], s = d.s[i];
     const S c0 = neg[0] ? S(-c) : c, s0 = neg[0] ? S(-s) : s;
     const S c1 = neg[1] ? S(-c) : c, s1 = neg[1] ? S(-s) : s;

@@ -25,6 +25,24 @@ inline void sin_cos(const S& x, S& s, S& c) {
   s = sin(x);
   c = cos(x);
 }
+// The constants of sin_cos's reduction and kernels, shared by the one- and two-angle versions
+// (the same constants in the same order of operations: the same bits)
+struct SinCosKernel {
+  static constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds
+  static constexpr double kTwoOverPi = 0.63661977236758134308;
+  // pi/2 in three parts
+  static constexpr double kPio2[3] = {1.57079632673412561417e+00, 6.07710050630396597660e-11,
+                                      2.02226624879595063154e-21};
+  // sin r = r + r z (kSin[0] + z (kSin[1] + ...)), z = r^2
+  static constexpr double kSin[6] = {-1.66666666666666324348e-01, 8.33333333332248946124e-03,
+                                     -1.98412698298579493134e-04, 2.75573137070700676789e-06,
+                                     -2.50507602534068634195e-08, 1.58969099521155010221e-10};
+  // cos r = 1 - z/2 + z cp, cp = z (kCos[0] + z (kCos[1] + ...))
+  static constexpr double kCos[6] = {4.16666666666666019037e-02, -1.38888888888741095749e-03,
+                                     2.48015872894767294178e-05, -2.75573143513906633035e-07,
+                                     2.08757232129817482790e-09, -1.13596475577881948265e-11};
+};
+
 // For double: reduction by pi/2 in three parts (Cody & Waite; the first two parts have 33
 // bits, so k P1 and k P2 are exact for |k| < 2^20) and fdlibm's minimax kernels on
 // [-pi/4, pi/4]: within 2 ulp of libm on |x| <= 1e5 (tests/test_cache.py), about a third of
@@ -32,6 +50,7 @@ inline void sin_cos(const S& x, S& s, S& c) {
 // rounding trick below assumes SSE2 double arithmetic (x86-64, aarch64), not x87 extended
 // precision.
 inline void sin_cos(const double& x, double& s, double& c) {
+  using K = SinCosKernel;
   if (!(std::abs(x) <= 1e5)) {
     ::sincos(x, &s, &c);
     return;
@@ -41,24 +60,18 @@ inline void sin_cos(const double& x, double& s, double& c) {
     c = 1;
     return;
   }
-  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to integer
-  const double k = (x * 0.63661977236758134308 + kRound) - kRound;
-  const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) -
-                   k * 2.02226624879595063154e-21;
+  const double k = (x * K::kTwoOverPi + K::kRound) - K::kRound;
+  const double r = ((x - k * K::kPio2[0]) - k * K::kPio2[1]) - k * K::kPio2[2];
   const double z = r * r;
   const double sr =
       r + r * z *
-              (-1.66666666666666324348e-01 +
-               z * (8.33333333332248946124e-03 +
-                    z * (-1.98412698298579493134e-04 +
-                         z * (2.75573137070700676789e-06 +
-                              z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))));
+              (K::kSin[0] +
+               z * (K::kSin[1] +
+                    z * (K::kSin[2] + z * (K::kSin[3] + z * (K::kSin[4] + z * K::kSin[5])))));
   const double cp =
-      z * (4.16666666666666019037e-02 +
-           z * (-1.38888888888741095749e-03 +
-                z * (2.48015872894767294178e-05 +
-                     z * (-2.75573143513906633035e-07 +
-                          z * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))));
+      z * (K::kCos[0] +
+           z * (K::kCos[1] +
+                z * (K::kCos[2] + z * (K::kCos[3] + z * (K::kCos[4] + z * K::kCos[5])))));
   const double hz = 0.5 * z, w = 1.0 - hz;
   const double cr = w + (((1.0 - w) - hz) + z * cp);
   switch (static_cast<long>(k) & 3) {
@@ -74,29 +87,23 @@ inline void sin_cos(const double& x, double& s, double& c) {
 // same order, so the same bits, without the quadrant branch (random angles mispredict it).
 // Lanes outside |x| <= 1e5 (or NaN) come out wrong: the caller redoes them with libm.
 ROBODYN_INLINE void sin_cos2(__m128d x, __m128d& s, __m128d& c) {
-  const __m128d kRound = _mm_set1_pd(6755399441055744.0);
-  const __m128d k = _mm_sub_pd(_mm_add_pd(_mm_mul_pd(x, _mm_set1_pd(0.63661977236758134308)),
-                                          kRound), kRound);
+  using K = SinCosKernel;
+  const __m128d kRound = _mm_set1_pd(K::kRound);
+  const __m128d k =
+      _mm_sub_pd(_mm_add_pd(_mm_mul_pd(x, _mm_set1_pd(K::kTwoOverPi)), kRound), kRound);
   const __m128d r = _mm_sub_pd(
-      _mm_sub_pd(_mm_sub_pd(x, _mm_mul_pd(k, _mm_set1_pd(1.57079632673412561417e+00))),
-                 _mm_mul_pd(k, _mm_set1_pd(6.07710050630396597660e-11))),
-      _mm_mul_pd(k, _mm_set1_pd(2.02226624879595063154e-21)));
+      _mm_sub_pd(_mm_sub_pd(x, _mm_mul_pd(k, _mm_set1_pd(K::kPio2[0]))),
+                 _mm_mul_pd(k, _mm_set1_pd(K::kPio2[1]))),
+      _mm_mul_pd(k, _mm_set1_pd(K::kPio2[2])));
   const __m128d z = _mm_mul_pd(r, r);
-  // a + z * b
-  auto horner = [z](double a, __m128d b) ROBODYN_INLINE_LAMBDA {
-    return _mm_add_pd(_mm_set1_pd(a), _mm_mul_pd(z, b));
+  // p[0] + z (p[1] + z (... + z p[5])), as the scalar kernels
+  auto poly = [z](const double (&p)[6]) ROBODYN_INLINE_LAMBDA {
+    __m128d b = _mm_set1_pd(p[5]);
+    for (int j = 4; j >= 0; --j) b = _mm_add_pd(_mm_set1_pd(p[j]), _mm_mul_pd(z, b));
+    return b;
   };
-  const __m128d ps = horner(-1.66666666666666324348e-01,
-      horner(8.33333333332248946124e-03,
-      horner(-1.98412698298579493134e-04,
-      horner(2.75573137070700676789e-06,
-      horner(-2.50507602534068634195e-08, _mm_set1_pd(1.58969099521155010221e-10))))));
-  const __m128d sr = _mm_add_pd(r, _mm_mul_pd(_mm_mul_pd(r, z), ps));
-  const __m128d cp = _mm_mul_pd(z, horner(4.16666666666666019037e-02,
-      horner(-1.38888888888741095749e-03,
-      horner(2.48015872894767294178e-05,
-      horner(-2.75573143513906633035e-07,
-      horner(2.08757232129817482790e-09, _mm_set1_pd(-1.13596475577881948265e-11)))))));
+  const __m128d sr = _mm_add_pd(r, _mm_mul_pd(_mm_mul_pd(r, z), poly(K::kSin)));
+  const __m128d cp = _mm_mul_pd(z, poly(K::kCos));
   const __m128d one = _mm_set1_pd(1.0);
   const __m128d hz = _mm_mul_pd(_mm_set1_pd(0.5), z), w = _mm_sub_pd(one, hz);
   const __m128d cr =
@@ -118,6 +125,11 @@ ROBODYN_INLINE void sin_cos2(__m128d x, __m128d& s, __m128d& c) {
   const __m128d zero = _mm_cmpeq_pd(x, _mm_setzero_pd());
   s = _mm_or_pd(_mm_and_pd(zero, x), _mm_andnot_pd(zero, s));
 }
+
+// the lanes sin_cos2 gets wrong, as an all-ones mask: !(|x| <= 1e5), true for NaN too
+ROBODYN_INLINE __m128d outside_sin_cos2(__m128d x) {
+  return _mm_cmpnle_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), x), _mm_set1_pd(1e5));
+}
 #endif
 
 #if defined(ROBODYN_HAVE_D2)
@@ -125,8 +137,7 @@ ROBODYN_INLINE void sin_cos2(__m128d x, __m128d& s, __m128d& c) {
 // |x| <= 1e5 (or NaN)
 inline void sin_cos(const D2& x, D2& s, D2& c) {
   sin_cos2(x.v, s.v, c.v);
-  const __m128d abs_x = _mm_andnot_pd(_mm_set1_pd(-0.0), x.v);
-  if (_mm_movemask_pd(_mm_cmpnle_pd(abs_x, _mm_set1_pd(1e5))) == 0) return;
+  if (_mm_movemask_pd(outside_sin_cos2(x.v)) == 0) return;
   double xs[2], ss[2], cs[2];
   _mm_storeu_pd(xs, x.v);
   _mm_storeu_pd(ss, s.v);
@@ -144,12 +155,9 @@ inline bool sin_cos_in_place(double* s, double* c, int k0, int k1) {
   int k = k0;
 #if defined(__SSE2__)
   __m128d out = _mm_setzero_pd();
-  const __m128d limit = _mm_set1_pd(1e5), abs_mask = _mm_castsi128_pd(_mm_set1_epi64x(
-      0x7fffffffffffffffLL));
   for (; k + 2 <= k1; k += 2) {
     const __m128d x = _mm_loadu_pd(c + k);
-    // !(|x| <= 1e5): also true for NaN
-    out = _mm_or_pd(out, _mm_cmpnle_pd(_mm_and_pd(x, abs_mask), limit));
+    out = _mm_or_pd(out, outside_sin_cos2(x));
     __m128d sv, cv;
     sin_cos2(x, sv, cv);
     _mm_storeu_pd(s + k, sv);

@@ -35,6 +35,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
 
 #include "robodyn/data.hpp"
 #include "robodyn/kinematics.hpp"
@@ -71,16 +73,50 @@ ROBODYN_INLINE void inertia_times_axis(const S& mass, const V3T<S>& h, const M3T
   }
 }
 
-// Body i's step of the sweep (crba_sweep), its link kind K a compile-time constant
-// (with_link): F = IC_i S_i, the entries of H in the columns of joint i, then IC_i and the
-// subtree's forces moved into the parent.
-template <bool kBoth, LinkKind K, class S>
+// The entries of H in the columns j0 + k of a parent joint from a force v (parent
+// coordinates) of a column c of its subtree: H_c,j0+k = S_k^T v = v[joint_axis(t, k)], and with
+// kBoth the mirrors H_j0+k,c. Handed to Xup::forces_to_parent as the forces move.
+template <bool kBoth, JointType t, class S>
+struct ParentEntries {
+  S* H;
+  std::ptrdiff_t nv, j0;
+  ROBODYN_INLINE void operator()(std::ptrdiff_t c, const S (&v)[6]) const {
+    for (int k = 0; k < joint_nv(t); ++k) {
+      const S h = v[joint_axis(t, k)];
+      H[(j0 + k) * nv + c] = h;
+      if (kBoth) H[c * nv + j0 + k] = h;
+    }
+  }
+#if ROBODYN_HAVE_D2
+  // columns c and c + 1 in the lanes of v (S = double)
+  ROBODYN_INLINE void pair(std::ptrdiff_t c, const D2 (&v)[6]) const {
+    for (int k = 0; k < joint_nv(t); ++k) store_pair(H + (j0 + k) * nv + c, v[joint_axis(t, k)]);
+    if (!kBoth) return;
+    if constexpr (t == JointType::FreeFlyer) {
+      // rows c and c + 1 of the six columns: (v0, v1), (v2, v3), (v4, v5) turned into lanes
+      for (int k = 0; k < 6; k += 2) {
+        D2 a = v[k], b = v[k + 1];
+        transpose_pair(a, b);
+        store_pair(H + c * nv + j0 + k, a);
+        store_pair(H + (c + 1) * nv + j0 + k, b);
+      }
+    } else {
+      const D2& h = v[joint_axis(t, 0)];
+      store_lanes(H + c * nv + j0, H + (c + 1) * nv + j0, h);
+    }
+  }
+#endif
+};
+
+// Body i's step of the sweep (crba_sweep), its link kind K (and the relabelling kP of a
+// signed-permutation link, with_relabelling) a compile-time constant: F = IC_i S_i and the
+// block of H in joint i's own rows and columns, then IC_i and the subtree's forces moved into
+// the parent, each force leaving its entries in the parent's columns of H as it arrives there.
+template <bool kBoth, LinkKind K, int kP, class S>
 ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F, S* H) {
   constexpr JointType t = joint_of(K);
   const std::ptrdiff_t nv = m.nv;
   const std::ptrdiff_t ci = m.iv[i];
-  const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
-  const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
   // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
   for (int k = 0; k < joint_nv(t); ++k) {
     V3T<S> n, f;
@@ -90,26 +126,37 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
       F[3 + j][ci + k] = f[j];
     }
   }
+  // H_cj = S^T F_c = F_c[s] for joint i's own columns j <= c (the rest of joint i's columns came
+  // with its children's forces)
   for (int k = 0; k < joint_nv(t); ++k) {
-    // column j = ci + k: H_cj = S^T F_c = F_c[s] for the rows c >= j of i's subtree (F_c in
-    // body i's coordinates now); with kBoth also its mirror H_jc
     const std::ptrdiff_t j = ci + k;
     const S* Fs = F[joint_axis(t, k)];
     S* Hj = H + j * nv;
-    for (const auto* e = run0; e != run1; ++e)
-      for (std::ptrdiff_t c = std::max<std::ptrdiff_t>((*e)[0], j); c < (*e)[1]; ++c) {
-        const S h = Fs[c];
-        Hj[c] = h;
-        if (kBoth) H[c * nv + j] = h;
-      }
+    for (std::ptrdiff_t c = j; c < ci + joint_nv(t); ++c) {
+      const S h = Fs[c];
+      Hj[c] = h;
+      if (kBoth) H[c * nv + j] = h;
+    }
     if (m.armature[i] != 0) Hj[j] += S(m.armature[i]);
   }
   const int p = m.parent[i];
   if (p == 0) return;
-  // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree
-  const Xup<S> X(m, d, i, std::integral_constant<LinkKind, K>());
+  // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree, each then giving
+  // H_c,j = S_p^T F_c for the parent's columns j
+  const Xup<S, kP> X(m, d, i, std::integral_constant<LinkKind, K>());
   X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
-  for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1]);
+  const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
+  const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
+  auto move = [&](auto sink) ROBODYN_INLINE_LAMBDA {
+    for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1], sink);
+  };
+  const std::ptrdiff_t cp = m.iv[p];
+  switch (m.type[p]) {
+    case JointType::Revolute: return move(ParentEntries<kBoth, JointType::Revolute, S>{H, nv, cp});
+    case JointType::Prismatic:
+      return move(ParentEntries<kBoth, JointType::Prismatic, S>{H, nv, cp});
+    default: return move(ParentEntries<kBoth, JointType::FreeFlyer, S>{H, nv, cp});
+  }
 }
 
 // Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed, then in each column j
@@ -123,15 +170,25 @@ void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H) {
   // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
   S* F[6];
   for (int k = 0; k < 6; ++k) F[k] = d.F.col(k).data();
-  // IC_i = I_i
-  for (int i = 1; i <= m.n; ++i) {
-    d.Im[i] = S(m.mass[i]);
-    d.Ih[i] = m.h[i].template cast<S>();
-    d.II[i] = m.Ibar[i].template cast<S>();
+  // IC_i = I_i (for double a copy of the model's arrays, bytes for bytes)
+  if constexpr (std::is_same<S, double>::value) {
+    const std::size_t n = std::size_t(m.n);
+    std::memcpy(d.Im.data() + 1, m.mass.data() + 1, n * sizeof(double));
+    std::memcpy(static_cast<void*>(d.Ih.data() + 1), m.h.data() + 1, n * sizeof(Vec3));
+    std::memcpy(static_cast<void*>(d.II.data() + 1), m.Ibar.data() + 1, n * sizeof(Mat3));
+  } else {
+    for (int i = 1; i <= m.n; ++i) {
+      d.Im[i] = S(m.mass[i]);
+      d.Ih[i] = m.h[i].template cast<S>();
+      d.II[i] = m.Ibar[i].template cast<S>();
+    }
   }
   for (int i = m.n; i >= 1; --i)
     with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
-      crba_body<kBoth, decltype(K)::value>(m, d, i, F, H);
+      constexpr LinkKind k = decltype(K)::value;
+      with_relabelling<k>(m, i, [&](auto P) ROBODYN_INLINE_LAMBDA {
+        crba_body<kBoth, k, decltype(P)::value>(m, d, i, F, H);
+      });
     });
 }
 

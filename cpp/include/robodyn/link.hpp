@@ -23,6 +23,7 @@
 
 #include "robodyn/data.hpp"
 #include "robodyn/model.hpp"
+#include "robodyn/simd.hpp"
 #include "robodyn/spatial.hpp"
 
 // fixed-count loops over the entries of 3x3 and 6x6 matrices: unrolled (their index lists are
@@ -39,18 +40,18 @@ namespace robodyn {
 
 namespace detail {
 
-// R^T x and R x for a signed-permutation constant rotation (free)
-template <class S>
+// R^T x and R x for a signed-permutation constant rotation (free; kP: perm_at)
+template <int kP = -1, class S>
 ROBODYN_INLINE V3T<S> permT(const ConstRotation& R, const V3T<S>& x) {
-  return V3T<S>(R.neg[0] ? S(-x[R.perm[0]]) : x[R.perm[0]],
-                R.neg[1] ? S(-x[R.perm[1]]) : x[R.perm[1]],
-                R.neg[2] ? S(-x[R.perm[2]]) : x[R.perm[2]]);
+  const int p0 = perm_at<kP>(R, 0), p1 = perm_at<kP>(R, 1), p2 = perm_at<kP>(R, 2);
+  return V3T<S>(R.neg[0] ? S(-x[p0]) : x[p0], R.neg[1] ? S(-x[p1]) : x[p1],
+                R.neg[2] ? S(-x[p2]) : x[p2]);
 }
-template <class S>
+template <int kP = -1, class S>
 ROBODYN_INLINE V3T<S> perm(const ConstRotation& R, const V3T<S>& x) {
-  return V3T<S>(R.ineg[0] ? S(-x[R.iperm[0]]) : x[R.iperm[0]],
-                R.ineg[1] ? S(-x[R.iperm[1]]) : x[R.iperm[1]],
-                R.ineg[2] ? S(-x[R.iperm[2]]) : x[R.iperm[2]]);
+  const int p0 = iperm_at<kP>(R, 0), p1 = iperm_at<kP>(R, 1), p2 = iperm_at<kP>(R, 2);
+  return V3T<S>(R.ineg[0] ? S(-x[p0]) : x[p0], R.ineg[1] ? S(-x[p1]) : x[p1],
+                R.ineg[2] ? S(-x[p2]) : x[p2]);
 }
 
 // the symmetric parallel-axis shift of an inertia about the body origin, moved by r (parent
@@ -201,8 +202,30 @@ ROBODYN_INLINE void with_link(const Model& m, int i, Fn&& fn) {
   }
 }
 
-// X_i at the cached configuration: a view of the model's constants and the Data's cache.
-template <class S>
+// Calls fn(std::integral_constant<int, P>()) with P the number of body i's relabelling
+// (perm_number: its constant rotation a signed permutation) for the *Perm kinds K, -1 for the
+// others. An Xup<S, P> made inside relabels at compile time (only the signs are read): the
+// component indices fold instead of going through memory.
+template <LinkKind K, class Fn>
+ROBODYN_INLINE void with_relabelling(const Model& m, int i, Fn&& fn) {
+  if constexpr (K == LinkKind::RevPerm || K == LinkKind::PrisPerm) {
+    switch (perm_number(m.Rc[i])) {
+      case 0: return fn(std::integral_constant<int, 0>());
+      case 1: return fn(std::integral_constant<int, 1>());
+      case 2: return fn(std::integral_constant<int, 2>());
+      case 3: return fn(std::integral_constant<int, 3>());
+      case 4: return fn(std::integral_constant<int, 4>());
+      default: return fn(std::integral_constant<int, 5>());
+    }
+  } else {
+    return fn(std::integral_constant<int, -1>());
+  }
+}
+
+// X_i at the cached configuration: a view of the model's constants and the Data's cache. kP: the
+// number of a signed permutation Rc's relabelling (perm_at) when the caller knows it at compile
+// time (with_relabelling), else -1
+template <class S, int kP = -1>
 struct Xup {
   using V3 = V3T<S>;
   using M3 = M3T<S>;
@@ -227,11 +250,11 @@ struct Xup {
   ROBODYN_INLINE V3 E(const V3& x) const {
     const ConstRotation& R = m.Rc[i];
     switch (kind) {
-      case LinkKind::RevPerm: return detail::perm(R, rotz(d.c[i], d.s[i], x));
+      case LinkKind::RevPerm: return detail::perm<kP>(R, rotz(d.c[i], d.s[i], x));
       case LinkKind::RevRotX:
       case LinkKind::RevDH: return rotx(R, rotz(d.c[i], d.s[i], x));
       case LinkKind::RevGeneral: return mat_mul<S>(R.R, rotz(d.c[i], d.s[i], x));
-      case LinkKind::PrisPerm: return detail::perm(R, x);
+      case LinkKind::PrisPerm: return detail::perm<kP>(R, x);
       case LinkKind::PrisRotX: return rotx(R, x);
       case LinkKind::PrisGeneral: return mat_mul<S>(R.R, x);
       default: return mat_mul<S>(d.E[i], x);  // free-flyer: the full rotation
@@ -242,12 +265,12 @@ struct Xup {
   ROBODYN_INLINE V3 ET(const V3& x) const {
     const ConstRotation& R = m.Rc[i];
     switch (kind) {
-      case LinkKind::RevPerm: return rotzT(d.c[i], d.s[i], detail::permT(R, x));
+      case LinkKind::RevPerm: return rotzT(d.c[i], d.s[i], detail::permT<kP>(R, x));
       case LinkKind::RevRotX:
       case LinkKind::RevDH: return rotzT(d.c[i], d.s[i], rotxT(R, x));
       case LinkKind::RevGeneral:
         return rotzT(d.c[i], d.s[i], mat_mulT<S>(R.R, x));
-      case LinkKind::PrisPerm: return detail::permT(R, x);
+      case LinkKind::PrisPerm: return detail::permT<kP>(R, x);
       case LinkKind::PrisRotX: return rotxT(R, x);
       case LinkKind::PrisGeneral: return mat_mulT<S>(R.R, x);
       default: return mat_mulT<S>(d.E[i], x);
@@ -311,10 +334,12 @@ struct Xup {
 
   // X^T f in place for the forces f = (n, f) of the columns c in [lo, hi), held component by
   // component: F[k][c], k = 0..2 the moment n, 3..5 the force f; each becomes
-  // (E n + r x E f, E f) in parent coordinates. Made with the kind as a compile-time constant
-  // (with_link), the kind's case is chosen when this inlines; the rotation's constants are set
-  // up once for the range.
-  ROBODYN_INLINE void forces_to_parent(S* const* F, int lo, int hi) const;
+  // (E n + r x E f, E f) in parent coordinates, then goes to sink(c, v) (v: its six components
+  // in parent coordinates; crba stores the parent's entries of H from it). Made with the kind
+  // as a compile-time constant (with_link), the kind's case is chosen when this inlines; the
+  // rotation's constants are set up once for the range.
+  template <class Sink>
+  ROBODYN_INLINE void forces_to_parent(S* const* F, int lo, int hi, const Sink& sink) const;
 
   // E B E^T (B symmetric if kSym): a body-axes 3x3 tensor in parent axes
   template <bool kSym>
@@ -326,7 +351,7 @@ struct Xup {
       else
         rotate_gen_plane<0, 1, 2>(plane_z(d, i), B);
     }
-    return rotate_const<kSym, S>(m.Rc[i], B, const_kind());
+    return rotate_const<kSym, S, kP>(m.Rc[i], B, const_kind());
   }
 
   // the class of the constant rotation Rc (fixed by the link kind)
@@ -419,7 +444,8 @@ struct Xup {
       const V3T<S> rr = rotcT<S>(Rc, r);
       if (revolute() && Rc.kind == ConstRotation::Permutation) {
         const auto& nz = m.pc_nz[i];
-        detail::with_pattern({{nz[Rc.perm[0]], nz[Rc.perm[1]], nz[Rc.perm[2]]}}, [&](auto P) {
+        detail::with_pattern({{nz[perm_at<kP>(Rc, 0)], nz[perm_at<kP>(Rc, 1)], nz[perm_at<kP>(Rc, 2)]}},
+                             [&](auto P) {
           detail::shift_dense<decltype(P)::value, S>(rr, A, B, C);
         });
       } else {
@@ -429,10 +455,10 @@ struct Xup {
         // (Rc M Rc')(a, b) = +-M(iperm a, iperm b)
         ROBODYN_UNROLL
         for (int a = 0; a < 3; ++a) {
-          const int pa = Rc.iperm[a];
+          const int pa = iperm_at<kP>(Rc, a);
           ROBODYN_UNROLL
           for (int b = 0; b < 3; ++b) {
-            const int pb = Rc.iperm[b];
+            const int pb = iperm_at<kP>(Rc, b);
             const bool flip = Rc.ineg[a] != Rc.ineg[b];
             if (b >= a) {
               IAp(a, b) += flip ? S(-A(pa, pb)) : A(pa, pb);
@@ -463,13 +489,16 @@ struct Xup {
 namespace detail {
 
 // The rotations of a link applied to three scalars in place: the arithmetic of rotz, rotx and
-// a general Rc (spatial.hpp), on scalars, so that a loop over many vectors vectorises.
+// a general Rc (spatial.hpp), on scalars, so that a loop over many vectors vectorises. The
+// constants are of the algorithm's scalar S, the values of V (S, or for double two columns in
+// the lanes of simd.hpp's D2: the same operations lane by lane).
 template <class S, bool kNeg2 = false>
 struct TurnZ {  // rows (c0, -s0, 0), (s1, c1, 0), (0, 0, +-1): Rz(q) with the rows' signs of a
   S c0, s0, s1, c1;  // signed permutation folded in (4 mul, 2 add)
-  ROBODYN_INLINE void operator()(S& x0, S& x1, S& x2) const {
-    const S y0 = c0 * x0 - s0 * x1;
-    x1 = s1 * x0 + c1 * x1;
+  template <class V>
+  ROBODYN_INLINE void operator()(V& x0, V& x1, V& x2) const {
+    const V y0 = V(c0) * x0 - V(s0) * x1;
+    x1 = V(s1) * x0 + V(c1) * x1;
     x0 = y0;
     if (kNeg2) x2 = -x2;
   }
@@ -477,20 +506,22 @@ struct TurnZ {  // rows (c0, -s0, 0), (s1, c1, 0), (0, 0, +-1): Rz(q) with the r
 template <class S>
 struct TurnX {  // a constant Rx, (c + s, c - s) precomputed: 3 mul, 3 add
   S cx, cps, cms;
-  ROBODYN_INLINE void operator()(S&, S& x1, S& x2) const {
-    const S t = cx * (x1 + x2);
-    const S y1 = t - cps * x2;
-    x2 = t - cms * x1;
+  template <class V>
+  ROBODYN_INLINE void operator()(V&, V& x1, V& x2) const {
+    const V t = V(cx) * (x1 + x2);
+    const V y1 = t - V(cps) * x2;
+    x2 = t - V(cms) * x1;
     x1 = y1;
   }
 };
 template <class S>
 struct TurnA {  // a general rotation, row-major: 9 mul, 6 add
   S a[9];
-  ROBODYN_INLINE void operator()(S& x0, S& x1, S& x2) const {
-    const S y0 = a[0] * x0 + a[1] * x1 + a[2] * x2;
-    const S y1 = a[3] * x0 + a[4] * x1 + a[5] * x2;
-    x2 = a[6] * x0 + a[7] * x1 + a[8] * x2;
+  template <class V>
+  ROBODYN_INLINE void operator()(V& x0, V& x1, V& x2) const {
+    const V y0 = V(a[0]) * x0 + V(a[1]) * x1 + V(a[2]) * x2;
+    const V y1 = V(a[3]) * x0 + V(a[4]) * x1 + V(a[5]) * x2;
+    x2 = V(a[6]) * x0 + V(a[7]) * x1 + V(a[8]) * x2;
     x0 = y0;
     x1 = y1;
   }
@@ -498,7 +529,8 @@ struct TurnA {  // a general rotation, row-major: 9 mul, 6 add
 template <class S>
 struct TurnSigns {  // x_k -> -x_k where neg[k] (free)
   bool neg[3];
-  ROBODYN_INLINE void operator()(S& x0, S& x1, S& x2) const {
+  template <class V>
+  ROBODYN_INLINE void operator()(V& x0, V& x1, V& x2) const {
     if (neg[0]) x0 = -x0;
     if (neg[1]) x1 = -x1;
     if (neg[2]) x2 = -x2;
@@ -508,7 +540,8 @@ template <class S, class A, class B>
 struct TurnBoth {  // B after A
   A first;
   B second;
-  ROBODYN_INLINE void operator()(S& x0, S& x1, S& x2) const {
+  template <class V>
+  ROBODYN_INLINE void operator()(V& x0, V& x1, V& x2) const {
     first(x0, x1, x2);
     second(x0, x1, x2);
   }
@@ -516,55 +549,69 @@ struct TurnBoth {  // B after A
 
 // The loop of Xup::forces_to_parent: for each column c in [lo, hi), its force (n, f) held
 // component by component, F[k][c] (k = 0..2 the moment n, 3..5 the force f): u = A f,
-// w = A n (turn), w -= u x r, then (w, u) stored in place, component j in array dst[j] (kPerm:
-// a signed permutation's relabelling) or j. Every column is independent (ivdep: the arrays
-// are distinct rows of one matrix), so the loop vectorises over the columns. No zero pattern:
-// the counting and tracing scalars fold r's known zeros themselves, and the double build
-// multiplies by them (cheaper than the branch that would skip them).
-template <bool kPerm, class S, class Turn>
+// w = A n (turn), w -= u x r, then the force in parent coordinates v = (w, u), relabelled when
+// kPerm (a signed permutation: v[dst[j]] = w[j], v[3 + dst[j]] = u[j]; dst is a compile-time
+// constant for the callers that know the permutation, Xup<S, kP>), stored in place,
+// F[k][c] = v[k], and handed to sink(c, v). Every column is independent: for double the
+// columns go two at a time through the lanes of a D2 (simd.hpp; sink.pair(c, v) then gets
+// columns c and c + 1), the same operations as one at a time; other scalars one by one. No
+// zero pattern: the counting and tracing scalars fold r's known zeros themselves, and the
+// double build multiplies by them (cheaper than the branch that would skip them).
+template <bool kPerm, class S, class Turn, class Sink>
 ROBODYN_INLINE void move_forces(const Turn& turn, const S (&r)[3], const int (&dst)[3],
-                                S* const* F, int lo, int hi) {
-  const S* const n0 = F[0]; const S* const n1 = F[1]; const S* const n2 = F[2];
-  const S* const f0 = F[3]; const S* const f1 = F[4]; const S* const f2 = F[5];
-  S* const o0 = F[kPerm ? dst[0] : 0]; S* const o1 = F[kPerm ? dst[1] : 1];
-  S* const o2 = F[kPerm ? dst[2] : 2]; S* const o3 = F[kPerm ? 3 + dst[0] : 3];
-  S* const o4 = F[kPerm ? 3 + dst[1] : 4]; S* const o5 = F[kPerm ? 3 + dst[2] : 5];
-  const S r0 = r[0], r1 = r[1], r2 = r[2];
-  auto move = [&](int c) ROBODYN_INLINE_LAMBDA {
-    S u0 = f0[c], u1 = f1[c], u2 = f2[c], w0 = n0[c], w1 = n1[c], w2 = n2[c];
+                                S* const* F, int lo, int hi, const Sink& sink) {
+  S* const F0 = F[0]; S* const F1 = F[1]; S* const F2 = F[2];
+  S* const F3 = F[3]; S* const F4 = F[4]; S* const F5 = F[5];
+  // column c (V = S), or columns c, c + 1 (V = D2): load(p) reads p[c], store(p, x) writes it
+  auto move = [&](auto load, auto store, auto emit, int c) ROBODYN_INLINE_LAMBDA {
+    auto u0 = load(F3 + c), u1 = load(F4 + c), u2 = load(F5 + c);
+    auto w0 = load(F0 + c), w1 = load(F1 + c), w2 = load(F2 + c);
+    using V = decltype(u0);
     turn(u0, u1, u2);
     turn(w0, w1, w2);
+    const V r0(r[0]), r1(r[1]), r2(r[2]);
     w0 -= u1 * r2;
     w0 += u2 * r1;
     w1 -= u2 * r0;
     w1 += u0 * r2;
     w2 -= u0 * r1;
     w2 += u1 * r0;
-    o0[c] = w0;
-    o1[c] = w1;
-    o2[c] = w2;
-    o3[c] = u0;
-    o4[c] = u1;
-    o5[c] = u2;
+    V v[6];
+    if (kPerm) {
+      v[dst[0]] = w0; v[dst[1]] = w1; v[dst[2]] = w2;
+      v[3 + dst[0]] = u0; v[3 + dst[1]] = u1; v[3 + dst[2]] = u2;
+    } else {
+      v[0] = w0; v[1] = w1; v[2] = w2; v[3] = u0; v[4] = u1; v[5] = u2;
+    }
+    store(F0 + c, v[0]);
+    store(F1 + c, v[1]);
+    store(F2 + c, v[2]);
+    store(F3 + c, v[3]);
+    store(F4 + c, v[4]);
+    store(F5 + c, v[5]);
+    emit(c, v);
   };
-  // a short run (a leg, the last links of an arm) without the vector loop's set-up
-  switch (hi - lo) {
-    case 0: return;
-    case 1: return move(lo);
-    case 2: move(lo); return move(lo + 1);
-    case 3: move(lo); move(lo + 1); return move(lo + 2);
-    default: break;
+  auto load1 = [](const S* p) ROBODYN_INLINE_LAMBDA { return *p; };
+  auto store1 = [](S* p, const S& x) ROBODYN_INLINE_LAMBDA { *p = x; };
+#if ROBODYN_HAVE_D2
+  if constexpr (std::is_same<S, double>::value) {
+    int c = lo;
+    for (; c + 2 <= hi; c += 2)
+      move(load_pair, store_pair,
+           [&](int k, const D2 (&v)[6]) ROBODYN_INLINE_LAMBDA { sink.pair(k, v); }, c);
+    if (c < hi) move(load1, store1, sink, c);
+    return;
   }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC ivdep
 #endif
-  for (int c = lo; c < hi; ++c) move(c);
+  for (int c = lo; c < hi; ++c) move(load1, store1, sink, c);
 }
 
 }  // namespace detail
 
-template <class S>
-ROBODYN_INLINE void Xup<S>::forces_to_parent(S* const* F, int lo, int hi) const {
+template <class S, int kP>
+template <class Sink>
+ROBODYN_INLINE void Xup<S, kP>::forces_to_parent(S* const* F, int lo, int hi,
+                                                 const Sink& sink) const {
   using namespace detail;
   const ConstRotation& R = m.Rc[i];
   const bool rev = revolute();
@@ -579,29 +626,29 @@ ROBODYN_INLINE void Xup<S>::forces_to_parent(S* const* F, int lo, int hi) const 
     // Pi applied by storing component j at perm[j]
     const bool* neg = R.neg.data();
     const bool odd = neg[0] != neg[1] != neg[2];  // det(D) = -1
-    const int dst[3] = {R.perm[0], R.perm[1], R.perm[2]};
+    const int dst[3] = {perm_at<kP>(R, 0), perm_at<kP>(R, 1), perm_at<kP>(R, 2)};
     S rp[3];  // det(D) Pi^T r
     for (int j = 0; j < 3; ++j) rp[j] = odd ? S(-r[dst[j]]) : r[dst[j]];
     if (!rev)
-      return move_forces<true, S>(TurnSigns<S>{{neg[0], neg[1], neg[2]}}, rp, dst, F, lo, hi);
+      return move_forces<true, S>(TurnSigns<S>{{neg[0], neg[1], neg[2]}}, rp, dst, F, lo, hi, sink);
     const S c = d.c[i], s = d.s[i];
     const S c0 = neg[0] ? S(-c) : c, s0 = neg[0] ? S(-s) : s;
     const S c1 = neg[1] ? S(-c) : c, s1 = neg[1] ? S(-s) : s;
-    if (neg[2]) return move_forces<true, S>(TurnZ<S, true>{c0, s0, s1, c1}, rp, dst, F, lo, hi);
-    return move_forces<true, S>(TurnZ<S>{c0, s0, s1, c1}, rp, dst, F, lo, hi);
+    if (neg[2]) return move_forces<true, S>(TurnZ<S, true>{c0, s0, s1, c1}, rp, dst, F, lo, hi, sink);
+    return move_forces<true, S>(TurnZ<S>{c0, s0, s1, c1}, rp, dst, F, lo, hi, sink);
   }
   const TurnZ<S> z{d.c[i], d.s[i], d.s[i], d.c[i]};
   if (kind == LinkKind::RevRotX || kind == LinkKind::RevDH || kind == LinkKind::PrisRotX) {
     const TurnX<S> x{S(R.cx), S(R.cpsx), S(R.cmsx)};
-    if (!rev) return move_forces<false, S>(x, r, id, F, lo, hi);
-    return move_forces<false, S>(TurnBoth<S, TurnZ<S>, TurnX<S>>{z, x}, r, id, F, lo, hi);
+    if (!rev) return move_forces<false, S>(x, r, id, F, lo, hi, sink);
+    return move_forces<false, S>(TurnBoth<S, TurnZ<S>, TurnX<S>>{z, x}, r, id, F, lo, hi, sink);
   }
   // a general rotation (or a free-flyer's)
   TurnA<S> a;
   for (int k = 0; k < 9; ++k)
     a.a[k] = kind == LinkKind::FreeFlyer ? d.E[i](k / 3, k % 3) : S(R.R(k / 3, k % 3));
-  if (!rev) return move_forces<false, S>(a, r, id, F, lo, hi);
-  return move_forces<false, S>(TurnBoth<S, TurnZ<S>, TurnA<S>>{z, a}, r, id, F, lo, hi);
+  if (!rev) return move_forces<false, S>(a, r, id, F, lo, hi, sink);
+  return move_forces<false, S>(TurnBoth<S, TurnZ<S>, TurnA<S>>{z, a}, r, id, F, lo, hi, sink);
 }
 
 }  // namespace robodyn

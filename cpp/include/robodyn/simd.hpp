@@ -54,6 +54,21 @@ struct D2 {
   friend D2 abs(const D2& x) { return D2(_mm_andnot_pd(_mm_set1_pd(-0.0), x.v)); }
 };
 
+// two consecutive doubles of an array as one D2 (p[0] in lane 0), and back
+inline D2 load_pair(const double* p) { return D2(_mm_loadu_pd(p)); }
+inline void store_pair(double* p, const D2& x) { _mm_storeu_pd(p, x.v); }
+// lane 0 to *p0, lane 1 to *p1
+inline void store_lanes(double* p0, double* p1, const D2& x) {
+  _mm_storel_pd(p0, x.v);
+  _mm_storeh_pd(p1, x.v);
+}
+// (a, b) = ((a0, a1), (b0, b1)) -> ((a0, b0), (a1, b1))
+inline void transpose_pair(D2& a, D2& b) {
+  const __m128d lo = _mm_unpacklo_pd(a.v, b.v);
+  b.v = _mm_unpackhi_pd(a.v, b.v);
+  a.v = lo;
+}
+
 // the double build multiplies by known zeros: so does D2 (the same steps in each lane)
 template <>
 constexpr bool kSkipZeros<D2> = false;

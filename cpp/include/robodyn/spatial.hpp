@@ -270,9 +270,35 @@ ROBODYN_INLINE PlaneRot<S> plane_z(const DataTpl<S>& d, int i) {
   return {d.c[i], d.s[i], s2, cs, S(0), S(0), S(s2 + s2), S(cs + cs), false};
 }
 
+// The relabelling of a signed permutation (ConstRotation::perm, iperm) as a compile-time
+// constant: the six permutations p of (0, 1, 2) numbered 2 p[0] + (p[1] > p[2]) (perm_number).
+// perm_at<kP>(R, k) is R.perm[k], from the number kP when kP >= 0 (the caller knows it: link.hpp's
+// with_relabelling), read from R when kP = -1; iperm_at the same for R.iperm.
+constexpr int perm_entry(int p, int k) {
+  const int a = p / 2, lo = a == 0 ? 1 : 0, hi = a == 2 ? 1 : 2;
+  return k == 0 ? a : ((k == 1) == (p % 2 == 0) ? lo : hi);
+}
+constexpr int iperm_entry(int p, int k) {
+  return perm_entry(p, 0) == k ? 0 : (perm_entry(p, 1) == k ? 1 : 2);
+}
+inline int perm_number(const ConstRotation& R) {
+  return 2 * R.perm[0] + (R.perm[1] > R.perm[2] ? 1 : 0);
+}
+template <int kP>
+ROBODYN_INLINE int perm_at(const ConstRotation& R, int k) {
+  if constexpr (kP >= 0) return perm_entry(kP, k);
+  return R.perm[k];
+}
+template <int kP>
+ROBODYN_INLINE int iperm_at(const ConstRotation& R, int k) {
+  if constexpr (kP >= 0) return iperm_entry(kP, k);
+  return R.iperm[k];
+}
+
 // R B R^T for the constant rotation Rc: free for a signed permutation. kind: R.kind (a caller
-// that knows it at compile time passes it as a constant, and the switch folds)
-template <bool kSym, class S>
+// that knows it at compile time passes it as a constant, and the switch folds); kP: the
+// permutation's number when known (perm_at)
+template <bool kSym, class S, int kP = -1>
 ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B,
                                    ConstRotation::Kind kind) {
   switch (kind) {
@@ -280,7 +306,7 @@ ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B,
       M3T<S> Y;
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
-          const S& x = B(R.iperm[i], R.iperm[j]);
+          const S& x = B(iperm_at<kP>(R, i), iperm_at<kP>(R, j));
           Y(i, j) = R.ineg[i] != R.ineg[j] ? S(-x) : x;
         }
       return Y;

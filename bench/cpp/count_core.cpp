@@ -6,7 +6,8 @@
 //   python bench/cpp_cases.py --out build/bench/cases        # the case files
 //   valgrind --tool=callgrind build/count_core build/bench/cases/panda.model id 2000
 //
-// ALGO is id (rnea), M (crba into an (nv, nv) buffer), fd (aba) or none; the calls cycle
+// ALGO is id (rnea), M (crba into an (nv, nv) buffer), L (its lower triangle only, into
+// d.M: what forward_dynamics_crba factorises), fd (aba) or none; the calls cycle
 // through 64 seeded random states. Run with REPS and with 0: the difference of the two totals
 // over REPS is one call. The case file is bench/cpp_cases.py's (see bench_vs_pinocchio.cpp);
 // only its body lines and gravity are used (bench/cpp/case_file.hpp reads it). -g changes no generated code (line-level profiles
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
       rnea(m, d, q, v, a, out.data());
     else if (algo == "M")
       crba(m, d, q, out.data());
+    else if (algo == "L")
+      detail::crba_lower(m, d, q);  // one triangle, into d.M
     else if (algo == "fd")
       aba(m, d, q, v, a, out.data());
     sum += out[0];

@@ -444,8 +444,9 @@ struct Xup {
       const V3T<S> rr = rotcT<S>(Rc, r);
       if (revolute() && Rc.kind == ConstRotation::Permutation) {
         const auto& nz = m.pc_nz[i];
-        detail::with_pattern({{nz[perm_at<kP>(Rc, 0)], nz[perm_at<kP>(Rc, 1)], nz[perm_at<kP>(Rc, 2)]}},
-                             [&](auto P) {
+        const std::array<bool, 3> rnz{
+            {nz[perm_at<kP>(Rc, 0)], nz[perm_at<kP>(Rc, 1)], nz[perm_at<kP>(Rc, 2)]}};
+        detail::with_pattern(rnz, [&](auto P) {
           detail::shift_dense<decltype(P)::value, S>(rr, A, B, C);
         });
       } else {
@@ -629,12 +630,16 @@ ROBODYN_INLINE void Xup<S, kP>::forces_to_parent(S* const* F, int lo, int hi,
     const int dst[3] = {perm_at<kP>(R, 0), perm_at<kP>(R, 1), perm_at<kP>(R, 2)};
     S rp[3];  // det(D) Pi^T r
     for (int j = 0; j < 3; ++j) rp[j] = odd ? S(-r[dst[j]]) : r[dst[j]];
-    if (!rev)
-      return move_forces<true, S>(TurnSigns<S>{{neg[0], neg[1], neg[2]}}, rp, dst, F, lo, hi, sink);
+    if (!rev) {
+      const TurnSigns<S> turn{{neg[0], neg[1], neg[2]}};
+      return move_forces<true, S>(turn, rp, dst, F, lo, hi, sink);
+    }
     const S c = d.c[i], s = d.s[i];
     const S c0 = neg[0] ? S(-c) : c, s0 = neg[0] ? S(-s) : s;
     const S c1 = neg[1] ? S(-c) : c, s1 = neg[1] ? S(-s) : s;
-    if (neg[2]) return move_forces<true, S>(TurnZ<S, true>{c0, s0, s1, c1}, rp, dst, F, lo, hi, sink);
+    if (neg[2]) {
+      return move_forces<true, S>(TurnZ<S, true>{c0, s0, s1, c1}, rp, dst, F, lo, hi, sink);
+    }
     return move_forces<true, S>(TurnZ<S>{c0, s0, s1, c1}, rp, dst, F, lo, hi, sink);
   }
   const TurnZ<S> z{d.c[i], d.s[i], d.s[i], d.c[i]};

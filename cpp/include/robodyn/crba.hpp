@@ -117,27 +117,27 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
   constexpr JointType t = joint_of(K);
   const std::ptrdiff_t nv = m.nv;
   const std::ptrdiff_t ci = m.iv[i];
+  constexpr int nj = joint_nv(t);
   // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
-  for (int k = 0; k < joint_nv(t); ++k) {
-    V3T<S> n, f;
-    inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n, f);
+  V3T<S> n[nj], f[nj];
+  for (int k = 0; k < nj; ++k) {
+    inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n[k], f[k]);
     for (int j = 0; j < 3; ++j) {
-      F[j][ci + k] = n[j];
-      F[3 + j][ci + k] = f[j];
+      F[j][ci + k] = n[k][j];
+      F[3 + j][ci + k] = f[k][j];
     }
   }
-  // H_cj = S^T F_c = F_c[s] for joint i's own columns j <= c (the rest of joint i's columns came
-  // with its children's forces)
-  for (int k = 0; k < joint_nv(t); ++k) {
-    const std::ptrdiff_t j = ci + k;
-    const S* Fs = F[joint_axis(t, k)];
-    S* Hj = H + j * nv;
-    for (std::ptrdiff_t c = j; c < ci + joint_nv(t); ++c) {
-      const S h = Fs[c];
-      Hj[c] = h;
-      if (kBoth) H[c * nv + j] = h;
+  // H_cj = S^T F_c = F_c[s] for joint i's own columns j = ci + k <= c = ci + l (the rest of
+  // joint i's columns came with its children's forces), from the values just made
+  for (int k = 0; k < nj; ++k) {
+    const int s = joint_axis(t, k);
+    S* Hj = H + (ci + k) * nv;
+    for (int l = k; l < nj; ++l) {
+      const S h = s < 3 ? n[l][s] : f[l][s - 3];
+      Hj[ci + l] = h;
+      if (kBoth && l != k) H[(ci + l) * nv + ci + k] = h;
     }
-    if (m.armature[i] != 0) Hj[j] += S(m.armature[i]);
+    if (m.armature[i] != 0) Hj[ci + k] += S(m.armature[i]);
   }
   const int p = m.parent[i];
   if (p == 0) return;

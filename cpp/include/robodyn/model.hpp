@@ -31,7 +31,7 @@ using Mat3 = Eigen::Matrix3d;
 enum class JointType : unsigned char { Revolute = 0, Prismatic = 1, FreeFlyer = 2 };
 
 // velocity coordinates of a joint (a free-flyer's configuration has one more)
-inline int joint_nv(JointType t) { return t == JointType::FreeFlyer ? 6 : 1; }
+constexpr int joint_nv(JointType t) { return t == JointType::FreeFlyer ? 6 : 1; }
 
 // One body as given by a front end (URDF, DH): user frames, any unit axis.
 struct BodySpec {

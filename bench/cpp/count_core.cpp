@@ -10,8 +10,8 @@
 // d.M: what forward_dynamics_crba factorises), fd (aba) or none; the calls cycle
 // through 64 seeded random states. Run with REPS and with 0: the difference of the two totals
 // over REPS is one call. The case file is bench/cpp_cases.py's (see bench_vs_pinocchio.cpp);
-// only its body lines and gravity are used (bench/cpp/case_file.hpp reads it). -g changes no generated code (line-level profiles
-// with callgrind_annotate).
+// only its body lines and gravity are used (bench/cpp/case_file.hpp reads it). -g changes no
+// generated code (line-level profiles with callgrind_annotate).
 #include <cstdio>
 #include <cstdlib>
 #include <random>

@@ -17,19 +17,22 @@
 //       F_c = λX_i^* F_c                        (every column c of i's subtree)
 //
 // The products are the book's, one for one (the same operation count); the columns' moves are
-// independent of each other, so they pipeline (and, on long runs, vectorise:
-// Xup::forces_to_parent) instead of forming one dependent chain per column. A subtree's
-// columns are runs of consecutive indices (Model::subtree_runs; one run in depth-first order).
-// S_i's columns are unit axes in body coordinates for every joint kind (revolute e_z,
-// prismatic the linear e_z, a free-flyer all six), so S_i^T F picks components of F.
+// independent of each other, so they pipeline (and, for double, go two columns at a time
+// through the lanes of a D2: Xup::forces_to_parent) instead of forming one dependent chain per
+// column. A subtree's columns are runs of consecutive indices (Model::subtree_runs; one run in
+// depth-first order). S_i's columns are unit axes in body coordinates for every joint kind
+// (revolute e_z, prismatic the linear e_z, a free-flyer all six), so S_i^T F picks components
+// of F: the entries H_cj of joint i's columns j are stored as the forces of its subtree arrive
+// in body i's coordinates (ParentEntries, handed to the move), those of joint i's own block when
+// its F_c are made.
 //
 // What a call costs beyond those products (measured with callgrind, bench/cpp/count_core.cpp):
-// one dispatch on the link kind per body (with_link: inside crba_body the kind and the joint
-// type are compile-time constants, so Xup's switches fold and forces_to_parent's set-up is a
-// few loads); H's structural zeros stored once for the whole matrix (a memset) rather than
-// entry by entry; each entry of the lower triangle stored at its mirror too while it is in a
-// register (no second pass for the upper triangle); runs of up to three columns moved without
-// the vector loop's set-up.
+// one dispatch per body on the link kind (with_link) and, for a signed-permutation link, on
+// its relabelling (with_relabelling): inside crba_body the kind, the joint type and which
+// components trade places are compile-time constants, so Xup's switches fold and the
+// relabelling costs nothing; H's structural zeros stored once for the whole matrix (a memset)
+// rather than entry by entry; each entry of the lower triangle stored at its mirror too while
+// it is in a register (no second pass for the upper triangle).
 #pragma once
 
 #include <algorithm>

@@ -6,6 +6,7 @@ mixed revolute/prismatic joints on random axes, with armature, viscous and Coulo
 extra fixed frames. Agreement is to 1e-10 relative to the size of the quantity.
 """
 
+import itertools
 import threading
 import time
 
@@ -53,8 +54,8 @@ def models():
 # ---------------------------------------------------------------- agreement with the reference
 
 def _jacobians_by_index(robot, spec, q):
-    n = robot.n
-    count = n + len(spec.frames)
+    count = len(spec.bodies) + len(spec.frames)  # robot.n is nv: larger with a free-flyer
+    assert len(robot.link_names) == count
     return (np.array([robot.jacobian(q, i) for i in range(count)]),
             np.array([F.jacobian(spec, q, i) for i in range(count)]))
 
@@ -138,6 +139,126 @@ def test_axis_aligned_origins(rng):
         for quantity, fn in QUANTITIES.items():
             actual, expected = fn(robot, spec, q, qd, qdd, tau)
             close(actual, expected, FD_RTOL if quantity.startswith("fd_") else RTOL)
+
+
+def proper_signed_permutations():
+    """The 24 signed permutation matrices with determinant +1 (the rotations that map the
+    coordinate axes onto coordinate axes)."""
+    out = []
+    for p in itertools.permutations(range(3)):
+        for signs in itertools.product((1.0, -1.0), repeat=3):
+            P = np.zeros((3, 3))
+            P[range(3), p] = signs
+            if np.linalg.det(P) > 0:
+                out.append(P)
+    assert len(out) == 24 and len({P.tobytes() for P in out}) == 24
+    return out
+
+
+AXES = {f"{s}{c}": (1.0 if s == "+" else -1.0) * np.eye(3)[k]
+        for k, c in enumerate("xyz") for s in "+-"}
+
+
+def permutation_trees(axis, rng):
+    """Four trees (two on a fixed base, two floating) whose 48 bodies after the first take
+    each of the 24 proper signed permutations as their origin's rotation, once on a revolute
+    joint and once on a prismatic one, every joint about `axis`; offsets with every zero
+    pattern. The first body (about `axis`, origin without rotation) hangs on the base or the
+    free-flyer; the others form a binary tree below it (parent (k - 1) // 2 among them:
+    branches, so each subtree's columns are several runs), half of the revolute joints
+    without armature (the aba's kZ2 transport).
+
+    The bodies' link kinds are not visible from Python. In build_model (model.cpp), body i's
+    constant rotation is Rc = Ra_p' origin_R Ra_i with Ra the frame taking z onto the joint
+    axis, a signed permutation for an axis along +-x, +-y, +-z (axis_frame); the turn psi that
+    re-aims a frame is skipped when the child's Rc is already a signed permutation, and the
+    angle offset qoff is taken only out of a general Rc. So every body below the first has
+    Rc = Ra' P Ra (Ra the same for the body and its parent): the 24 P give the 24 signed
+    permutations as Rc, for each joint type, classified Permutation: LinkKind RevPerm or
+    PrisPerm. cpp/tests/test_link.cpp builds the same construction and asserts exactly that
+    (m.link, m.Rc, m.qoff) before checking every Xup operation on it."""
+    perms = proper_signed_permutations()
+    trees = []
+    for t in range(4):
+        bodies = []
+        floating = t % 2 == 1
+        if floating:
+            mass = rng.uniform(2.0, 10.0)
+            bodies.append(R.Body(name="base", joint_name="root_joint", parent=-1,
+                                 joint_type="floating", axis=np.array([0.0, 0.0, 1.0]),
+                                 origin=np.eye(4), mass=mass, com=rng.normal(0.0, 0.1, 3),
+                                 inertia=R.random_inertia(mass, rng)))
+        first = len(bodies)
+        for k in range(-1, 12):  # k = -1: the first body
+            g = 12 * t + k  # 0..47 over the four trees
+            jtype = "revolute" if k < 0 or g % 2 == 0 else "prismatic"
+            origin = np.eye(4)
+            if k >= 0:
+                origin[:3, :3] = perms[g // 2]
+            zeros = (g // 2 + 3 * (g % 2)) % 8  # bit c: component c of the offset is 0
+            origin[:3, 3] = [0.0 if zeros >> c & 1 else rng.uniform(-0.4, 0.4) for c in range(3)]
+            mass = rng.uniform(0.5, 5.0)
+            lim = np.pi if jtype == "revolute" else 0.5
+            bodies.append(R.Body(
+                name=f"link{len(bodies)}", joint_name=f"joint{len(bodies)}",
+                parent=first - 1 if k < 0 else first + (0 if k == 0 else 1 + (k - 1) // 2),
+                joint_type=jtype, axis=AXES[axis].copy(), origin=origin, mass=mass,
+                com=rng.normal(0.0, 0.1, 3), inertia=R.random_inertia(mass, rng),
+                armature=0.0 if jtype == "revolute" and g % 4 == 0 else rng.uniform(0.01, 0.1),
+                damping=rng.uniform(0.01, 0.5), friction=rng.uniform(0.01, 0.5),
+                lower=-lim, upper=lim))
+        pose = np.eye(4)
+        pose[:3, :3] = perms[5 * t + 3]
+        pose[:3, 3] = [0.1, 0.0, -0.2]
+        frames = [R.Frame(name="tool", parent=len(bodies) - 1, pose=pose)]
+        trees.append(R.ModelSpec(bodies=bodies, frames=frames, name=f"perm_{axis}_{t}"))
+    return trees
+
+
+def permutation_states(spec, rng, count):
+    """`count` random (q, qd, qdd, tau) of a permutation tree (floating or not)."""
+    floating = spec.bodies[0].joint_type == "floating"
+    out = []
+    for _ in range(count):
+        q, qd, qdd = (R.random_floating_state if floating else R.random_state)(spec, rng)
+        out.append((q, qd, qdd, 10 * rng.standard_normal(len(qd))))
+    return out
+
+
+@pytest.mark.parametrize("axis", sorted(AXES))
+def test_every_signed_permutation_origin_on_every_axis(axis, rng):
+    # every quantity against the reference on trees whose constant rotations are the 24
+    # signed permutations, revolute and prismatic, on joints about +-x, +-y, +-z
+    # (permutation_trees): a relabelling or sign of any one of them that goes wrong in one
+    # algorithm fails here
+    for spec in permutation_trees(axis, rng):
+        robot = robodyn.Robot(spec)
+        for q, qd, qdd, tau in permutation_states(spec, rng, 2):
+            for quantity, fn in QUANTITIES.items():
+                actual, expected = fn(robot, spec, q, qd, qdd, tau)
+                close(actual, expected, FD_RTOL if quantity.startswith("fd_") else RTOL)
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_signed_permutation_trees_mass_matrix_symmetric_and_batches(floating, rng):
+    # the permutation trees' mass matrix exactly symmetric, single and batch; batch rows
+    # (17: the two-row sweep and an odd last row) equal single calls
+    for axis in sorted(AXES):
+        for spec in permutation_trees(axis, rng)[int(floating)::2]:
+            _check_symmetry_and_batches(spec, rng)
+
+
+def _check_symmetry_and_batches(spec, rng):
+    robot = robodyn.Robot(spec)
+    states = permutation_states(spec, rng, 17)
+    Q, QD, QDD, TAU = (np.array(x) for x in zip(*states))
+    M = robot.mass_matrix(Q)
+    assert np.array_equal(M, np.swapaxes(M, 1, 2)), spec.name
+    for k in range(len(Q)):
+        Mk = robot.mass_matrix(Q[k])
+        assert np.array_equal(Mk, Mk.T), spec.name
+    for name, (batch, singles) in batch_calls(robot, Q, QD, QDD, TAU).items():
+        close(batch, np.array(singles), 1e-13)
 
 
 def test_jacobian_negative_index_and_name_agree(models):

@@ -1,11 +1,16 @@
 """link.hpp's Xup (the link transform of every kind) against the dense 6x6 Plücker transform.
 
 cpp/tests/test_link.cpp builds a tree with every LinkKind (revolute and prismatic with a
-permutation, a rotation about x and a general constant rotation, a DH link, a free-flyer) and
-checks E, E^T, x cross r, A r, X m, X^T f, E B E^T, the rigid-inertia and the 6x6 inertia
-transports against X = [[E^T, 0], [-E^T [r], E^T]] built from the cached pose, and that d.r is
-valid for every kind at cache level 1. Compiled here like test_noalloc.cpp (cached by a hash
-of compiler, flags, sources and headers).
+permutation, a rotation about x and a general constant rotation, a DH link, a free-flyer), and
+six floating trees (one per joint axis +-x, +-y, +-z) whose revolute and prismatic links take
+each of the 24 signed permutations with det +1 as their constant rotation (it checks that they
+do, as RevPerm / PrisPerm links). On every body, with the kind read at run time and as
+with_link's compile-time constant, it checks E, E^T, x . r, x cross r, A r, X m, X^T f, the
+forces of runs of 1-7 columns moved in place (forces_to_parent), E B E^T, the rigid-inertia,
+the 6x6 and the aba's (add_transport, with and without kZ2) inertia transports against
+X = [[E^T, 0], [-E^T [r], E^T]] built from the cached pose, and that d.r is valid for every
+kind at cache level 1. Compiled here like test_noalloc.cpp (cached by a hash of compiler,
+flags, sources and headers).
 """
 
 import subprocess

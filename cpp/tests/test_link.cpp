@@ -7,9 +7,11 @@
 //     on a prismatic joint: the model's constant rotations Rc then run through all 24 for each
 //     joint type and axis (checked, with the bodies' kinds RevPerm / PrisPerm), with offsets of
 //     every zero pattern, so that a wrong relabelling or sign of any one of them fails here.
-// Every Xup operation is checked twice: with the kind read at run time (Xup(m, d, i)) and as
-// the compile-time constant of with_link. Also: d.r[i] is valid for every kind at cache level
-// 1. Prints "ok" and exits 0, or names the failed check and exits 1.
+// Every Xup operation is checked three times: with the kind read at run time (Xup(m, d, i)),
+// as the compile-time constant of with_link, and with that kind and the relabelling of a
+// signed-permutation Rc as compile-time constants (with_relabelling: Xup<double, P>, what crba
+// uses). Also: d.r[i] is valid for every kind at cache level 1. Prints "ok" and exits 0, or
+// names the failed check and exits 1.
 // Built and run by tests/test_link.py.
 #include <Eigen/Geometry>
 #include <algorithm>
@@ -62,7 +64,30 @@ static std::vector<Mat3> proper_signed_permutations() {
 }
 
 // Xi's operations on body i against the dense transform X built from (E, r) = (d.E[i], d.r[i])
-static void check_xup(const Xup<double>& Xi, const Model& m, const Data& d, int i,
+// forces_to_parent's sink: the moved forces (parent coordinates) it was handed, column by
+// column, one at a time or, for double, two at a time in D2 lanes
+template <int kCols>
+struct Seen {
+  Eigen::Matrix<double, 6, kCols>* v;
+  std::vector<int>* calls;
+  void operator()(std::ptrdiff_t c, const double (&x)[6]) const {
+    for (int k = 0; k < 6; ++k) (*v)(k, c) = x[k];
+    ++(*calls)[c];
+  }
+#if ROBODYN_HAVE_D2
+  void pair(std::ptrdiff_t c, const D2 (&x)[6]) const {
+    for (int k = 0; k < 6; ++k) {
+      (*v)(k, c) = x[k].lane0();
+      (*v)(k, c + 1) = x[k].lane1();
+    }
+    ++(*calls)[c];
+    ++(*calls)[c + 1];
+  }
+#endif
+};
+
+template <int kP>
+static void check_xup(const Xup<double, kP>& Xi, const Model& m, const Data& d, int i,
                       const std::string& who) {
   const Mat3 E = d.E[i];
   const Vec3 r = d.r[i];
@@ -95,7 +120,8 @@ static void check_xup(const Xup<double>& Xi, const Model& m, const Data& d, int 
   fx << np - n0, fp - f0;
   check((fx - X.transpose() * mv).norm(), 1e-12, who + ": apply_transpose");
   // forces of several columns moved in place, component by component (F[k][c]): runs of 1, 2,
-  // 3 columns (the short cases) and 4, 7 (the loop); the columns outside the run untouched
+  // 3 columns and 4, 7 (odd and even counts, so one and two at a time); the columns outside the
+  // run untouched; each moved column handed to the sink once, with the values stored
   constexpr int kCols = 7;
   const int runs[][2] = {{0, 1}, {2, 4}, {4, 7}, {1, 5}, {0, 7}};
   for (const auto& run : runs) {
@@ -104,19 +130,24 @@ static void check_xup(const Xup<double>& Xi, const Model& m, const Data& d, int 
     F6 F = F0;
     double* rows[6];
     for (int k = 0; k < 6; ++k) rows[k] = &F(k, 0);
-    Xi.forces_to_parent(rows, run[0], run[1]);
+    Eigen::Matrix<double, 6, kCols> sunk = Eigen::Matrix<double, 6, kCols>::Zero();
+    std::vector<int> calls(kCols, 0);
+    Xi.forces_to_parent(rows, run[0], run[1], Seen<kCols>{&sunk, &calls});
     for (int c = 0; c < kCols; ++c) {
       const bool in = c >= run[0] && c < run[1];
       const V6 want = in ? V6(X.transpose() * F0.col(c)) : V6(F0.col(c));
-      check((V6(F.col(c)) - want).norm(), 1e-12,
-            who + ": forces_to_parent [" + std::to_string(run[0]) + ", " +
-                std::to_string(run[1]) + ") column " + std::to_string(c));
+      const std::string col = who + ": forces_to_parent [" + std::to_string(run[0]) + ", " +
+                              std::to_string(run[1]) + ") column " + std::to_string(c);
+      check((V6(F.col(c)) - want).norm(), 1e-12, col);
+      check(std::abs(calls[c] - (in ? 1 : 0)), 0, col + ": calls of the sink");
+      if (in) check((V6(sunk.col(c)) - V6(F.col(c))).norm(), 0, col + ": the sink's values");
     }
   }
   // rotations of tensors
   const Mat3 B = Mat3::Random(), Bs = B + B.transpose();
-  check((Xi.rotate<false>(B) - E * B * E.transpose()).norm(), 1e-12, who + ": rotate");
-  check((Xi.rotate<true>(Bs) - E * Bs * E.transpose()).norm(), 1e-12, who + ": rotate sym");
+  check((Xi.template rotate<false>(B) - E * B * E.transpose()).norm(), 1e-12, who + ": rotate");
+  check((Xi.template rotate<true>(Bs) - E * Bs * E.transpose()).norm(), 1e-12,
+        who + ": rotate sym");
   // rigid inertia (mass, h, Ibar) moved to the parent, added to what it holds
   const double mass = 1.7;
   const Vec3 h = 0.2 * rnd3();
@@ -158,9 +189,9 @@ static void check_xup(const Xup<double>& Xi, const Model& m, const Data& d, int 
     const M6 IAp0 = M6::Random();
     M6 IAp = IAp0;
     if (z2)
-      Xi.add_transport<true>(Ia, IAp);
+      Xi.template add_transport<true>(Ia, IAp);
     else
-      Xi.add_transport<false>(Ia, IAp);
+      Xi.template add_transport<false>(Ia, IAp);
     double err = 0;
     for (int c = 0; c < 6; ++c)
       for (int rr = 0; rr < 6; ++rr)
@@ -195,6 +226,10 @@ static void check_model(const Model& m, int trials, const std::string& name) {
       check_xup(Xup<double>(m, d, i), m, d, i, who);
       with_link(m, i, [&](auto K) {
         check_xup(Xup<double>(m, d, i, K), m, d, i, who + " (with_link)");
+        with_relabelling<decltype(K)::value>(m, i, [&](auto P) {
+          check_xup(Xup<double, decltype(P)::value>(m, d, i, K), m, d, i,
+                    who + " (with_relabelling " + std::to_string(decltype(P)::value) + ")");
+        });
       });
     }
   }

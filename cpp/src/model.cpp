@@ -90,6 +90,8 @@ ConstRotation classify(const Mat3& R) {
     c.iperm[found] = k;
     c.ineg[found] = c.neg[k];
   }
+  if (c.kind == ConstRotation::Permutation)
+    c.relabel = static_cast<unsigned char>(2 * c.perm[0] + (c.perm[1] > c.perm[2] ? 1 : 0));
   if (c.kind == ConstRotation::General && c.R(0, 0) == 1 && c.R(0, 1) == 0 && c.R(0, 2) == 0 &&
       c.R(1, 0) == 0 && c.R(2, 0) == 0) {
     c.kind = ConstRotation::RotX;

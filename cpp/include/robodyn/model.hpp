@@ -81,6 +81,7 @@ struct ConstRotation {
   std::array<int, 3> iperm{{0, 1, 2}};  // (R x)_k = isign[k] * x[iperm[k]]
   std::array<bool, 3> neg{{false, false, false}};
   std::array<bool, 3> ineg{{false, false, false}};
+  unsigned char relabel = 0;           // perm's number 2 perm[0] + (perm[1] > perm[2]), 0..5
 };
 
 // Kane's method's constants (kane.hpp), built once with the model: each body's mass centre and

@@ -281,9 +281,7 @@ constexpr int perm_entry(int p, int k) {
 constexpr int iperm_entry(int p, int k) {
   return perm_entry(p, 0) == k ? 0 : (perm_entry(p, 1) == k ? 1 : 2);
 }
-inline int perm_number(const ConstRotation& R) {
-  return 2 * R.perm[0] + (R.perm[1] > R.perm[2] ? 1 : 0);
-}
+inline int perm_number(const ConstRotation& R) { return R.relabel; }
 template <int kP>
 ROBODYN_INLINE int perm_at(const ConstRotation& R, int k) {
   if constexpr (kP >= 0) return perm_entry(kP, k);

@@ -110,8 +110,10 @@ def write_case(case, folder):
 def write_kernels(case_list, folder, max_n=12, log=print):
     """Robot-specific C++ kernels for the harness from robodyn.codegen, when it exists.
 
-    Writes FOLDER/<name>.cpp for each robot with n <= max_n and FOLDER/kernels.hpp (the
-    table the harness includes). Returns the number of robots with kernels (0: no header)."""
+    Writes FOLDER/<name>.cpp for each robot with n <= max_n and each floating robot (Solo12,
+    Talos: their specialised figures against the C++ bars of issue 17) and FOLDER/kernels.hpp
+    (the table the harness includes). Returns the number of robots with kernels (0: no
+    header)."""
     folder = pathlib.Path(folder)
     header = folder / "kernels.hpp"
     if header.exists():
@@ -131,7 +133,7 @@ def write_kernels(case_list, folder, max_n=12, log=print):
            "forward_dynamics": "const double*, const double*, const double*, double*"}
     entries, decls = [], []
     for case in case_list:
-        if case.n > max_n:
+        if case.n > max_n and case.name not in FLOATING:
             continue
         try:
             gen = generate(case.robot, name=f"bench_{case.name}")

@@ -63,7 +63,7 @@ ROBODYN_INLINE void add_shift(const V3T<S>& r, const std::array<bool, 3>& nz, co
                               M3T<S>& A) {
   S p[3];
   for (int k = 0; k < 3; ++k) p[k] = nz[k] ? S(r[k] * z[k]) : S(0);
-  auto sum2 = [&](int i, int j) -> S {  // 2 (p_i + p_j), skipping zeros
+  auto sum2 = [&](int i, int j) ROBODYN_INLINE_LAMBDA -> S {  // 2 (p_i + p_j), skipping zeros
     const S t = nz[i] && nz[j] ? S(p[i] + p[j]) : (nz[i] ? p[i] : (nz[j] ? p[j] : S(0)));
     return nz[i] || nz[j] ? S(t + t) : S(0);
   };
@@ -147,7 +147,7 @@ ROBODYN_INLINE void shift_dense(const V3T<S>& r, M3T<S>& A, M3T<S>& B, const M3T
   if constexpr (P != 0) {
     constexpr bool nz[3] = {(P & 1) != 0, (P & 2) != 0, (P & 4) != 0};
     // x r_a - y r_b, the terms of the zero r's skipped
-    auto cr = [&](int a, const S& x, int b, const S& y) -> S {
+    auto cr = [&](int a, const S& x, int b, const S& y) ROBODYN_INLINE_LAMBDA -> S {
       if (nz[a] && nz[b]) return x * r[a] - y * r[b];
       if (nz[a]) return x * r[a];
       if (nz[b]) return -(y * r[b]);
@@ -387,7 +387,8 @@ struct Xup {
     }
     M3 Ip = rotate<true>(Ibar);
     detail::add_shift<S>(rr, nz, z, Ip);
-    Ibar_p += Ip;
+    // (entry by entry: Eigen's += is not always inlined in a large translation unit)
+    for (int k = 0; k < 9; ++k) Ibar_p.data()[k] += Ip.data()[k];
     for (int k = 0; k < 3; ++k) h_p[k] += nz[k] ? S(y[k] + (t[k] + t[k])) : y[k];
     mass_p += mass;
   }

@@ -50,6 +50,16 @@ static void inertia(BodySpec& b) {
   b.inertia = R * Vec3(0.03, 0.04, 0.05).asDiagonal() * R.transpose();
 }
 
+// a free-flyer on the base at a random pose, with a random inertia
+static BodySpec free_base() {
+  BodySpec base;
+  base.type = JointType::FreeFlyer;
+  base.origin_p = rnd3();
+  base.origin_R = rndrot();
+  inertia(base);
+  return base;
+}
+
 // the 24 signed permutation matrices with determinant +1
 static std::vector<Mat3> proper_signed_permutations() {
   std::vector<Mat3> out;
@@ -238,13 +248,7 @@ static void check_model(const Model& m, int trials, const std::string& name) {
 int main() {
   // a tree with every link kind
   {
-    std::vector<BodySpec> bs;
-    BodySpec base;
-    base.type = JointType::FreeFlyer;
-    base.origin_p = rnd3();
-    base.origin_R = rndrot();
-    inertia(base);
-    bs.push_back(base);
+    std::vector<BodySpec> bs{free_base()};
     // (type, rotation class: 0 identity, 1 about x, 2 general; dh: pc = (a, 0, d))
     struct K { JointType t; int rot; bool dh; };
     const K kinds[] = {{JointType::Revolute, 0, false},  {JointType::Revolute, 1, false},
@@ -290,13 +294,7 @@ int main() {
   for (int axis = 0; axis < 6; ++axis) {
     const Vec3 a = (axis % 2 ? -1.0 : 1.0) * Vec3::Unit(axis / 2);
     const std::string name = std::string(axis % 2 ? "-" : "+") + "xyz"[axis / 2] + " axis";
-    std::vector<BodySpec> bs;
-    BodySpec base;
-    base.type = JointType::FreeFlyer;
-    base.origin_p = rnd3();
-    base.origin_R = rndrot();
-    inertia(base);
-    bs.push_back(base);
+    std::vector<BodySpec> bs{free_base()};
     BodySpec first;
     first.parent = 0;
     first.axis = a;

@@ -511,9 +511,12 @@ def test_ctrl_c_stops_simulate_promptly(sig):
         pytest.skip("the robodyn console script is not installed")
     import selectors
 
-    proc = subprocess.Popen([exe, "simulate", "stanford_arm", "--duration", "600",
+    # (a child of a shell's background job inherits SIGINT ignored: restored to the default, as
+    # in a terminal; 900 s, about 3 s of run, the longest under max_steps at this rate)
+    proc = subprocess.Popen([exe, "simulate", "stanford_arm", "--duration", "900",
                              "--dt", "0.001", "--control-rate", "1000"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # the bar is drawn from the progress callback, i.e. from inside the C++ loop, once
         # the run has taken a second
@@ -561,6 +564,9 @@ def test_simulate_raises_keyboard_interrupt_from_cpp_loop():
     # the faster crba reaches in 0.24 s, before the signal.
     r = robodyn.load_urdf(chain_urdf(60))
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    # Python's handler in place even when this process was started with SIGINT ignored (a
+    # shell's background job)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     t0 = time.perf_counter()
     timer.start()
     try:
@@ -570,6 +576,7 @@ def test_simulate_raises_keyboard_interrupt_from_cpp_loop():
             pytest.fail(f"ran to the end: {res}")
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, old)
     assert time.perf_counter() - t0 < 0.3 + 0.5
 
 

@@ -816,6 +816,62 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
   return failures;
 }
 
+// crba into d.M writes only H's pattern when d.M holds zeros off it (DataTpl::M_pattern): after
+// every other algorithm that writes d.M on the same Data (the Cholesky factor fills in, Kane
+// writes one triangle, the L'L factor), crba's d.M must equal a fresh Data's, entry for entry
+// (both triangles); crba_lower's lower triangle too. "" when it holds
+std::string check_pattern_reuse(const Model& m) {
+  const int nq = m.nq, nv = m.nv;
+  std::mt19937 g(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> q(nq), qd(nv), tau(nv), out(nv), D1(nv * nv), D2(nv * nv), D3(nv * nv);
+  Data d(m);
+  auto fresh = [&](bool lower) {
+    Data f(m);
+    if (lower)
+      detail::crba_lower(m, f, q.data());
+    else
+      crba(m, f, q.data());
+    return Eigen::MatrixXd(f.M);
+  };
+  auto differs = [&](bool lower, const char* after) -> std::string {
+    const Eigen::MatrixXd want = fresh(lower);
+    for (int i = 0; i < nv; ++i)
+      for (int j = 0; j <= (lower ? i : nv - 1); ++j)
+        if (d.M(i, j) != want(i, j))
+          return std::string(lower ? "crba_lower" : "crba") + " after " + after +
+                 ": entry (" + std::to_string(i) + ", " + std::to_string(j) + ") differs";
+    return "";
+  };
+  // each step: a new state, the writer under test, then crba (or crba_lower) on the same Data
+  const char* steps[] = {"crba", "forward_dynamics_crba", "kane_forward",
+                         "forward_dynamics_derivatives", "crba_lower"};
+  for (int round = 0; round < 2; ++round)
+    for (const char* step : steps) {
+      for (auto& x : q) x = u(g);
+      for (auto& x : qd) x = u(g);
+      for (auto& x : tau) x = u(g);
+      const std::string s = step;
+      if (s == "crba") crba(m, d, q.data());
+      if (s == "forward_dynamics_crba")
+        forward_dynamics_crba(m, d, q.data(), qd.data(), tau.data(), out.data());
+      if (s == "kane_forward") kane_forward(m, d, q.data(), qd.data(), tau.data(), out.data());
+      if (s == "forward_dynamics_derivatives")
+        forward_dynamics_derivatives(m, d, q.data(), qd.data(), tau.data(), out.data(),
+                                     D1.data(), D2.data(), D3.data());
+      if (s == "crba_lower") detail::crba_lower(m, d, q.data());
+      for (auto& x : q) x = u(g);  // crba at another state than the writer's
+      const bool lower = round == 1;
+      if (lower)
+        detail::crba_lower(m, d, q.data());
+      else
+        crba(m, d, q.data());
+      const std::string e = differs(lower, step);
+      if (!e.empty()) return e;
+    }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -830,6 +886,15 @@ int main(int argc, char** argv) {
   failures += check_model("random tree", random_tree_model(20080101u), mode);
   failures += check_model("structured chain", structured_chain_model(7u), mode);
   failures += check_floating("floating tree", floating_tree_model(17u), mode);
+  for (const auto& [label, model] :
+       {std::pair<const char*, Model>{"random tree", random_tree_model(20080101u)},
+        {"floating tree", floating_tree_model(17u)}}) {
+    const std::string e = check_pattern_reuse(model);
+    if (!e.empty()) {
+      std::printf("FAIL %s: %s\n", label, e.c_str());
+      ++failures;
+    }
+  }
   if (failures) {
     std::printf("test_noalloc: FAILED (%d)\n", failures);
     return 1;

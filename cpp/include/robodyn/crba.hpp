@@ -35,7 +35,6 @@
 // it is in a register (no second pass for the upper triangle).
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -162,14 +161,16 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
   }
 }
 
-// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed, then in each column j
-// of joint i the rows c >= j of i's subtree (the lower triangle) and, with kBoth, their
-// mirrors (the upper triangle; without kBoth it stays zero)
+// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed unless `zeroed` says
+// its entries off the pattern are zero already (DataTpl::M_pattern), then in each column j of
+// joint i the rows c >= j of i's subtree (the lower triangle) and, with kBoth, their mirrors
+// (the upper triangle; without kBoth it is not written)
 template <bool kBoth, class S>
-void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H) {
+void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = false) {
   update_kinematics(m, d, q, 1);
   // the structural zeros (the rows outside each column's subtree), all at once
-  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(H, std::ptrdiff_t(m.nv) * m.nv).setZero();
+  if (!zeroed)
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(H, std::ptrdiff_t(m.nv) * m.nv).setZero();
   // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
   S* F[6];
   for (int k = 0; k < 6; ++k) F[k] = d.F.col(k).data();
@@ -195,22 +196,26 @@ void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H) {
     });
 }
 
-// Table 6.2 into the lower triangle of d.M (see crba_sweep)
+// Table 6.2 into the lower triangle of d.M (see crba_sweep); the strict upper triangle is not
+// written (zero, or what an earlier crba left there)
 template <class S>
 void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();
-  crba_sweep<false>(m, d, q, d.M.data());
+  crba_sweep<false>(m, d, q, d.M.data(), d.M_pattern);
+  d.M_pattern = true;
 }
 
 }  // namespace detail
 
 // Joint-space inertia matrix H(q) = M(q) + diag(armature) into d.M, (nv, nv), both triangles.
 // q (nq,). Also leaves the composite inertias IC_i = (d.Im, d.Ih, d.II) of every subtree (body
-// axes, about body i's origin).
+// axes, about body i's origin). Only H's pattern is written when d.M holds zeros off it
+// (DataTpl::M_pattern: after an earlier crba), else all of d.M.
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();
-  detail::crba_sweep<true>(m, d, q, d.M.data());
+  detail::crba_sweep<true>(m, d, q, d.M.data(), d.M_pattern);
+  d.M_pattern = true;
 }
 
 // H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike), both triangles
@@ -226,6 +231,7 @@ template <class S>
 bool cholesky_solve(DataTpl<S>& d, S* b) {
   using std::sqrt;
   auto& M = d.M;
+  d.M_pattern = false;  // the factor fills in
   const int n = d.nv;
   for (int j = 0; j < n; ++j) {
     S djj = M(j, j);

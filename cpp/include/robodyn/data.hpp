@@ -89,8 +89,18 @@ struct DataTpl {
                          // nv <= kEagerMassMatrix, else by the first algorithm that needs it
                          // (a long chain's Data stays O(n) unless M is asked for)
   static constexpr int kEagerMassMatrix = 128;
+  // true while every entry of M off H's structural pattern is zero (entry (r, c) with neither
+  // of the joints of r and c an ancestor of, or the same as, the other: the mass matrix of a
+  // tree is zero there): then crba into M writes the pattern only, as Pinocchio's crba writes
+  // data.M, instead of zeroing all of M first (for Talos, 38 x 38, that memset is about 7% of
+  // the call). Set when M is sized and by crba; cleared by every other algorithm that writes
+  // M (the Cholesky factor fills in). M is the algorithms' workspace: read it, write a copy.
+  bool M_pattern = false;
   void size_mass_matrix() {
-    if (M.rows() != nv) M.setZero(nv, nv);
+    if (M.rows() != nv) {
+      M.setZero(nv, nv);
+      M_pattern = true;
+    }
   }
   Eigen::Matrix<S, Eigen::Dynamic, 6> F;  // crba: (nv, 6), row c the force F = IC_k S_k of
                          // column c of M (joint k), [moment; force], in the coordinates of the

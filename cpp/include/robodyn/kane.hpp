@@ -140,6 +140,7 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
     Xup<S>(m, d, k).transport_inertia(d.Im[k], d.Ih[k], d.II[k], d.Im[p], d.Ih[p], d.II[p]);
   }
   d.size_mass_matrix();
+  d.M_pattern = false;  // the lower triangle only
   for (int i = 0; i < m.nv; ++i)
     for (int j = 0; j < i; ++j) d.M(i, j) = S(0);
   // component s of (G, P), [angular; linear]: joint m's partial velocity e_s (crba.hpp's

@@ -214,6 +214,7 @@ template <class S>
 bool ltl_factor(const Model& m, DataTpl<S>& d) {
   using std::sqrt;
   auto& M = d.M;
+  d.M_pattern = false;  // (no fill-in; cleared as by every writer of M but crba)
   const int* lambda = m.vparent.data();
   for (int k = m.nv - 1; k >= 0; --k) {
     if (!(M(k, k) > S(0))) return false;

@@ -114,7 +114,7 @@ struct ParentEntries {
 // signed-permutation link, with_relabelling) a compile-time constant: F = IC_i S_i and the
 // block of H in joint i's own rows and columns, then IC_i and the subtree's forces moved into
 // the parent, each force leaving its entries in the parent's columns of H as it arrives there.
-template <bool kBoth, LinkKind K, int kP, class S>
+template <bool kBoth, LinkKind K, int kP, JointType kT, class S>
 ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F, S* H) {
   constexpr JointType t = joint_of(K);
   const std::ptrdiff_t nv = m.nv;
@@ -139,7 +139,7 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
       Hj[ci + l] = h;
       if (kBoth && l != k) H[(ci + l) * nv + ci + k] = h;
     }
-    if (m.armature[i] != 0) Hj[ci + k] += S(m.armature[i]);
+    Hj[ci + k] += S(m.armature[i]);  // (adding 0 changes no positive diagonal entry)
   }
   const int p = m.parent[i];
   if (p == 0) return;
@@ -152,13 +152,7 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
   auto move = [&](auto sink) ROBODYN_INLINE_LAMBDA {
     for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1], sink);
   };
-  const std::ptrdiff_t cp = m.iv[p];
-  switch (m.type[p]) {
-    case JointType::Revolute: return move(ParentEntries<kBoth, JointType::Revolute, S>{H, nv, cp});
-    case JointType::Prismatic:
-      return move(ParentEntries<kBoth, JointType::Prismatic, S>{H, nv, cp});
-    default: return move(ParentEntries<kBoth, JointType::FreeFlyer, S>{H, nv, cp});
-  }
+  move(ParentEntries<kBoth, kT, S>{H, nv, m.iv[p]});
 }
 
 // Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed unless `zeroed` says
@@ -188,11 +182,9 @@ void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = f
     }
   }
   for (int i = m.n; i >= 1; --i)
-    with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
-      constexpr LinkKind k = decltype(K)::value;
-      with_relabelling<k>(m, i, [&](auto P) ROBODYN_INLINE_LAMBDA {
-        crba_body<kBoth, k, decltype(P)::value>(m, d, i, F, H);
-      });
+    with_step(m, i, [&](auto C) ROBODYN_INLINE_LAMBDA {
+      constexpr int c = decltype(C)::value;
+      crba_body<kBoth, step_kind(c), step_relabel(c), step_parent(c)>(m, d, i, F, H);
     });
 }
 

@@ -222,6 +222,28 @@ ROBODYN_INLINE void with_relabelling(const Model& m, int i, Fn&& fn) {
   }
 }
 
+// Calls fn(std::integral_constant<int, C>()) with body i's case C (Model::step: step_kind(C),
+// step_relabel(C), step_parent(C)): one jump per body where with_link, with_relabelling and a
+// switch on the parent's joint type would make three
+#define ROBODYN_STEP_CASE(C) \
+  case C: return fn(std::integral_constant<int, C>());
+#define ROBODYN_STEP_CASES6(C)                                              \
+  ROBODYN_STEP_CASE(C) ROBODYN_STEP_CASE(C + 1) ROBODYN_STEP_CASE(C + 2) \
+  ROBODYN_STEP_CASE(C + 3) ROBODYN_STEP_CASE(C + 4) ROBODYN_STEP_CASE(C + 5)
+template <class Fn>
+ROBODYN_INLINE void with_step(const Model& m, int i, Fn&& fn) {
+  static_assert(kStepCases == 54, "with_step lists 54 cases");
+  switch (m.step[i]) {
+    ROBODYN_STEP_CASES6(0) ROBODYN_STEP_CASES6(6) ROBODYN_STEP_CASES6(12)
+    ROBODYN_STEP_CASES6(18) ROBODYN_STEP_CASES6(24) ROBODYN_STEP_CASES6(30)
+    ROBODYN_STEP_CASES6(36) ROBODYN_STEP_CASES6(42) ROBODYN_STEP_CASE(48)
+    ROBODYN_STEP_CASE(49) ROBODYN_STEP_CASE(50) ROBODYN_STEP_CASE(51) ROBODYN_STEP_CASE(52)
+    default: return fn(std::integral_constant<int, 53>());
+  }
+}
+#undef ROBODYN_STEP_CASES6
+#undef ROBODYN_STEP_CASE
+
 // X_i at the cached configuration: a view of the model's constants and the Data's cache. kP: the
 // number of a signed permutation Rc's relabelling (perm_at) when the caller knows it at compile
 // time (with_relabelling), else -1

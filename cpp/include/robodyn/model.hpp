@@ -68,6 +68,39 @@ enum class LinkKind : unsigned char {
   RevPerm, RevRotX, RevDH, RevGeneral, PrisPerm, PrisRotX, PrisGeneral, FreeFlyer
 };
 
+// A body's case in the one dispatch per body of crba's sweep (link.hpp's with_step, built into
+// Model::step): its variant v (the link kind, and for RevPerm and PrisPerm which of the six
+// relabellings of ConstRotation::relabel: 18 variants) and its parent's joint type t (of a
+// body on the world: Revolute, unused), numbered 3 v + t
+constexpr int kStepCases = 54;
+constexpr LinkKind step_kind(int c) {
+  const int v = c / 3;
+  return v < 6    ? LinkKind::RevPerm
+         : v < 12 ? LinkKind::PrisPerm
+                  : static_cast<LinkKind>(v == 12   ? int(LinkKind::RevRotX)
+                                          : v == 13 ? int(LinkKind::RevDH)
+                                          : v == 14 ? int(LinkKind::RevGeneral)
+                                          : v == 15 ? int(LinkKind::PrisRotX)
+                                          : v == 16 ? int(LinkKind::PrisGeneral)
+                                                    : int(LinkKind::FreeFlyer));
+}
+constexpr int step_relabel(int c) { return c / 3 < 12 ? (c / 3) % 6 : -1; }  // -1: not *Perm
+constexpr JointType step_parent(int c) { return static_cast<JointType>(c % 3); }
+inline unsigned char step_case(LinkKind k, int relabel, JointType parent) {
+  int v;
+  switch (k) {
+    case LinkKind::RevPerm: v = relabel; break;
+    case LinkKind::PrisPerm: v = 6 + relabel; break;
+    case LinkKind::RevRotX: v = 12; break;
+    case LinkKind::RevDH: v = 13; break;
+    case LinkKind::RevGeneral: v = 14; break;
+    case LinkKind::PrisRotX: v = 15; break;
+    case LinkKind::PrisGeneral: v = 16; break;
+    default: v = 17; break;
+  }
+  return static_cast<unsigned char>(3 * v + int(parent));
+}
+
 // A constant rotation, classified once at build so hot loops can skip its zeros and ones.
 struct ConstRotation {
   enum Kind : unsigned char { Permutation, RotX, General };
@@ -105,6 +138,9 @@ struct Model {
   std::vector<ConstRotation> Rc;      // constant part of parent-to-body rotation
   std::vector<LinkKind> link;         // size n+1: how Xup applies body i's transform (entry 0
                                       // unused)
+  std::vector<unsigned char> step;    // size n+1: body i's case in crba's one dispatch per body
+                                      // (link.hpp's with_step: link kind, relabelling, parent's
+                                      // joint type; entry 0 unused)
   std::vector<double> qoff;           // revolute: E = Rc Rz(q + qoff) (a rotation about z taken
                                       // out of Rc at build; 0 for most joints)
   std::vector<Vec3> pc;               // parent-to-body translation, parent internal frame

@@ -9,8 +9,8 @@
 //     every zero pattern, so that a wrong relabelling or sign of any one of them fails here.
 // Every Xup operation is checked three times: with the kind read at run time (Xup(m, d, i)),
 // as the compile-time constant of with_link, and with that kind and the relabelling of a
-// signed-permutation Rc as compile-time constants (with_relabelling: Xup<double, P>, what crba
-// uses). Also: d.r[i] is valid for every kind at cache level 1. Prints "ok" and exits 0, or
+// signed-permutation Rc as compile-time constants (with_step's case, Xup<double, P>: what crba
+// uses; the case checked against the body's kind, relabelling and parent joint type). Also: d.r[i] is valid for every kind at cache level 1. Prints "ok" and exits 0, or
 // names the failed check and exits 1.
 // Built and run by tests/test_link.py.
 #include <Eigen/Geometry>
@@ -236,10 +236,19 @@ static void check_model(const Model& m, int trials, const std::string& name) {
       check_xup(Xup<double>(m, d, i), m, d, i, who);
       with_link(m, i, [&](auto K) {
         check_xup(Xup<double>(m, d, i, K), m, d, i, who + " (with_link)");
-        with_relabelling<decltype(K)::value>(m, i, [&](auto P) {
-          check_xup(Xup<double, decltype(P)::value>(m, d, i, K), m, d, i,
-                    who + " (with_relabelling " + std::to_string(decltype(P)::value) + ")");
-        });
+      });
+      // crba's dispatch: the case names the body's kind, relabelling and parent joint type
+      with_step(m, i, [&](auto C) {
+        constexpr int c = decltype(C)::value;
+        constexpr LinkKind k = step_kind(c);
+        const bool perm = k == LinkKind::RevPerm || k == LinkKind::PrisPerm;
+        check(k == m.link[i] && step_relabel(c) == (perm ? int(m.Rc[i].relabel) : -1) &&
+                      (p == 0 || step_parent(c) == m.type[p])
+                  ? 0.0
+                  : 1.0,
+              0.5, who + ": with_step case " + std::to_string(c));
+        check_xup(Xup<double, step_relabel(c)>(m, d, i, std::integral_constant<LinkKind, k>()),
+                  m, d, i, who + " (with_step " + std::to_string(c) + ")");
       });
     }
   }

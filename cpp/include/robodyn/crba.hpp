@@ -27,12 +27,13 @@
 // its F_c are made.
 //
 // What a call costs beyond those products (measured with callgrind, bench/cpp/count_core.cpp):
-// one dispatch per body on the link kind (with_link) and, for a signed-permutation link, on
-// its relabelling (with_relabelling): inside crba_body the kind, the joint type and which
-// components trade places are compile-time constants, so Xup's switches fold and the
-// relabelling costs nothing; H's structural zeros stored once for the whole matrix (a memset)
-// rather than entry by entry; each entry of the lower triangle stored at its mirror too while
-// it is in a register (no second pass for the upper triangle).
+// one dispatch per body (with_step, on Model::step: the link kind, for a signed-permutation
+// link its relabelling, and the parent's joint type): inside crba_body the kind, both joint
+// types and which components trade places are compile-time constants, so Xup's switches fold
+// and the relabelling costs nothing; H's structural zeros stored once for the whole matrix (a
+// memset), and not at all when H is d.M and holds them already (DataTpl::M_pattern), rather
+// than entry by entry; each entry of the lower triangle stored at its mirror too while it is
+// in a register (no second pass for the upper triangle).
 #pragma once
 
 #include <cmath>
@@ -110,10 +111,11 @@ struct ParentEntries {
 #endif
 };
 
-// Body i's step of the sweep (crba_sweep), its link kind K (and the relabelling kP of a
-// signed-permutation link, with_relabelling) a compile-time constant: F = IC_i S_i and the
-// block of H in joint i's own rows and columns, then IC_i and the subtree's forces moved into
-// the parent, each force leaving its entries in the parent's columns of H as it arrives there.
+// Body i's step of the sweep (crba_sweep), its link kind K, the relabelling kP of a
+// signed-permutation link and its parent's joint type kT compile-time constants (with_step's
+// case): F = IC_i S_i and the block of H in joint i's own rows and columns, then IC_i and the
+// subtree's forces moved into the parent, each force leaving its entries in the parent's
+// columns of H as it arrives there.
 template <bool kBoth, LinkKind K, int kP, JointType kT, class S>
 ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F, S* H) {
   constexpr JointType t = joint_of(K);

@@ -202,29 +202,9 @@ ROBODYN_INLINE void with_link(const Model& m, int i, Fn&& fn) {
   }
 }
 
-// Calls fn(std::integral_constant<int, P>()) with P the number of body i's relabelling
-// (perm_number: its constant rotation a signed permutation) for the *Perm kinds K, -1 for the
-// others. An Xup<S, P> made inside relabels at compile time (only the signs are read): the
-// component indices fold instead of going through memory.
-template <LinkKind K, class Fn>
-ROBODYN_INLINE void with_relabelling(const Model& m, int i, Fn&& fn) {
-  if constexpr (K == LinkKind::RevPerm || K == LinkKind::PrisPerm) {
-    switch (perm_number(m.Rc[i])) {
-      case 0: return fn(std::integral_constant<int, 0>());
-      case 1: return fn(std::integral_constant<int, 1>());
-      case 2: return fn(std::integral_constant<int, 2>());
-      case 3: return fn(std::integral_constant<int, 3>());
-      case 4: return fn(std::integral_constant<int, 4>());
-      default: return fn(std::integral_constant<int, 5>());
-    }
-  } else {
-    return fn(std::integral_constant<int, -1>());
-  }
-}
-
 // Calls fn(std::integral_constant<int, C>()) with body i's case C (Model::step: step_kind(C),
-// step_relabel(C), step_parent(C)): one jump per body where with_link, with_relabelling and a
-// switch on the parent's joint type would make three
+// step_relabel(C), step_parent(C)): one jump per body where switches on the link kind, on the
+// relabelling of a signed permutation and on the parent's joint type would make three
 #define ROBODYN_STEP_CASE(C) \
   case C: return fn(std::integral_constant<int, C>());
 #define ROBODYN_STEP_CASES6(C)                                              \
@@ -246,7 +226,7 @@ ROBODYN_INLINE void with_step(const Model& m, int i, Fn&& fn) {
 
 // X_i at the cached configuration: a view of the model's constants and the Data's cache. kP: the
 // number of a signed permutation Rc's relabelling (perm_at) when the caller knows it at compile
-// time (with_relabelling), else -1
+// time (with_step's case), else -1
 template <class S, int kP = -1>
 struct Xup {
   using V3 = V3T<S>;

@@ -271,9 +271,10 @@ ROBODYN_INLINE PlaneRot<S> plane_z(const DataTpl<S>& d, int i) {
 }
 
 // The relabelling of a signed permutation (ConstRotation::perm, iperm) as a compile-time
-// constant: the six permutations p of (0, 1, 2) numbered 2 p[0] + (p[1] > p[2]) (perm_number).
-// perm_at<kP>(R, k) is R.perm[k], from the number kP when kP >= 0 (the caller knows it: link.hpp's
-// with_relabelling), read from R when kP = -1; iperm_at the same for R.iperm.
+// constant: the six permutations p of (0, 1, 2) numbered 2 p[0] + (p[1] > p[2])
+// (ConstRotation::relabel). perm_at<kP>(R, k) is R.perm[k], from the number kP when kP >= 0 (the
+// caller knows it: link.hpp's with_step), read from R when kP = -1; iperm_at the same for
+// R.iperm.
 constexpr int perm_entry(int p, int k) {
   const int a = p / 2, lo = a == 0 ? 1 : 0, hi = a == 2 ? 1 : 2;
   return k == 0 ? a : ((k == 1) == (p % 2 == 0) ? lo : hi);
@@ -281,7 +282,6 @@ constexpr int perm_entry(int p, int k) {
 constexpr int iperm_entry(int p, int k) {
   return perm_entry(p, 0) == k ? 0 : (perm_entry(p, 1) == k ? 1 : 2);
 }
-inline int perm_number(const ConstRotation& R) { return R.relabel; }
 template <int kP>
 ROBODYN_INLINE int perm_at(const ConstRotation& R, int k) {
   if constexpr (kP >= 0) return perm_entry(kP, k);

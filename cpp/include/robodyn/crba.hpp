@@ -204,7 +204,9 @@ void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
 // Joint-space inertia matrix H(q) = M(q) + diag(armature) into d.M, (nv, nv), both triangles.
 // q (nq,). Also leaves the composite inertias IC_i = (d.Im, d.Ih, d.II) of every subtree (body
 // axes, about body i's origin). Only H's pattern is written when d.M holds zeros off it
-// (DataTpl::M_pattern: after an earlier crba), else all of d.M.
+// (DataTpl::M_pattern: after an earlier crba), else all of d.M. d.M is the algorithms'
+// workspace: a caller that changes it in place (factorises it, adds to it) must clear
+// d.M_pattern or work on a copy, or the next crba keeps what it left off the pattern.
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();

@@ -140,6 +140,7 @@ DataTpl<S>::DataTpl(const Model& m)
       Linv(VecX::Zero(m.nv)),
       Uf(M6::Zero()), uf(V6::Zero()),
       ka(m.n + 1, V3::Zero()) {
+  M_pattern = M.rows() == m.nv;  // zeroed above
   // the parent-to-body translation of a revolute joint is the constant pc: valid at every
   // cache level (prismatic joints and a free-flyer write theirs at level 1)
   for (int i = 1; i <= m.n; ++i)

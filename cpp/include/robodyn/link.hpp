@@ -343,9 +343,13 @@ struct Xup {
   template <class Sink>
   ROBODYN_INLINE void forces_to_parent(S* const* F, int lo, int hi, const Sink& sink) const;
 
-  // E B E^T (B symmetric if kSym): a body-axes 3x3 tensor in parent axes
+  // E B E^T (B symmetric if kSym): a body-axes 3x3 tensor in parent axes. (B copied entry by
+  // entry, the result one named matrix: in a large translation unit GCC may leave Eigen's 3x3
+  // copy and move constructors out of line, a call each per body)
   template <bool kSym>
-  ROBODYN_INLINE M3 rotate(M3 B) const {
+  ROBODYN_INLINE M3 rotate(const M3& B0) const {
+    M3 B;
+    for (int k = 0; k < 9; ++k) B.data()[k] = B0.data()[k];
     if (kind == LinkKind::FreeFlyer) return d.E[i] * B * d.E[i].transpose();
     if (revolute()) {
       if (kSym)

@@ -296,32 +296,33 @@ ROBODYN_INLINE int iperm_at(const ConstRotation& R, int k) {
 // R B R^T for the constant rotation Rc: free for a signed permutation. kind: R.kind (a caller
 // that knows it at compile time passes it as a constant, and the switch folds); kP: the
 // permutation's number when known (perm_at)
+// (one named result Y, B copied entry by entry: no Eigen 3x3 copy or move constructor, which
+// GCC may leave out of line in a large translation unit)
 template <bool kSym, class S, int kP = -1>
 ROBODYN_INLINE M3T<S> rotate_const(const ConstRotation& R, const M3T<S>& B,
                                    ConstRotation::Kind kind) {
+  M3T<S> Y;
   switch (kind) {
-    case ConstRotation::Permutation: {
-      M3T<S> Y;
+    case ConstRotation::Permutation:
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
           const S& x = B(iperm_at<kP>(R, i), iperm_at<kP>(R, j));
           Y(i, j) = R.ineg[i] != R.ineg[j] ? S(-x) : x;
         }
-      return Y;
-    }
-    case ConstRotation::RotX: {
-      M3T<S> Y = B;
+      break;
+    case ConstRotation::RotX:
+      for (int k = 0; k < 9; ++k) Y.data()[k] = B.data()[k];
       if (kSym)
         rotate_sym_plane<1, 2, 0>(plane_of<S>(R), Y);
       else
         rotate_gen_plane<1, 2, 0>(plane_of<S>(R), Y);
-      return Y;
-    }
+      break;
     default: {
       const M3T<S> Rs = R.R.template cast<S>();
-      return Rs * B * Rs.transpose();
+      Y.noalias() = Rs * B * Rs.transpose();
     }
   }
+  return Y;
 }
 
 template <bool kSym, class S>

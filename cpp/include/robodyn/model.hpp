@@ -73,31 +73,20 @@ enum class LinkKind : unsigned char {
 // relabellings of ConstRotation::relabel: 18 variants) and its parent's joint type t (of a
 // body on the world: Revolute, unused), numbered 3 v + t
 constexpr int kStepCases = 54;
+// the link kinds of variants 12..17 (0..5 RevPerm, 6..11 PrisPerm by relabelling)
+constexpr LinkKind kStepOtherKinds[6] = {LinkKind::RevRotX,  LinkKind::RevDH,
+                                         LinkKind::RevGeneral, LinkKind::PrisRotX,
+                                         LinkKind::PrisGeneral, LinkKind::FreeFlyer};
 constexpr LinkKind step_kind(int c) {
   const int v = c / 3;
-  return v < 6    ? LinkKind::RevPerm
-         : v < 12 ? LinkKind::PrisPerm
-                  : static_cast<LinkKind>(v == 12   ? int(LinkKind::RevRotX)
-                                          : v == 13 ? int(LinkKind::RevDH)
-                                          : v == 14 ? int(LinkKind::RevGeneral)
-                                          : v == 15 ? int(LinkKind::PrisRotX)
-                                          : v == 16 ? int(LinkKind::PrisGeneral)
-                                                    : int(LinkKind::FreeFlyer));
+  return v < 6 ? LinkKind::RevPerm : v < 12 ? LinkKind::PrisPerm : kStepOtherKinds[v - 12];
 }
 constexpr int step_relabel(int c) { return c / 3 < 12 ? (c / 3) % 6 : -1; }  // -1: not *Perm
 constexpr JointType step_parent(int c) { return static_cast<JointType>(c % 3); }
 inline unsigned char step_case(LinkKind k, int relabel, JointType parent) {
-  int v;
-  switch (k) {
-    case LinkKind::RevPerm: v = relabel; break;
-    case LinkKind::PrisPerm: v = 6 + relabel; break;
-    case LinkKind::RevRotX: v = 12; break;
-    case LinkKind::RevDH: v = 13; break;
-    case LinkKind::RevGeneral: v = 14; break;
-    case LinkKind::PrisRotX: v = 15; break;
-    case LinkKind::PrisGeneral: v = 16; break;
-    default: v = 17; break;
-  }
+  int v = k == LinkKind::RevPerm ? relabel : 6 + relabel;  // (the *Perm kinds)
+  for (int o = 0; o < 6; ++o)
+    if (kStepOtherKinds[o] == k) v = 12 + o;
   return static_cast<unsigned char>(3 * v + int(parent));
 }
 

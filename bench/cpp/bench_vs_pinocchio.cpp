@@ -20,8 +20,11 @@
 // Before timing, every implementation is checked against Pinocchio on a few states. Times are
 // this thread's CPU time per call (CLOCK_THREAD_CPUTIME_ID: time spent descheduled on a shared
 // machine is not counted), median over rounds; ratios are medians of the per-round ratio to
-// Pinocchio (the faster of its two conventions for crba and aba). Output: one JSON object per
-// case on stdout.
+// Pinocchio (the faster of its two conventions for crba and aba). Quantity M compares one
+// triangle with one (robodyn crba and crba lower against Pinocchio's crba, which fills the upper
+// triangle only); Mfull the whole matrix with the whole (robodyn crba against Pinocchio's crba
+// and the copy of its upper triangle into the lower one that its crba.hpp note gives). Output:
+// one JSON object per case on stdout.
 #include <time.h>
 
 #include <algorithm>
@@ -306,6 +309,31 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
                [=](int k) { return from_pin_M(pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ),
                                                               pinocchio::Convention::WORLD)); },
                true});
+  // the whole M on both sides (quantity "Mfull"): Pinocchio's crba fills the upper triangle;
+  // its header's note (and its Python binding's crba) copies it into the lower one
+  v.push_back({"robodyn crba full", "Mfull",
+               ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->M(1, 0)),
+               [=](int k) {
+                 robodyn::crba(*RM, *rd, Q + k * NQ);
+                 std::vector<double> r(NV * NV);
+                 for (int i = 0; i < NV; ++i)
+                   for (int j = 0; j < NV; ++j) r[i * NV + j] = rd->M(i, j);
+                 return r;
+               }});
+  v.push_back({"pinocchio crba+symmetric", "Mfull",
+               ROBODYN_BLOCK(pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ));
+                             pd->M.triangularView<Eigen::StrictlyLower>() =
+                                 pd->M.transpose().triangularView<Eigen::StrictlyLower>();
+                             sink += pd->M(1, 0)),
+               [=](int k) {
+                 pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ));
+                 pd->M.triangularView<Eigen::StrictlyLower>() =
+                     pd->M.transpose().triangularView<Eigen::StrictlyLower>();
+                 std::vector<double> r(NV * NV);  // both triangles as Pinocchio left them
+                 for (int i = 0; i < NV; ++i)
+                   for (int j = 0; j < NV; ++j) r[i * NV + j] = pd->M(iv[i], iv[j]);
+                 return r;
+               }});
   // forward dynamics
   v.push_back({"robodyn aba", "fd",
                ROBODYN_BLOCK(robodyn::aba(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV, out);

@@ -180,9 +180,16 @@ def _fmt_ratio(r):
     return "-" if r is None or (isinstance(r, float) and np.isnan(r)) else f"{r:.2f}x"
 
 
+# bench_vs_pinocchio's quantities: M is one triangle on Pinocchio's side (its crba fills the
+# upper one), Mfull the whole matrix on both (Pinocchio's crba and its copy into the lower one)
+CPP_QUANTITY_NAMES = {**B.QUANTITY_NAMES, "M": "mass matrix (Pinocchio: one triangle)",
+                      "Mfull": "mass matrix, both triangles on both sides"}
+
+
 def cpp_table(cpp, lib=None):
     names = ["robodyn rnea", "robodyn kane", "specialised id", "pinocchio rnea",
-             "robodyn crba", "specialised M", "pinocchio crba", "pinocchio crba WORLD",
+             "robodyn crba", "robodyn crba lower", "specialised M", "pinocchio crba",
+             "pinocchio crba WORLD", "robodyn crba full", "pinocchio crba+symmetric",
              "robodyn aba", "robodyn crba+chol", "robodyn kane_forward", "specialised fd",
              "pinocchio aba", "pinocchio aba WORLD", "robodyn gravity", "specialised g",
              "pinocchio gravity"]
@@ -193,7 +200,7 @@ def cpp_table(cpp, lib=None):
         by_q.setdefault(q, []).append(c)
     lines = []
     for q, cols in by_q.items():
-        lines += [f"**{B.QUANTITY_NAMES[q]}** (ns per call, ratio to the faster Pinocchio "
+        lines += [f"**{CPP_QUANTITY_NAMES[q]}** (ns per call, ratio to the faster Pinocchio "
                   f"convention)", "", "| robot | n | " + " | ".join(cols) + " |",
                   "|---|---|" + "---|" * len(cols)]
         for r in cpp:

@@ -190,6 +190,7 @@ def cpp_table(cpp, lib=None):
     names = ["robodyn rnea", "robodyn kane", "specialised id", "pinocchio rnea",
              "robodyn crba", "robodyn crba lower", "specialised M", "pinocchio crba",
              "pinocchio crba WORLD", "robodyn crba full", "pinocchio crba+symmetric",
+             "pinocchio crba WORLD+symmetric",
              "robodyn aba", "robodyn crba+chol", "robodyn kane_forward", "specialised fd",
              "pinocchio aba", "pinocchio aba WORLD", "robodyn gravity", "specialised g",
              "pinocchio gravity"]

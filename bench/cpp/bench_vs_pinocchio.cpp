@@ -23,7 +23,8 @@
 // Pinocchio (the faster of its two conventions for crba and aba). Quantity M compares one
 // triangle with one (robodyn crba and crba lower against Pinocchio's crba, which fills the upper
 // triangle only); Mfull the whole matrix with the whole (robodyn crba against Pinocchio's crba
-// and the copy of its upper triangle into the lower one that its crba.hpp note gives). Output:
+// and the copy of its upper triangle into the lower one that its crba.hpp note gives, the
+// faster of its two conventions). Output:
 // one JSON object per case on stdout.
 #include <time.h>
 
@@ -278,15 +279,16 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
                                                             CMap(PV + k * NV, NV),
                                                             CMap(PA + k * NV, NV))); }});
   // mass matrix
+  auto robodyn_M = [=](int k) {
+    robodyn::crba(*RM, *rd, Q + k * NQ);
+    std::vector<double> r(NV * NV);
+    for (int i = 0; i < NV; ++i)
+      for (int j = 0; j < NV; ++j) r[i * NV + j] = rd->M(i, j);
+    return r;
+  };
   v.push_back({"robodyn crba", "M",
                ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->M(0, 0)),
-               [=](int k) {
-                 robodyn::crba(*RM, *rd, Q + k * NQ);
-                 std::vector<double> r(NV * NV);
-                 for (int i = 0; i < NV; ++i)
-                   for (int j = 0; j < NV; ++j) r[i * NV + j] = rd->M(i, j);
-                 return r;
-               }, true});
+               robodyn_M, true});
   // the same output as Pinocchio's C++ crba, which fills one triangle of M (robodyn's lower,
   // Pinocchio's upper): robodyn crba above also mirrors it into the other
   v.push_back({"robodyn crba lower", "M",
@@ -313,27 +315,28 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
   // its header's note (and its Python binding's crba) copies it into the lower one
   v.push_back({"robodyn crba full", "Mfull",
                ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->M(1, 0)),
-               [=](int k) {
-                 robodyn::crba(*RM, *rd, Q + k * NQ);
-                 std::vector<double> r(NV * NV);
-                 for (int i = 0; i < NV; ++i)
-                   for (int j = 0; j < NV; ++j) r[i * NV + j] = rd->M(i, j);
-                 return r;
-               }});
-  v.push_back({"pinocchio crba+symmetric", "Mfull",
-               ROBODYN_BLOCK(pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ));
-                             pd->M.triangularView<Eigen::StrictlyLower>() =
-                                 pd->M.transpose().triangularView<Eigen::StrictlyLower>();
-                             sink += pd->M(1, 0)),
-               [=](int k) {
-                 pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ));
-                 pd->M.triangularView<Eigen::StrictlyLower>() =
-                     pd->M.transpose().triangularView<Eigen::StrictlyLower>();
-                 std::vector<double> r(NV * NV);  // both triangles as Pinocchio left them
-                 for (int i = 0; i < NV; ++i)
-                   for (int j = 0; j < NV; ++j) r[i * NV + j] = pd->M(iv[i], iv[j]);
-                 return r;
-               }});
+               robodyn_M});
+  // (each convention: the faster one is the reference, as for M)
+  auto pin_symmetric = [=](pinocchio::Convention conv) {
+    return [=](int k) {
+      pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ), conv);
+      pd->M.triangularView<Eigen::StrictlyLower>() =
+          pd->M.transpose().triangularView<Eigen::StrictlyLower>();
+      std::vector<double> r(NV * NV);  // both triangles as Pinocchio left them
+      for (int i = 0; i < NV; ++i)
+        for (int j = 0; j < NV; ++j) r[i * NV + j] = pd->M(iv[i], iv[j]);
+      return r;
+    };
+  };
+  for (const auto conv : {pinocchio::Convention::LOCAL, pinocchio::Convention::WORLD})
+    v.push_back({conv == pinocchio::Convention::LOCAL ? "pinocchio crba+symmetric"
+                                                      : "pinocchio crba WORLD+symmetric",
+                 "Mfull",
+                 ROBODYN_BLOCK(pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ), conv);
+                               pd->M.triangularView<Eigen::StrictlyLower>() =
+                                   pd->M.transpose().triangularView<Eigen::StrictlyLower>();
+                               sink += pd->M(1, 0)),
+                 pin_symmetric(conv)});
   // forward dynamics
   v.push_back({"robodyn aba", "fd",
                ROBODYN_BLOCK(robodyn::aba(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV, out);

@@ -24,8 +24,7 @@
 // triangle with one (robodyn crba and crba lower against Pinocchio's crba, which fills the upper
 // triangle only); Mfull the whole matrix with the whole (robodyn crba against Pinocchio's crba
 // and the copy of its upper triangle into the lower one that its crba.hpp note gives, the
-// faster of its two conventions). Output:
-// one JSON object per case on stdout.
+// faster of its two conventions). Output: one JSON object per case on stdout.
 #include <time.h>
 
 #include <algorithm>
@@ -317,26 +316,22 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
                ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->M(1, 0)),
                robodyn_M});
   // (each convention: the faster one is the reference, as for M)
-  auto pin_symmetric = [=](pinocchio::Convention conv) {
-    return [=](int k) {
-      pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ), conv);
-      pd->M.triangularView<Eigen::StrictlyLower>() =
-          pd->M.transpose().triangularView<Eigen::StrictlyLower>();
-      std::vector<double> r(NV * NV);  // both triangles as Pinocchio left them
-      for (int i = 0; i < NV; ++i)
-        for (int j = 0; j < NV; ++j) r[i * NV + j] = pd->M(iv[i], iv[j]);
-      return r;
-    };
+  auto pin_crba_full = [=](pinocchio::Convention conv, int k) {
+    pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ), conv);
+    pd->M.triangularView<Eigen::StrictlyLower>() =
+        pd->M.transpose().triangularView<Eigen::StrictlyLower>();
   };
   for (const auto conv : {pinocchio::Convention::LOCAL, pinocchio::Convention::WORLD})
     v.push_back({conv == pinocchio::Convention::LOCAL ? "pinocchio crba+symmetric"
                                                       : "pinocchio crba WORLD+symmetric",
-                 "Mfull",
-                 ROBODYN_BLOCK(pinocchio::crba(*PM, *pd, CMap(PQ + k * NQ, NQ), conv);
-                               pd->M.triangularView<Eigen::StrictlyLower>() =
-                                   pd->M.transpose().triangularView<Eigen::StrictlyLower>();
-                               sink += pd->M(1, 0)),
-                 pin_symmetric(conv)});
+                 "Mfull", ROBODYN_BLOCK(pin_crba_full(conv, k); sink += pd->M(1, 0)),
+                 [=](int k) {
+                   pin_crba_full(conv, k);
+                   std::vector<double> r(NV * NV);  // both triangles as Pinocchio left them
+                   for (int i = 0; i < NV; ++i)
+                     for (int j = 0; j < NV; ++j) r[i * NV + j] = pd->M(iv[i], iv[j]);
+                   return r;
+                 }});
   // forward dynamics
   v.push_back({"robodyn aba", "fd",
                ROBODYN_BLOCK(robodyn::aba(*RM, *rd, Q + k * NQ, QD + k * NV, TAU + k * NV, out);

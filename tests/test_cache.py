@@ -185,14 +185,16 @@ def _star_urdf(count):
     return f'<robot name="star">{"".join(links)}</robot>'
 
 
+@pytest.mark.parametrize("floating", [False, True])
 @pytest.mark.parametrize("count", [2, 3])
-def test_sin_cos_of_every_lane_match_libm(count):
+def test_sin_cos_of_every_lane_match_libm(count, floating):
     """The double cache computes the angles' sin/cos two at a time (SSE2), padded to an even
-    count: every joint (both lanes, an odd count's last one) agrees with libm to a few ulp,
-    and a row with one angle outside the kernels' range (|q| > 1e5, redone by libm) leaves the
-    others right."""
-    robot = robodyn.load_urdf(_star_urdf(count))
-    assert robot.link_names[:count] == [f"l{k}" for k in range(count)]
+    count (on a floating base, from the first joint after the free-flyer's body): every joint
+    (both lanes, an odd count's last one) agrees with libm to a few ulp, and a row with one
+    angle outside the kernels' range (|q| > 1e5, redone by libm) leaves the others right."""
+    robot = robodyn.load_urdf(_star_urdf(count), floating_base=floating)
+    first = 1 if floating else 0  # the base link is the free-flyer's body
+    assert robot.link_names[first:first + count] == [f"l{k}" for k in range(count)]
     rng = np.random.default_rng(12)
     k = np.arange(-600, 600)
     qs = np.concatenate([rng.uniform(-10, 10, 3000), rng.uniform(-1e5, 1e5, 600),
@@ -200,7 +202,8 @@ def test_sin_cos_of_every_lane_match_libm(count):
                          [0.0, -0.0, 1e-300, 1e5, -1e5, np.nextafter(1e5, np.inf), 3e7, -1e12]])
     qs = np.concatenate([qs, np.zeros(-qs.size % count)])
     Q = rng.permutation(qs).reshape(-1, count)
-    T = robot.forward_kinematics(Q)  # (N, frames, 4, 4)
-    c, s = T[:, :count, 0, 0], T[:, :count, 1, 0]
+    base = np.tile([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], (Q.shape[0], 1))  # at the origin
+    T = robot.forward_kinematics(np.hstack([base, Q]) if floating else Q)  # (N, frames, 4, 4)
+    c, s = T[:, first:first + count, 0, 0], T[:, first:first + count, 1, 0]
     np.testing.assert_allclose(c, np.cos(Q), rtol=0, atol=4 * 2.0 ** -53)
     np.testing.assert_allclose(s, np.sin(Q), rtol=0, atol=4 * 2.0 ** -53)

@@ -491,6 +491,18 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   for (int i = 1; i <= n; ++i)
     m.step[i] = step_case(m.link[i], m.Rc[i].relabel,
                           m.parent[i] > 0 ? m.type[m.parent[i]] : JointType::Revolute);
+  // where update_kinematics finds each body's angle, and its other work
+  m.angle_src.assign(n + 2, m.nq);
+  m.angle_offset.clear();
+  m.nonrevolute.clear();
+  for (int i = 1; i <= n; ++i) {
+    if (m.type[i] != JointType::Revolute) {
+      m.nonrevolute.push_back(i);
+      continue;
+    }
+    m.angle_src[i] = m.iq[i];
+    if (m.qoff[i] != 0) m.angle_offset.push_back(i);
+  }
   check_derived(m, bodies, frames);
   set_gravity(m, m.gravity);
   m.kane = kane_constants(m);

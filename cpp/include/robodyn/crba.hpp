@@ -33,7 +33,9 @@
 // and the relabelling costs nothing; H's structural zeros stored once for the whole matrix (a
 // memset), and not at all when H is d.M and holds them already (DataTpl::M_pattern), rather
 // than entry by entry; each entry of the lower triangle stored at its mirror too while it is
-// in a register (no second pass for the upper triangle).
+// in a register (no second pass for the upper triangle); a free-flyer's block (body 1 on the
+// world: its forces go no further) written as the composite inertia itself, without making F
+// (free_flyer_block).
 #pragma once
 
 #include <cmath>
@@ -111,6 +113,29 @@ struct ParentEntries {
 #endif
 };
 
+// A free-flyer's block of H, at B (column-major, column k at B + k nv): the composite inertia
+// IC = (mass, h, Ibar) of its subtree as the 6x6 matrix [[Ibar, [h]x], [-[h]x, mass 1]] ([angular;
+// linear]; S = 1, so entry (l, k) is component k of IC e_l: inertia_times_axis's values, entry
+// for entry), the armature added on the diagonal; the strict upper triangle too with kBoth
+template <bool kBoth, class S>
+ROBODYN_INLINE void free_flyer_block(const S& mass, const V3T<S>& h, const M3T<S>& Ibar,
+                                     const S& armature, S* B, std::ptrdiff_t nv) {
+  const S z(0);
+  const S e[6][6] = {{Ibar(0, 0), Ibar(1, 0), Ibar(2, 0), z, S(-h[2]), h[1]},  // IC e_0
+                     {Ibar(0, 1), Ibar(1, 1), Ibar(2, 1), h[2], z, S(-h[0])},
+                     {Ibar(0, 2), Ibar(1, 2), Ibar(2, 2), S(-h[1]), h[0], z},
+                     {z, h[2], S(-h[1]), mass, z, z},
+                     {S(-h[2]), z, h[0], z, mass, z},
+                     {h[1], S(-h[0]), z, z, z, mass}};  // IC e_5
+  for (int k = 0; k < 6; ++k) {
+    B[k * nv + k] = e[k][k] + armature;
+    for (int l = k + 1; l < 6; ++l) {
+      B[k * nv + l] = e[l][k];
+      if (kBoth) B[l * nv + k] = e[l][k];
+    }
+  }
+}
+
 // Body i's step of the sweep (crba_sweep), its link kind K, the relabelling kP of a
 // signed-permutation link and its parent's joint type kT compile-time constants (with_step's
 // case): F = IC_i S_i and the block of H in joint i's own rows and columns, then IC_i and the
@@ -122,6 +147,11 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
   const std::ptrdiff_t nv = m.nv;
   const std::ptrdiff_t ci = m.iv[i];
   constexpr int nj = joint_nv(t);
+  if constexpr (t == JointType::FreeFlyer) {
+    // (body 1 on the world, build_model: its forces go no further, F is not made)
+    free_flyer_block<kBoth>(d.Im[i], d.Ih[i], d.II[i], S(m.armature[i]), H + ci * nv + ci, nv);
+    return;
+  }
   // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
   V3T<S> n[nj], f[nj];
   for (int k = 0; k < nj; ++k) {

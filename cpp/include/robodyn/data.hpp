@@ -32,7 +32,8 @@ struct DataTpl {
 
   // configuration cache (levels: 1 = sin/cos and translations, 2 = rotations, 3 = poses;
   // a free-flyer's E and r are computed at level 1)
-  VecX q_key;            // the q the cache holds, (nq,)
+  VecX q_key;            // the q the cache holds, (nq + 1,): entry nq stays 0 (the angle of
+                         // a joint that is not revolute: Model::angle_src)
   int level = 0;         // highest level valid for q_key (0: nothing cached)
   long cache_hits = 0;   // calls that found q_key == q
   long cache_misses = 0;  // calls that recomputed
@@ -119,7 +120,7 @@ struct DataTpl {
 template <class S>
 DataTpl<S>::DataTpl(const Model& m)
     : n(m.n), nq(m.nq), nv(m.nv),
-      q_key(VecX::Zero(m.nq)),
+      q_key(VecX::Zero(m.nq + 1)),
       s(m.n + 2, S(0)), c(m.n + 2, S(1)),
       r(m.n + 1, V3::Zero()), E(m.n + 1, M3::Identity()),
       oR(m.n + 1, M3::Identity()), op(m.n + 1, V3::Zero()),

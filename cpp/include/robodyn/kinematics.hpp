@@ -1,6 +1,7 @@
 // Per-configuration cache, forward kinematics, geometric Jacobian and energies.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #if defined(__SSE2__)
@@ -193,47 +194,46 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
     }
   } else {
     ++d.cache_misses;
-    for (int i = 0; i < m.nq; ++i) d.q_key[i] = q[i];
-    // level 1: sin/cos of revolute angles, translations of prismatic joints (3 mul each), a
-    // free-flyer's whole transform
-    for (int i = 1; i <= m.n; ++i) {
+    std::copy(q, q + m.nq, d.q_key.data());
+    // level 1: translations of prismatic joints (3 mul each), a free-flyer's whole transform
+    for (const int i : m.nonrevolute) {
       const S* qi = q + m.iq[i];
-      if (m.type[i] == JointType::Revolute) {
-        const S x = m.qoff[i] != 0 ? S(qi[0] + S(m.qoff[i])) : qi[0];
-        // double: the angle now, its sin and cos with the others after the loop
-        if constexpr (std::is_same<S, double>::value)
-          d.c[i] = x;
-        else
-          detail::sin_cos(x, d.s[i], d.c[i]);
-        continue;
-      }
-      if constexpr (std::is_same<S, double>::value) d.c[i] = 0.0;  // sin 0, cos 1
       if (m.type[i] == JointType::Prismatic) {
         V3T<S> z(S(0), S(0), qi[0]);
         d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);
+      } else if constexpr (!kSkipZeros<S>) {
+        // (Rc, pc) (R(quat), p): E = Rc R, r = pc + Rc p. double (and D2): Rc by its kind (a
+        // signed permutation, usually the identity, is free); the counting and tracing
+        // scalars keep the product (their traces unchanged)
+        const M3T<S> R = quaternion_matrix<S>(qi + 3);
+        for (int k = 0; k < 3; ++k) d.E[i].col(k) = rotc(m.Rc[i], V3T<S>(R.col(k)));
+        d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], V3T<S>(qi[0], qi[1], qi[2]));
       } else {
-        // (Rc, pc) (R(quat), p): E = Rc R, r = pc + Rc p
-        if constexpr (!kSkipZeros<S>) {
-          // double (and D2): Rc by its kind (a signed permutation, usually the identity, is
-          // free); the counting and tracing scalars keep the product (their traces unchanged)
-          const M3T<S> R = quaternion_matrix<S>(qi + 3);
-          for (int k = 0; k < 3; ++k) d.E[i].col(k) = rotc(m.Rc[i], V3T<S>(R.col(k)));
-          d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], V3T<S>(qi[0], qi[1], qi[2]));
-        } else {
-          const M3T<S> Rc = m.Rc[i].R.template cast<S>();
-          d.E[i] = Rc * quaternion_matrix<S>(qi + 3);
-          d.r[i] = m.pc[i].template cast<S>() + Rc * V3T<S>(qi[0], qi[1], qi[2]);
-        }
+        const M3T<S> Rc = m.Rc[i].R.template cast<S>();
+        d.E[i] = Rc * quaternion_matrix<S>(qi + 3);
+        d.r[i] = m.pc[i].template cast<S>() + Rc * V3T<S>(qi[0], qi[1], qi[2]);
       }
     }
+    // and the sin and cos of every revolute angle q_i + qoff_i
     if constexpr (std::is_same<S, double>::value) {
-      // every body's sin and cos in one pass, two at a time, padded to an even count
-      d.c[m.n + 1] = 0.0;
-      if (!detail::sin_cos_in_place(d.s.data(), d.c.data(), 1, 1 + ((m.n + 1) & ~1)))
-        for (int i = 1; i <= m.n; ++i) {
-          const bool rev = m.type[i] == JointType::Revolute;
-          const double x = q[m.iq[i]];
-          detail::sin_cos(!rev ? 0.0 : m.qoff[i] != 0 ? x + m.qoff[i] : x, d.s[i], d.c[i]);
+      // the angles of bodies k0..n (a free-flyer's body 1 keeps the sin 0, cos 1 its Data was
+      // made with) gathered from q_key (Model::angle_src: a prismatic joint, and the padding
+      // entry n+1, read its last entry, 0: sin 0, cos 1), then all their sines and cosines in
+      // one pass, two at a time (padded to pairs)
+      const int k0 = m.floating ? 2 : 1, k1 = k0 + ((m.n - k0 + 2) & ~1);
+      const double* qk = d.q_key.data();
+      for (int i = k0; i < k1; ++i) d.c[i] = qk[m.angle_src[i]];
+      for (const int i : m.angle_offset) d.c[i] += m.qoff[i];
+      if (!detail::sin_cos_in_place(d.s.data(), d.c.data(), k0, k1))
+        for (int i = k0; i <= m.n; ++i) {
+          const double x = qk[m.angle_src[i]];
+          detail::sin_cos(m.qoff[i] != 0 ? x + m.qoff[i] : x, d.s[i], d.c[i]);
+        }
+    } else {
+      for (int i = 1; i <= m.n; ++i)
+        if (m.type[i] == JointType::Revolute) {
+          const S* qi = q + m.iq[i];
+          detail::sin_cos(m.qoff[i] != 0 ? S(qi[0] + S(m.qoff[i])) : qi[0], d.s[i], d.c[i]);
         }
     }
     d.level = 1;

@@ -130,6 +130,13 @@ struct Model {
   std::vector<unsigned char> step;    // size n+1: body i's case in crba's one dispatch per body
                                       // (link.hpp's with_step: link kind, relabelling, parent's
                                       // joint type; entry 0 unused)
+  std::vector<int> angle_src;         // size n+2: where update_kinematics reads body i's angle
+                                      // in Data::q_key: iq[i] for a revolute joint, else nq
+                                      // (q_key's last entry, always 0: sin 0, cos 1); entry n+1
+                                      // (the padding of the angles to pairs) nq too
+  std::vector<int> angle_offset;      // the revolute bodies with qoff != 0
+  std::vector<int> nonrevolute;       // the prismatic and free-flyer bodies (level 1's other
+                                      // work: translations, a free-flyer's transform)
   std::vector<double> qoff;           // revolute: E = Rc Rz(q + qoff) (a rotation about z taken
                                       // out of Rc at build; 0 for most joints)
   std::vector<Vec3> pc;               // parent-to-body translation, parent internal frame

@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=True,
               strict=False, mimic="couple", xacro_args=None, max_bytes=None,
-              floating_base=False) -> Robot:
+              floating_base=False, xacro_env=False) -> Robot:
     """Load a URDF file (path), a ``.xacro`` file (expanded with ``xacro_args``, needs the
     ``xacro`` extra) or URDF text into a Robot. See docs/urdf.md.
 
@@ -34,6 +34,8 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     robot.nv + 1``; q = [base position (3), base quaternion x, y, z, w (4), joints], v = [base
     angular velocity (3), base linear velocity (3), joints], both in the base frame); a URDF
     whose root joint is ``floating`` loads that way without the flag.
+    A ``.xacro`` file runs no code and reads no environment variable or ROS package path
+    unless ``xacro_env=True`` (docs/security.md).
     """
     from .urdf import MAX_BYTES, URDFFileNotFoundError, load
 
@@ -52,7 +54,7 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     return load(path_or_xml_string, gravity=gravity, armature=armature,
                 check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args,
                 robot_class=Robot, max_bytes=MAX_BYTES if max_bytes is None else max_bytes,
-                floating_base=floating_base)
+                floating_base=floating_base, xacro_env=xacro_env)
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

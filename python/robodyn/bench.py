@@ -162,7 +162,7 @@ def _bundled_dh(name, gravity):
     return rows, tuple(R0.T @ np.asarray(gravity, dtype=float))
 
 
-def load_case(name, strict=False, xacro_args=None):
+def load_case(name, strict=False, xacro_args=None, xacro_env=False):
     """A Case from a bundled robot name, ``ur5`` / ``panda`` (example-robot-data) or a URDF
     (or .xacro) path. Raises BenchError with the reason when the robot is not available.
     Mimic joints load as independent joints (as the peers load them); ``strict`` refuses a
@@ -184,7 +184,7 @@ def load_case(name, strict=False, xacro_args=None):
             raise BenchError(f"unknown robot {text!r}: give a robot name "
                              f"({', '.join(robodyn.robots.names())}) or a URDF file path")
         if text.endswith(".xacro"):
-            source, _ = robodyn.urdf._expand_xacro(text, xacro_args)
+            source, _ = robodyn.urdf._expand_xacro(text, xacro_args, xacro_env)
         else:
             source = path.read_text()
         text = path.stem

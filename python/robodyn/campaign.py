@@ -250,7 +250,7 @@ def _plain(x):
     return x
 
 
-def _load_robot(robot):
+def _load_robot(robot, xacro_env=False):
     import robodyn
 
     if isinstance(robot, robodyn.Robot):
@@ -259,7 +259,7 @@ def _load_robot(robot):
     if text in robodyn.robots.available():
         return robodyn.robots.load(text)
     if os.path.isfile(text):
-        return robodyn.load_urdf(text)
+        return robodyn.load_urdf(text, xacro_env=bool(xacro_env) and text.endswith(".xacro"))
     raise ValueError(f"robot: {text!r} is neither a bundled robot "
                      f"({', '.join(robodyn.robots.available())}) nor a URDF file")
 
@@ -288,12 +288,16 @@ class Campaign:
     specialized : bool
         Run the controller's model on generated, robot-specific code (compiled on the client
         first, then once per worker process).
+    xacro_env : bool
+        Let a ``.xacro`` robot file read environment variables and ROS package paths
+        (``robodyn campaign --xacro-allow-env``; not settable from the TOML file).
     """
 
     def __init__(self, robot, *, controller=None, simulation=None, model=None, reference=None,
                  initial=None, grid=None, random=None, samples=1, seed=0, batch=8,
-                 trajectories=False, trajectory_stride=1, specialized=False, name="campaign"):
-        self.robot = _load_robot(robot)
+                 trajectories=False, trajectory_stride=1, specialized=False, name="campaign",
+                 xacro_env=False):
+        self.robot = _load_robot(robot, xacro_env)
         if specialized and not self.robot.is_specialized():
             self.robot = self.robot.specialized()
         self.name = str(name)
@@ -338,8 +342,9 @@ class Campaign:
     # ---- construction from files
 
     @classmethod
-    def from_dict(cls, config, *, base_dir=None):
-        """A campaign from the dict form of the TOML file (docs/campaign.md)."""
+    def from_dict(cls, config, *, base_dir=None, xacro_env=False):
+        """A campaign from the dict form of the TOML file (docs/campaign.md); ``xacro_env``:
+        as in :class:`Campaign` (the caller's choice, not a key of the file)."""
         config = copy.deepcopy(dict(config))
         top = dict(config.pop("campaign", {}))
         for k in list(config):
@@ -361,7 +366,7 @@ class Campaign:
                 robot = str(candidate)
         top.pop("output", None)
         return cls(robot, grid=config.pop("grid", None), random=config.pop("random", None),
-                   **{s: config.pop(s, None) for s in KEYS}, **top)
+                   **{s: config.pop(s, None) for s in KEYS}, **top, xacro_env=xacro_env)
 
     @classmethod
     def from_toml(cls, path):
@@ -881,7 +886,8 @@ def run_command(args):
         raise ValueError(f"--workers: expected a positive number, got {args.workers}")
     if args.serial and args.scheduler:
         raise ValueError("--serial and --scheduler exclude each other")
-    campaign = Campaign.from_dict(config, base_dir=path.parent)
+    campaign = Campaign.from_dict(config, base_dir=path.parent,
+                                  xacro_env=bool(getattr(args, "xacro_env", False)))
     scheduler = "serial" if args.serial else args.scheduler
     if not args.quiet:
         where = ("this process" if args.serial else args.scheduler

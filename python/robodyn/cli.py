@@ -35,12 +35,16 @@ class UsageError(Exception):
 
 
 def add_robot_options(p):
-    """The options of every subcommand that loads a ROBOT: ``--strict``, ``--xacro-arg``."""
+    """The options of every subcommand that loads a ROBOT: ``--strict``, ``--xacro-arg``,
+    ``--xacro-allow-env``."""
     p.add_argument("--strict", action="store_true",
                    help="refuse a URDF that would load with warnings (a non-physical inertia "
                         "on a moving link)")
     p.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE", dest="xacro_arg",
                    help="an argument of a .xacro ROBOT file (repeatable)")
+    p.add_argument("--xacro-allow-env", action="store_true", dest="xacro_env",
+                   help="let a .xacro ROBOT file read environment variables ($(env), "
+                        "$(optenv)) and ROS package paths ($(find) beyond its own folders)")
 
 
 def add_floating_option(p):
@@ -60,10 +64,12 @@ def robot_options(args):
             raise UsageError(f"--xacro-arg: expected NAME:=VALUE, got {item!r}")
         xacro_args = xacro_args or {}
         xacro_args[name.strip()] = value
-    return {"strict": bool(getattr(args, "strict", False)), "xacro_args": xacro_args}
+    return {"strict": bool(getattr(args, "strict", False)), "xacro_args": xacro_args,
+            "xacro_env": bool(getattr(args, "xacro_env", False))}
 
 
-def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=False):
+def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=False,
+               xacro_env=False):
     """A robot by name (:func:`robodyn.robots.resolve`: the bundled robots and, when installed,
     example-robot-data's) or a URDF (or .xacro) file by path; UsageError if there is none.
 
@@ -79,17 +85,20 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
     if looks_like_path:
         if not os.path.isfile(text):
             raise UsageError(f"no such URDF file: {text}")
-        if xacro_args and not text.endswith(".xacro"):
-            raise UsageError(f"--xacro-arg: {text} is not a .xacro file")
+        if (xacro_args or xacro_env) and not text.endswith(".xacro"):
+            flag = "--xacro-arg" if xacro_args else "--xacro-allow-env"
+            raise UsageError(f"{flag}: {text} is not a .xacro file")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", robodyn.urdf.URDFWarning)
             robot = robodyn.load_urdf(text, strict=strict, xacro_args=xacro_args,
-                                      floating_base=floating_base)
+                                      floating_base=floating_base,
+                                      xacro_env=xacro_env)
         for w in caught:
             print(f"robodyn: warning: {w.message}", file=sys.stderr)
         return robot
-    if xacro_args:
-        raise UsageError(f"--xacro-arg: {text} is a robot name, not a .xacro file")
+    if xacro_args or xacro_env:
+        flag = "--xacro-arg" if xacro_args else "--xacro-allow-env"
+        raise UsageError(f"{flag}: {text} is a robot name, not a .xacro file")
     try:
         robot = robodyn.robots.resolve(text)
     except ValueError as exc:
@@ -682,6 +691,9 @@ def _campaign_arguments(p):
     p.add_argument("--overwrite", action="store_true",
                    help="replace the results of a different campaign in the output directory")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    p.add_argument("--xacro-allow-env", action="store_true", dest="xacro_env",
+                   help="let a .xacro robot file read environment variables and ROS package "
+                        "paths")
 
 
 def _campaign_run(args):

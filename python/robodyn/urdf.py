@@ -96,7 +96,7 @@ def _warn(message):
 
 # ---------------------------------------------------------------- reading the document
 
-def _read_source(source, xacro_args=None, max_bytes=MAX_BYTES):
+def _read_source(source, xacro_args=None, max_bytes=MAX_BYTES, xacro_env=False):
     """(text, label) of a path, an XML string or XML bytes, at most ``max_bytes`` long; a
     ``.xacro`` path is expanded (the expansion is held to the same limit).
 
@@ -105,13 +105,15 @@ def _read_source(source, xacro_args=None, max_bytes=MAX_BYTES):
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise ValueError(f"max_bytes: expected a positive int, got {max_bytes!r}")
     if _is_xacro(source):
-        text, label = _expand_xacro(os.fspath(source), xacro_args)
+        text, label = _expand_xacro(os.fspath(source), xacro_args, xacro_env, max_bytes)
         if len(text) > max_bytes:
             raise URDFError(f"{label}: the expanded xacro has {len(text)} characters, over the "
                             f"limit of {max_bytes} (max_bytes=)")
         return text, label
     if xacro_args is not None:
         raise ValueError("xacro_args: given for a source that is not a .xacro file")
+    if xacro_env:
+        raise ValueError("xacro_env: given for a source that is not a .xacro file")
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         if len(data) > max_bytes:
@@ -177,53 +179,12 @@ def _is_xacro(source):
             and os.fsdecode(os.fspath(source)).endswith(".xacro"))
 
 
-def _expand_xacro(path, xacro_args):
-    """URDF text of a xacro file, expanded by the ``xacrodoc`` package (``xacro`` extra) with
-    ``xacro_args`` (name -> value) as the values of its ``<xacro:arg>`` elements."""
-    label = os.fsdecode(path)
-    if xacro_args is None:
-        xacro_args = {}
-    if not isinstance(xacro_args, dict):
-        raise TypeError(f"xacro_args: expected a dict of name -> value, not "
-                        f"{type(xacro_args).__name__}")
-    args = {}
-    for name, value in xacro_args.items():
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"xacro_args: argument names must be non-empty strings, "
-                             f"got {name!r}")
-        args[name] = value if isinstance(value, str) else str(value)
-    if not os.path.exists(path):
-        raise URDFFileNotFoundError(f"{label}: file not found")
-    if not os.path.isfile(path):
-        raise URDFError(f"{label}: cannot read the file: not a regular file")
-    try:
-        from xacrodoc import XacroDoc
-    except ImportError:
-        raise ImportError(f"{label}: expanding a .xacro file needs the xacrodoc package "
-                          "(pip install 'robodyn[xacro]')") from None
-    try:
-        # includes resolve relative to the file: xacro's file stack starts at it (xacrodoc
-        # compiles the text, which would leave relative includes to the working directory)
-        import xacro
+def _expand_xacro(path, xacro_args, xacro_env=False, max_bytes=MAX_BYTES):
+    """URDF text of a xacro file with ``xacro_args`` (name -> value) as the values of its
+    ``<xacro:arg>`` elements: robodyn.xacro.expand (no code runs, bounded)."""
+    from robodyn.xacro import expand
 
-        init_stacks = getattr(xacro, "init_stacks", None)
-        if init_stacks is not None:
-            init_stacks(os.path.abspath(path))
-        try:
-            doc = XacroDoc.from_file(path, subargs=args, resolve_packages=False)
-        finally:
-            if init_stacks is not None:
-                init_stacks(None)
-        text = doc.to_urdf_string()
-    except Exception as e:  # xacrodoc and xacro raise many types (XacroException, OSError)
-        inner = getattr(e, "exc", None)  # a XacroException wrapping the cause
-        if isinstance(inner, Exception):
-            e = inner
-        reason = " ".join(str(e).split()) or type(e).__name__
-        prefix = f"<class '{type(e).__module__}.{type(e).__qualname__}'>: "
-        reason = reason[len(prefix):] if reason.startswith(prefix) else reason
-        raise URDFError(f"{label}: xacro: {reason}") from None
-    return text, label
+    return expand(path, xacro_args, allow_env=bool(xacro_env), max_bytes=max_bytes)
 
 
 def _decode(data, label):
@@ -847,13 +808,15 @@ MIMIC_MODES = ("couple", "independent")
 
 def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True, strict=False,
                mimic="couple", xacro_args=None, max_bytes=MAX_BYTES,
-               floating_base=False) -> ModelSpec:
+               floating_base=False, xacro_env=False) -> ModelSpec:
     """Read a URDF into a :class:`ModelSpec`.
 
     source: XML text (a ``str`` starting with ``<`` after whitespace, or ``bytes``), or a path
         (``pathlib.Path``, any other ``str``); a path ending in ``.xacro`` is expanded first
         (needs the ``xacro`` extra, the ``xacrodoc`` package), with ``xacro_args`` (a dict of
-        ``name: value``) as its ``<xacro:arg>`` values.
+        ``name: value``) as its ``<xacro:arg>`` values. Its ``${...}`` expressions are
+        evaluated without running code (robodyn.xacro, docs/security.md); ``xacro_env=True``
+        lets it read environment variables and ROS package paths.
     gravity: (3,) in the base frame; default the file's ``<robodyn gravity>`` if present,
         else (0, 0, -9.81).
     armature: rotor inertia per joint, a dict joint name -> value or a sequence in joint
@@ -881,18 +844,18 @@ def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True, stric
     per file, attributed to the caller's line.
     """
     spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args,
-                                max_bytes, floating_base)
+                                max_bytes, floating_base, xacro_env)
     _say(label, notes, strict)
     return spec
 
 
 def _parse(source, gravity, armature, check_inertia, mimic, xacro_args, max_bytes=MAX_BYTES,
-           floating_base=False):
+           floating_base=False, xacro_env=False):
     """(spec, label, notes): parse_urdf without saying its warnings."""
     if mimic not in MIMIC_MODES:
         raise ValueError(f"mimic: expected one of {', '.join(map(repr, MIMIC_MODES))}, "
                          f"got {mimic!r}")
-    text, label = _read_source(source, xacro_args, max_bytes)
+    text, label = _read_source(source, xacro_args, max_bytes, xacro_env)
     reader = _Reader(label)
     spec = _build(reader, _parse_xml(text, label), check_inertia, mimic, bool(floating_base))
     inertia_ok = not any("<inertial>" in where for where, _ in reader.notes)
@@ -927,14 +890,14 @@ SINGULAR = ("the mass matrix is singular: a joint moves no mass or inertia (inve
 
 def load(source, gravity=None, armature=None, *, check_inertia=True, strict=False,
          mimic="couple", xacro_args=None, max_bytes=MAX_BYTES, floating_base=False,
-         robot_class=None):
+         robot_class=None, xacro_env=False):
     """robodyn.load_urdf: parse_urdf, then the Robot (of ``robot_class``, robodyn.Robot: passed
     in, as robot.py imports this module); a singular mass matrix (a joint that moves no mass,
     e.g. Romeo's massless hands) is one more warning, said with the file's others; errors of
     the C++ model are URDFErrors naming the file."""
     Robot = robot_class
     spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args,
-                                max_bytes, floating_base)
+                                max_bytes, floating_base, xacro_env)
     if strict:
         _say(label, notes, True)
     if not spec.bodies:

@@ -118,9 +118,10 @@ class ConfigError(ValueError):
     """A parameter the node cannot start with."""
 
 
-def load_robot(robot: str = "", robot_description: str = ""):
+def load_robot(robot: str = "", robot_description: str = "", xacro_env: bool = False):
     """The robodyn.Robot named by exactly one of ``robot`` (a bundled name or a URDF path) and
-    ``robot_description`` (URDF text). Raises ConfigError otherwise."""
+    ``robot_description`` (URDF text). Raises ConfigError otherwise. ``xacro_env``: a
+    ``.xacro`` path may read environment variables and ROS package paths."""
     robot, text = robot.strip(), robot_description.strip()
     if bool(robot) == bool(text):
         raise ConfigError("set exactly one of the parameters 'robot' (bundled name or URDF "
@@ -133,7 +134,8 @@ def load_robot(robot: str = "", robot_description: str = ""):
         elif robot in robodyn.robots.available():
             loaded = robodyn.robots.load(robot)
         elif os.path.isfile(robot):
-            loaded = robodyn.load_urdf(robot)
+            loaded = robodyn.load_urdf(robot, xacro_env=bool(xacro_env)
+                                       and robot.endswith(".xacro"))
         else:
             loaded = None
     except Exception as exc:  # any loader error is a configuration error here
@@ -710,14 +712,19 @@ def declare_robot_parameters(node: Node):
         "bundled robot name (intelledex_605, stanford_arm) or URDF path"))
     node.declare_parameter("robot_description", "", _descriptor(
         "URDF text; with neither parameter, the URDF comes from the robot_description topic"))
+    node.declare_parameter("xacro_allow_env", False, _descriptor(
+        "let a .xacro robot file read environment variables and ROS package paths"))
     name = node.get_parameter("robot").value
     text = node.get_parameter("robot_description").value
+    allow_env = node.get_parameter("xacro_allow_env").value
     for key, value in (("robot", name), ("robot_description", text)):
         if not isinstance(value, str):
             raise ConfigError(f"{key}: expected a string, got {value!r}")
+    if not isinstance(allow_env, bool):
+        raise ConfigError(f"xacro_allow_env: expected true or false, got {allow_env!r}")
     if not name.strip() and not text.strip():
         return None
-    return load_robot(name, text)
+    return load_robot(name, text, allow_env)
 
 
 def check_number(name, value, *, positive=False):

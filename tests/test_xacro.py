@@ -35,7 +35,9 @@ def write(folder, name, body, child="tip"):
 
 def expand(path, args=None, xacro_env=False):
     """The expanded URDF text."""
-    return urdf._expand_xacro(str(path), args, xacro_env)[0]
+    if xacro_env:
+        return urdf._expand_xacro(str(path), args, xacro_env)[0]
+    return urdf._expand_xacro(str(path), args)[0]
 
 
 # ---------------------------------------------------------------- the same URDF as before

@@ -192,7 +192,7 @@ def test_find_walks_up_to_the_package_and_no_further(tmp_path, monkeypatch):
 
 DOUBLING_MACRO = """  <xacro:macro name="d" params="n">
     <xacro:if value="${n > 0}"><xacro:d n="${n-1}"/><xacro:d n="${n-1}"/></xacro:if>
-    <frame_{pad}/>
+    <frame a="{pad}"/>
   </xacro:macro>
   <xacro:d n="40"/>
 """
@@ -208,7 +208,7 @@ def test_a_doubling_macro_is_stopped_by_the_time_limit(tmp_path, monkeypatch):
 
 
 def test_a_doubling_macro_is_stopped_by_the_size_counted_while_expanding(tmp_path):
-    path = write(tmp_path, "doubling.urdf.xacro", DOUBLING_MACRO.replace("{pad}", "x" * 1000))
+    path = write(tmp_path, "doubling.urdf.xacro", DOUBLING_MACRO.replace("{pad}", "x" * 100_000))
     tracemalloc.start()
     try:
         with pytest.raises(urdf.URDFError, match=r"exceeds the size limit of 1000000 "

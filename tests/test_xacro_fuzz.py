@@ -128,7 +128,7 @@ EXPRESSIONS = st.recursive(LEAVES, extend, max_leaves=12)
 PLAIN = (bool, int, float, str, list, tuple, dict, type(None))
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(EXPRESSIONS)
 def test_random_expressions_run_nothing_outside_the_allow_list(sentinel, expression):
     evaluate, ExpressionError = evaluator()

@@ -14,6 +14,7 @@ Errors in the input raise :class:`URDFError` (a ``ValueError``) with the message
 from __future__ import annotations
 
 import codecs
+import importlib
 import logging
 import math
 import os
@@ -181,9 +182,9 @@ def _is_xacro(source):
 
 def _expand_xacro(path, xacro_args, xacro_env=False, max_bytes=MAX_BYTES):
     """URDF text of a xacro file with ``xacro_args`` (name -> value) as the values of its
-    ``<xacro:arg>`` elements: robodyn.xacro.expand (no code runs, bounded)."""
-    from robodyn.xacro import expand
-
+    ``<xacro:arg>`` elements: robodyn.xacro.expand (no code runs, bounded). That module
+    builds on this one, so it is imported here by name, when a .xacro is first read."""
+    expand = importlib.import_module("robodyn.xacro").expand
     return expand(path, xacro_args, allow_env=bool(xacro_env), max_bytes=max_bytes)
 
 

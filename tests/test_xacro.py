@@ -262,6 +262,9 @@ def test_included_files_are_regular_bounded_and_without_dtd(tmp_path):
     path = write(tmp_path, "dtd.urdf.xacro", '  <xacro:include filename="dtd.xacro"/>\n')
     with pytest.raises(urdf.URDFError, match="DTD or entity declaration"):
         urdf.parse_urdf(path)
+    (tmp_path / "top.urdf.xacro").write_text('<!DOCTYPE r [<!ENTITY a "b">]>' + HEAD + "</robot>")
+    with pytest.raises(urdf.URDFError, match="DTD or entity declaration"):
+        urdf.parse_urdf(tmp_path / "top.urdf.xacro")
 
 
 # ---------------------------------------------------------------- the command line
@@ -288,3 +291,17 @@ def test_cli_refuses_the_payload_in_one_line_and_allows_env_on_request(tmp_path)
     res = run_cli("info", env, "--json", "--xacro-allow-env", env=secret)
     assert res.returncode == 0, res.stderr
     assert "hunter2" in res.stdout
+
+
+def test_a_campaign_passes_the_callers_choice_and_its_toml_cannot_set_it(tmp_path,
+                                                                         monkeypatch):
+    pytest.importorskip("robodyn._core")
+    campaign = pytest.importorskip("robodyn.campaign")
+    monkeypatch.setenv("ROBODYN_TEST_SECRET", "hunter2")
+    path = write(tmp_path, "env.urdf.xacro", "", child="$(env ROBODYN_TEST_SECRET)")
+    with pytest.raises(urdf.URDFError, match="reading the environment"):
+        campaign.Campaign.from_dict({"robot": str(path)})
+    loaded = campaign.Campaign.from_dict({"robot": str(path)}, xacro_env=True)
+    assert loaded.robot.spec.bodies[0].name == "hunter2"
+    with pytest.raises(ValueError, match="unknown key.*xacro_env"):
+        campaign.Campaign.from_dict({"robot": str(path), "xacro_env": True})

@@ -316,7 +316,11 @@ def evaluate(expression, lookup, *, max_size, deadline):
         raise ExpressionError("an expression too large or too deeply nested to parse") from None
     try:
         return _Walker(resolve, max_size, deadline).visit(tree)
+    except ExpressionError:
+        raise
     except RecursionError:
         raise ExpressionError("an expression too deeply nested") from None
     except MemoryError:
         raise ExpressionError("an expression whose value does not fit in memory") from None
+    except (ArithmeticError, LookupError, TypeError, ValueError) as e:  # of built-in data
+        raise ExpressionError(str(e) or type(e).__name__) from None

@@ -6,6 +6,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -127,7 +128,7 @@ def test_expressions_outside_the_allow_list_are_refused_naming_file_and_line(
     message = str(info.value)
     assert message.startswith(f"{path}: xacro: {path.resolve()}:3: ${{"), message
     assert "\n" not in message
-    assert __import__("re").search(refused, message), message
+    assert re.search(refused, message), message
 
 
 def test_the_environment_is_read_only_when_allowed(tmp_path, monkeypatch):

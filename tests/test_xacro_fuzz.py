@@ -37,7 +37,7 @@ PAYLOADS = [
     f"getattr({SENTINEL}, 'append')(1)",
     "\uff32\uff2f\uff22\uff2f\uff24\uff39\uff2e_FUZZ_SENTINEL.append(1)",  # NFKC: ROBODYN
     f"eval('{SENTINEL}.append(1)')",
-    f"exec('\\x52OBODYN_FUZZ_SENTINEL.append(1)')",
+    "exec('\\x52OBODYN_FUZZ_SENTINEL.append(1)')",
     f"[{SENTINEL}.append(1) for _ in 'a']",
     f"(s := {SENTINEL}).append(1)",
     f"{{k: {SENTINEL}.append(1) for k in 'a'}}",

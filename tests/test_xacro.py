@@ -165,6 +165,16 @@ def test_includes_stay_in_the_file_folder_and_its_packages(tmp_path):
         assert '<link name="SECRET"/>' in expand(path, xacro_env=True)
 
 
+def test_a_glob_include_inside_the_folder_expands(tmp_path):
+    (tmp_path / "parts").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "parts" / f"{name}.xacro").write_text(
+            HEAD + f'  <link name="part_{name}"/>\n</robot>\n')
+    path = write(tmp_path, "glob.urdf.xacro", '  <xacro:include filename="parts/*.xacro"/>\n')
+    text = expand(path)
+    assert '<link name="part_a"/>' in text and '<link name="part_b"/>' in text
+
+
 def test_find_walks_up_to_the_package_and_no_further(tmp_path, monkeypatch):
     """$(find pkg) is the folder above the file whose package.xml names pkg; ROS's package
     paths (ROS_PACKAGE_PATH) are searched only with xacro_env=True."""

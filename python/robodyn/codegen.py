@@ -36,8 +36,9 @@ bundled robots' kernels (the seed systems' floating ones too) are compiled into 
 robot :func:`specialize` (``Robot.specialized()``) compiles them with the system C++
 compiler into a per-user cache (``$ROBODYN_CACHE_DIR``, else ``$XDG_CACHE_HOME/robodyn`` or
 ``~/.cache/robodyn``), keyed by the SHA-256 of the generated source and the compiler command.
-The cache folder is private (0700); a cached library is loaded only when its recorded source
-and library hashes match. Model names (robot, links, joints, frames) are data: they enter the
+The cache folder is private (0700); a cached library is loaded only when it and its record are
+the user's own private files and its bytes match the recorded hash, and it is loaded from the
+file that was checked (robodyn._kernel_cache). Model names (robot, links, joints, frames) are data: they enter the
 generated text only through :func:`embed` (identifiers from ``[A-Za-z0-9_]`` or a hash,
 comment text percent-encoded); see docs/security.md.
 The compiler is ``$ROBODYN_CXX``, else ``$CXX``, else ``c++``/``g++``/``clang++`` on the PATH.
@@ -55,12 +56,13 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from . import _kernel_cache
 
 __all__ = ["Graph", "Kernel", "Generated", "trace", "simplify", "generate", "specialize",
            "specialize_spec", "evaluate", "write_sources", "bundled_sources", "embed", "main"]
@@ -586,52 +588,8 @@ def bundled_sources():
 # compiling and loading on demand
 
 
-def _cache_dir():
-    env = os.environ.get("ROBODYN_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "robodyn" / "kernels"
-
-
-def _private_cache():
-    """The cache folder, created 0700; refused (RuntimeError) unless it is a directory owned by
-    this user that no one else can write (an existing folder is tightened to 0700)."""
-    cache = _cache_dir()
-    try:
-        cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = os.lstat(cache)
-        import stat
-
-        if not stat.S_ISDIR(st.st_mode):
-            raise RuntimeError(f"kernel cache {cache} is not a directory")
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
-            raise RuntimeError(f"kernel cache {cache} belongs to another user (uid {st.st_uid})")
-        if st.st_mode & 0o077:
-            os.chmod(cache, 0o700)
-    except OSError as e:
-        raise RuntimeError(f"kernel cache {cache}: {e.strerror or e}") from None
-    return cache
-
-
-def _file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _read_record(path):
-    """{"source": sha256, "library": sha256} of a cached library, or None."""
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeError):
-        return None
-    fields = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-    if set(fields) != {"source", "library"}:
-        return None
-    return fields
+_cache_dir = _kernel_cache.cache_dir
+_private_cache = _kernel_cache.private_cache
 
 
 def _compiler():
@@ -648,33 +606,17 @@ def _compiler():
 
 
 _CXXFLAGS = ["-std=c++17", "-O2", "-fPIC", "-shared"]
-_LOADED = {}  # path -> ctypes.CDLL, kept for the life of the process
+_LOADED = {}  # library SHA-256 -> ctypes.CDLL, kept for the life of the process
 
 
-def compile_kernels(gen):
-    """Compile ``gen`` into a shared library in the cache (if not there yet); returns its path.
+def _cache_key(gen, cxx):
+    return hashlib.sha256("\0".join([str(FORMAT_VERSION), cxx, *_CXXFLAGS, gen.source])
+                          .encode()).hexdigest()[:24]
 
-    The cache folder is private (0700, owned by the user). Next to each library a record
-    (``.sha256``) holds the SHA-256 of the source it was compiled from and of the library
-    itself; a cached library is used only when both match (else it is compiled again).
-    Raises RuntimeError when no compiler is available or compilation fails."""
-    cxx = _compiler()
-    if cxx is None:
-        raise RuntimeError("no C++ compiler found (set ROBODYN_CXX or CXX)")
-    key = hashlib.sha256("\0".join([str(FORMAT_VERSION), cxx, *_CXXFLAGS, gen.source])
-                         .encode()).hexdigest()[:24]
-    cache = _private_cache()
-    stem = c_identifier(gen.robot_name)[:48]
-    lib = cache / f"{stem}-{key}.so"
-    record_path = lib.with_suffix(".sha256")
-    record = _read_record(record_path)
-    if (record is not None and record["source"] == gen.sha256 and lib.is_file()
-            and _file_sha256(lib) == record["library"]):
-        return lib
-    with tempfile.TemporaryDirectory(dir=cache, prefix=".build-") as tmp:
-        src = Path(tmp) / "kernels.cpp"
-        src.write_text(gen.source)
-        out = Path(tmp) / "kernels.so"
+
+def _compile_into(cxx):
+    """A function compiling the source file ``src`` into the library ``out`` with ``cxx``."""
+    def run(src, out):
         cmd = [*cxx.split(), *_CXXFLAGS, "-o", str(out), str(src)]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -683,20 +625,53 @@ def compile_kernels(gen):
         if res.returncode != 0 or not out.is_file():
             raise RuntimeError(f"compiling the generated kernels failed ({' '.join(cmd)}):\n"
                                + res.stderr[-2000:])
-        rec = Path(tmp) / "record"
-        rec.write_text(f"source={gen.sha256}\nlibrary={_file_sha256(out)}\n")
-        shutil.copyfile(src, lib.with_suffix(".cpp"))
-        os.replace(out, lib)
-        os.replace(rec, record_path)
-    return lib
+    return run
 
 
-def _load(path):
-    path = str(path)
-    lib = _LOADED.get(path)
-    if lib is None:
-        lib = ctypes.CDLL(path)
-        _LOADED[path] = lib
+def _cached_library(gen):
+    """(path, fd, SHA-256) of the compiled kernels of ``gen`` in the cache: the cached library
+    when robodyn._kernel_cache trusts it, else compiled again into place. The caller closes
+    fd."""
+    cxx = _compiler()
+    if cxx is None:
+        raise RuntimeError("no C++ compiler found (set ROBODYN_CXX or CXX)")
+    key = _cache_key(gen, cxx)
+    stem = c_identifier(gen.robot_name)[:48]
+    cache, cache_fd = _kernel_cache.open_cache()
+    try:
+        entry = _kernel_cache.open_entry(cache_fd, stem, key, gen.sha256)
+        if entry is None:
+            entry = _kernel_cache.install(cache, cache_fd, stem, key, gen.source,
+                                          _compile_into(cxx))
+    finally:
+        os.close(cache_fd)
+    return (cache / f"{stem}-{key}.so", *entry)
+
+
+def compile_kernels(gen):
+    """Compile ``gen`` into a shared library in the cache (if not there yet); returns its path.
+
+    The cache folder is private (0700, owned by the user). Next to each library a record
+    (``.sha256``) holds the cache key and the SHA-256 of the source it was compiled from and
+    of the library itself; a cached library is used only when it and its record are this
+    user's own private files and both hashes match (else it is compiled again; see
+    robodyn._kernel_cache). Raises RuntimeError when no compiler is available or compilation
+    fails."""
+    path, fd, _ = _cached_library(gen)
+    os.close(fd)
+    return path
+
+
+def _load_kernels(gen):
+    """The compiled kernels of ``gen`` loaded (ctypes.CDLL), from the very file whose bytes
+    were checked; kept loaded for the life of the process."""
+    path, fd, digest = _cached_library(gen)
+    lib = _LOADED.get(digest)
+    if lib is not None:
+        os.close(fd)
+        return lib
+    lib = _kernel_cache.load(fd, path)
+    _LOADED[digest] = lib
     return lib
 
 
@@ -773,8 +748,7 @@ def specialize_spec(spec, Robot):
         lib = None
         if addresses is None:
             try:
-                path = compile_kernels(gen)
-                lib = _load(path)
+                lib = _load_kernels(gen)
                 addresses = [ctypes.cast(getattr(lib, gen.symbol(f)), ctypes.c_void_p).value
                              for f in FUNCTIONS]
             except (RuntimeError, OSError, AttributeError) as e:

@@ -64,7 +64,8 @@ import numpy as np
 
 from . import _kernel_cache
 
-__all__ = ["Graph", "Kernel", "Generated", "trace", "simplify", "generate", "specialize",
+__all__ = ["Graph", "Kernel", "Generated", "CodeSizeError", "trace", "simplify", "generate",
+           "specialize",
            "specialize_spec", "evaluate", "write_sources", "bundled_sources", "embed", "main"]
 
 # node operations (the codes of cpp/include/robodyn/codegen.hpp)
@@ -89,6 +90,20 @@ OPCOUNT_ALGORITHMS = {"rnea": "inverse_dynamics", "crba": "mass_matrix", "gravit
                       "aba": "forward_dynamics", "forward_dynamics": "forward_dynamics"}
 
 FORMAT_VERSION = 1  # part of the cache key of compiled kernels
+
+# The size bound of generated code. Before anything is traced, each formulation's operations
+# are predicted by the counting scalar (Robot.op_counts: mul + add + trig, a few ms even for
+# hundreds of bodies); the traced graph has at most about 1.5 times as many nodes, and the
+# simplifier needs about 4 kB per node. A formulation predicted above MAX_OPERATIONS, or above
+# _PRUNE times the cheapest of its function, is not traced (so a long chain traces its O(n)
+# and O(n^2) formulations only); a function whose cheapest formulation is over the bound is
+# refused (CodeSizeError) and specialize() falls back to the generic code.
+MAX_OPERATIONS = 60_000
+_PRUNE = 1.5
+
+
+class CodeSizeError(ValueError):
+    """The generated code of a model would exceed the size bound (MAX_OPERATIONS)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -434,14 +449,41 @@ def _count_line(function, c, width=18):
     return f"{function:<{width}}{c['mul']:>6} mul {c['add']:>6} add {c['trig']:>4} trig"
 
 
-def generate(robot, name=None):
+def _formulations(robot, robot_name, limit):
+    """{function: the formulations of ``_TRACED`` to trace}: those predicted (op_counts) within
+    ``limit`` operations and _PRUNE times the function's cheapest; CodeSizeError, naming the
+    size, when a function's cheapest is over ``limit``."""
+    plan = {}
+    for function in FUNCTIONS:
+        predicted = {}
+        for algorithm in _TRACED[function]:
+            c = robot._op_counts(algorithm)
+            predicted[algorithm] = c["mul"] + c["add"] + c["trig"]
+        least = min(predicted.values())
+        if least > limit:
+            cheapest = min(predicted, key=predicted.get)
+            raise CodeSizeError(
+                f"generated code of '{embed(robot_name, 'text')}' ({len(robot.spec.bodies)} "
+                f"bodies): its {function} would take {least:,} operations ({cheapest}), over "
+                f"the limit of {limit:,} (max_operations, robodyn.codegen.MAX_OPERATIONS)")
+        plan[function] = [a for a in _TRACED[function]
+                          if predicted[a] <= min(limit, _PRUNE * least)]
+    return plan
+
+
+def generate(robot, name=None, max_operations=None):
     """Generate the kernels of ``robot``: a :class:`Generated` with the C++ source text, a
     header, and for each function its simplified graph and operation counts. A robot with
     coupled (mimic) joints gets the kernels of its full model (the coupling runs around them,
     see robodyn.coupling). A free-floating robot's kernels take q (nq,) with the base
-    quaternion and qd, qdd, tau (nv,). Each function is traced from every formulation of
-    ``_TRACED`` and the one with the fewest multiplications plus additions is kept (the first
-    listed on a tie)."""
+    quaternion and qd, qdd, tau (nv,). Each function is traced from the formulations of
+    ``_TRACED`` predicted (by op_counts) within 1.5 times its cheapest, and the one with the
+    fewest multiplications plus additions is kept (the first listed on a tie).
+
+    Bounded before anything is traced: CodeSizeError (a ValueError) when a function would take
+    more than ``max_operations`` (default :data:`MAX_OPERATIONS`) operations, the size named;
+    time and memory grow with the operations of the formulations traced (the mass matrix's
+    n(n+1)/2 entries on a chain of n bodies, the rest linear)."""
     full = getattr(robot, "full_robot", None)
     if full is not None:
         robot = full()
@@ -449,10 +491,12 @@ def generate(robot, name=None):
     prefix = "robodyn_" + c_identifier(robot_name)
     n, nq = int(robot.nv), int(robot.nq)
     floating = nq != n
+    plan = _formulations(robot, robot_name,
+                         MAX_OPERATIONS if max_operations is None else int(max_operations))
     gen = Generated(robot_name=robot_name, prefix=prefix, n=n, nq=nq)
     for function in FUNCTIONS:
         best = None
-        for algorithm in _TRACED[function]:
+        for algorithm in plan[function]:
             g, outs = simplify(*trace(robot, algorithm))
             k = Kernel(function, g, outs, g.counts(outs), algorithm)
             cost = k.counts["mul"] + k.counts["add"]
@@ -527,10 +571,10 @@ def generate(robot, name=None):
     return gen
 
 
-def write_sources(robot, directory, name=None):
+def write_sources(robot, directory, name=None, max_operations=None):
     """Write ``<robot>.cpp`` and ``<robot>.h`` into ``directory`` (created if needed);
-    returns the :class:`Generated` code and the two paths."""
-    gen = generate(robot, name)
+    returns the :class:`Generated` code and the two paths (see :func:`generate`)."""
+    gen = generate(robot, name, max_operations)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     stem = c_identifier(gen.robot_name)
@@ -719,6 +763,7 @@ def specialize(robot):
     The bundled robots use the kernels compiled into the extension; any other robot is compiled
     with the system C++ compiler (cached on disk, and the loaded kernels per process: the same
     model specialised again, or unpickled specialised, reuses them). Without a working compiler,
+    or for a model whose code would exceed :data:`MAX_OPERATIONS` (checked before tracing),
     warns (RuntimeWarning) and returns a Robot running the generic code. The kernels are checked
     against the generic code at a few random states before they are first used (RuntimeError if
     they differ).
@@ -743,18 +788,19 @@ def specialize_spec(spec, Robot):
     known = _SPECIALIZED.get(key)
     if known is None:
         generic = Robot(spec)
-        gen = generate(generic)
-        addresses = _builtin(gen)
         lib = None
-        if addresses is None:
-            try:
+        try:
+            gen = generate(generic)
+            addresses = _builtin(gen)
+            if addresses is None:
                 lib = _load_kernels(gen)
                 addresses = [ctypes.cast(getattr(lib, gen.symbol(f)), ctypes.c_void_p).value
                              for f in FUNCTIONS]
-            except (RuntimeError, OSError, AttributeError) as e:
-                warnings.warn(f"robodyn: no specialised code for '{generic.name}' ({e}); using "
-                              "the generic algorithms", RuntimeWarning, stacklevel=3)
-                return generic
+        except (CodeSizeError, MemoryError, RuntimeError, OSError, AttributeError) as e:
+            warnings.warn(f"robodyn: no specialised code for '{embed(generic.name, 'text')}' "
+                          f"({str(e) or type(e).__name__}); using the generic algorithms",
+                          RuntimeWarning, stacklevel=3)
+            return generic
         known = ([int(a) for a in addresses], lib,
                  {f: dict(k.counts) for f, k in gen.kernels.items()})
         special = _specialized_robot(Robot, spec, known)
@@ -784,6 +830,9 @@ def add_arguments(parser):
                         help="directory for <robot>.cpp and <robot>.h (default: .)")
     parser.add_argument("--name", default=None,
                         help="name used in the function names (default: the robot's name)")
+    parser.add_argument("--max-operations", type=int, default=None, metavar="N",
+                        help="refuse a function predicted to take more than N operations "
+                             f"(default: {MAX_OPERATIONS:,})")
 
 
 def run(args, robot=None):
@@ -794,7 +843,8 @@ def run(args, robot=None):
         from .robots import resolve
 
         robot = resolve(args.robot)
-    gen, cpp, hdr = write_sources(robot, args.output, args.name)
+    gen, cpp, hdr = write_sources(robot, args.output, args.name,
+                                  getattr(args, "max_operations", None))
     print(f"wrote {cpp} and {hdr}")
     for function in FUNCTIONS:
         print("  " + _count_line(function, gen.kernels[function].counts))

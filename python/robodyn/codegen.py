@@ -42,6 +42,7 @@ file that was checked (robodyn._kernel_cache). Model names (robot, links, joints
 generated text only through :func:`embed` (identifiers from ``[A-Za-z0-9_]`` or a hash,
 comment text percent-encoded); see docs/security.md.
 The compiler is ``$ROBODYN_CXX``, else ``$CXX``, else ``c++``/``g++``/``clang++`` on the PATH.
+Generation is bounded before tracing (:data:`MAX_OPERATIONS`, :class:`CodeSizeError`).
 ``robodyn codegen ROBOT -o DIR`` writes the source and a header for embedding.
 """
 

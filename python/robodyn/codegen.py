@@ -94,11 +94,13 @@ FORMAT_VERSION = 1  # part of the cache key of compiled kernels
 
 # The size bound of generated code. Before anything is traced, each formulation's operations
 # are predicted by the counting scalar (Robot.op_counts: mul + add + trig, a few ms even for
-# hundreds of bodies); the traced graph has at most about 1.5 times as many nodes, and the
-# simplifier needs about 4 kB per node. A formulation predicted above MAX_OPERATIONS, or above
-# _PRUNE times the cheapest of its function, is not traced (so a long chain traces its O(n)
-# and O(n^2) formulations only); a function whose cheapest formulation is over the bound is
-# refused (CodeSizeError) and specialize() falls back to the generic code.
+# hundreds of bodies); the traced graph has about 1.3 to 1.6 times as many nodes, and
+# generation peaks at about 5 kB per predicted operation (a 50-body chain, 50,000 operations
+# in its mass matrix: 0.3 GB, about a minute on a loaded 2-core machine). A formulation
+# predicted above MAX_OPERATIONS, or above _PRUNE times the cheapest of its function, is not
+# traced (so a long chain traces its O(n) and O(n^2) formulations only); a function whose
+# cheapest formulation is over the bound is refused (CodeSizeError) and specialize() falls
+# back to the generic code.
 MAX_OPERATIONS = 60_000
 _PRUNE = 1.5
 

@@ -122,6 +122,8 @@ def _digest(fd, limit):
 def _record(fd):
     os.lseek(fd, 0, os.SEEK_SET)
     data = os.read(fd, RECORD_MAX + 1)
+    if len(data) > RECORD_MAX:
+        return None
     try:
         text = data.decode("ascii")
     except UnicodeError:

@@ -38,8 +38,8 @@ compiler into a per-user cache (``$ROBODYN_CACHE_DIR``, else ``$XDG_CACHE_HOME/r
 ``~/.cache/robodyn``), keyed by the SHA-256 of the generated source and the compiler command.
 The cache folder is private (0700); a cached library is loaded only when it and its record are
 the user's own private files and its bytes match the recorded hash, and it is loaded from the
-file that was checked (robodyn._kernel_cache). Model names (robot, links, joints, frames) are data: they enter the
-generated text only through :func:`embed` (identifiers from ``[A-Za-z0-9_]`` or a hash,
+file that was checked (robodyn._kernel_cache). Model names (robot, links, joints, frames) are
+data: they enter the generated text only through :func:`embed` (identifiers from ``[A-Za-z0-9_]`` or a hash,
 comment text percent-encoded); see docs/security.md.
 The compiler is ``$ROBODYN_CXX``, else ``$CXX``, else ``c++``/``g++``/``clang++`` on the PATH.
 Generation is bounded before tracing (:data:`MAX_OPERATIONS`, :class:`CodeSizeError`).

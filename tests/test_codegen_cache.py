@@ -170,3 +170,22 @@ def test_fifo_record_does_not_block(cache):
         writer.join()
     assert elapsed < 8.0
     assert stat.S_ISREG(os.lstat(c.record).st_mode)
+
+
+def test_libraries_loaded_in_turn_are_each_their_own(tmp_path, monkeypatch):
+    """Each library is loaded from its own open file (/proc/self/fd/N): two robots specialised
+    one after the other each run their own kernels (a reused N would give the first again)."""
+    monkeypatch.setenv("ROBODYN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(codegen, "_SPECIALIZED", {})
+    monkeypatch.setattr(codegen, "_LOADED", {})
+    rng = np.random.default_rng(5)
+    for n in (2, 4):
+        robot = robodyn.Robot(rm.random_chain(n, np.random.default_rng(40 + n)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            special = robot.specialized()
+        assert special.is_specialized()
+        q, qd, x = rng.standard_normal((3, n))
+        ref = robot.inverse_dynamics(q, qd, x)
+        np.testing.assert_allclose(special.inverse_dynamics(q, qd, x), ref, rtol=1e-9,
+                                   atol=1e-9 * np.abs(ref).max())

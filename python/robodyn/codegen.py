@@ -36,11 +36,13 @@ bundled robots' kernels (the seed systems' floating ones too) are compiled into 
 robot :func:`specialize` (``Robot.specialized()``) compiles them with the system C++
 compiler into a per-user cache (``$ROBODYN_CACHE_DIR``, else ``$XDG_CACHE_HOME/robodyn`` or
 ``~/.cache/robodyn``), keyed by the SHA-256 of the generated source and the compiler command.
-The cache folder is private (0700); a cached library is loaded only when its recorded source
-and library hashes match. Model names (robot, links, joints, frames) are data: they enter the
-generated text only through :func:`embed` (identifiers from ``[A-Za-z0-9_]`` or a hash,
+The cache folder is private (0700); a cached library is loaded only when it and its record are
+the user's own private files and its bytes match the recorded hash, and it is loaded from the
+file that was checked (robodyn._kernel_cache). Model names (robot, links, joints, frames) are
+data: they enter the generated text only through :func:`embed` (identifiers from ``[A-Za-z0-9_]`` or a hash,
 comment text percent-encoded); see docs/security.md.
 The compiler is ``$ROBODYN_CXX``, else ``$CXX``, else ``c++``/``g++``/``clang++`` on the PATH.
+Generation is bounded before tracing (:data:`MAX_OPERATIONS`, :class:`CodeSizeError`).
 ``robodyn codegen ROBOT -o DIR`` writes the source and a header for embedding.
 """
 
@@ -55,14 +57,16 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Graph", "Kernel", "Generated", "trace", "simplify", "generate", "specialize",
+from . import _kernel_cache
+
+__all__ = ["Graph", "Kernel", "Generated", "CodeSizeError", "trace", "simplify", "generate",
+           "specialize",
            "specialize_spec", "evaluate", "write_sources", "bundled_sources", "embed", "main"]
 
 # node operations (the codes of cpp/include/robodyn/codegen.hpp)
@@ -87,6 +91,22 @@ OPCOUNT_ALGORITHMS = {"rnea": "inverse_dynamics", "crba": "mass_matrix", "gravit
                       "aba": "forward_dynamics", "forward_dynamics": "forward_dynamics"}
 
 FORMAT_VERSION = 1  # part of the cache key of compiled kernels
+
+# The size bound of generated code. Before anything is traced, each formulation's operations
+# are predicted by the counting scalar (Robot.op_counts: mul + add + trig, a few ms even for
+# hundreds of bodies); the traced graph has about 1.3 to 1.6 times as many nodes, and
+# generation peaks at about 5 kB per predicted operation (a 50-body chain, 50,000 operations
+# in its mass matrix: 0.3 GB, about a minute on a loaded 2-core machine). A formulation
+# predicted above MAX_OPERATIONS, or above _PRUNE times the cheapest of its function, is not
+# traced (so a long chain traces its O(n) and O(n^2) formulations only); a function whose
+# cheapest formulation is over the bound is refused (CodeSizeError) and specialize() falls
+# back to the generic code.
+MAX_OPERATIONS = 60_000
+_PRUNE = 1.5
+
+
+class CodeSizeError(ValueError):
+    """The generated code of a model would exceed the size bound (MAX_OPERATIONS)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,14 +452,41 @@ def _count_line(function, c, width=18):
     return f"{function:<{width}}{c['mul']:>6} mul {c['add']:>6} add {c['trig']:>4} trig"
 
 
-def generate(robot, name=None):
+def _formulations(robot, robot_name, limit):
+    """{function: the formulations of ``_TRACED`` to trace}: those predicted (op_counts) within
+    ``limit`` operations and _PRUNE times the function's cheapest; CodeSizeError, naming the
+    size, when a function's cheapest is over ``limit``."""
+    plan = {}
+    for function in FUNCTIONS:
+        predicted = {}
+        for algorithm in _TRACED[function]:
+            c = robot._op_counts(algorithm)
+            predicted[algorithm] = c["mul"] + c["add"] + c["trig"]
+        least = min(predicted.values())
+        if least > limit:
+            cheapest = min(predicted, key=predicted.get)
+            raise CodeSizeError(
+                f"generated code of '{embed(robot_name, 'text')}' ({len(robot.spec.bodies)} "
+                f"bodies): its {function} would take {least:,} operations ({cheapest}), over "
+                f"the limit of {limit:,} (max_operations, robodyn.codegen.MAX_OPERATIONS)")
+        plan[function] = [a for a in _TRACED[function]
+                          if predicted[a] <= min(limit, _PRUNE * least)]
+    return plan
+
+
+def generate(robot, name=None, max_operations=None):
     """Generate the kernels of ``robot``: a :class:`Generated` with the C++ source text, a
     header, and for each function its simplified graph and operation counts. A robot with
     coupled (mimic) joints gets the kernels of its full model (the coupling runs around them,
     see robodyn.coupling). A free-floating robot's kernels take q (nq,) with the base
-    quaternion and qd, qdd, tau (nv,). Each function is traced from every formulation of
-    ``_TRACED`` and the one with the fewest multiplications plus additions is kept (the first
-    listed on a tie)."""
+    quaternion and qd, qdd, tau (nv,). Each function is traced from the formulations of
+    ``_TRACED`` predicted (by op_counts) within 1.5 times its cheapest, and the one with the
+    fewest multiplications plus additions is kept (the first listed on a tie).
+
+    Bounded before anything is traced: CodeSizeError (a ValueError) when a function would take
+    more than ``max_operations`` (default :data:`MAX_OPERATIONS`) operations, the size named;
+    time and memory grow with the operations of the formulations traced (the mass matrix's
+    n(n+1)/2 entries on a chain of n bodies, the rest linear)."""
     full = getattr(robot, "full_robot", None)
     if full is not None:
         robot = full()
@@ -447,10 +494,12 @@ def generate(robot, name=None):
     prefix = "robodyn_" + c_identifier(robot_name)
     n, nq = int(robot.nv), int(robot.nq)
     floating = nq != n
+    plan = _formulations(robot, robot_name,
+                         MAX_OPERATIONS if max_operations is None else int(max_operations))
     gen = Generated(robot_name=robot_name, prefix=prefix, n=n, nq=nq)
     for function in FUNCTIONS:
         best = None
-        for algorithm in _TRACED[function]:
+        for algorithm in plan[function]:
             g, outs = simplify(*trace(robot, algorithm))
             k = Kernel(function, g, outs, g.counts(outs), algorithm)
             cost = k.counts["mul"] + k.counts["add"]
@@ -525,10 +574,10 @@ def generate(robot, name=None):
     return gen
 
 
-def write_sources(robot, directory, name=None):
+def write_sources(robot, directory, name=None, max_operations=None):
     """Write ``<robot>.cpp`` and ``<robot>.h`` into ``directory`` (created if needed);
-    returns the :class:`Generated` code and the two paths."""
-    gen = generate(robot, name)
+    returns the :class:`Generated` code and the two paths (see :func:`generate`)."""
+    gen = generate(robot, name, max_operations)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     stem = c_identifier(gen.robot_name)
@@ -586,52 +635,8 @@ def bundled_sources():
 # compiling and loading on demand
 
 
-def _cache_dir():
-    env = os.environ.get("ROBODYN_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "robodyn" / "kernels"
-
-
-def _private_cache():
-    """The cache folder, created 0700; refused (RuntimeError) unless it is a directory owned by
-    this user that no one else can write (an existing folder is tightened to 0700)."""
-    cache = _cache_dir()
-    try:
-        cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = os.lstat(cache)
-        import stat
-
-        if not stat.S_ISDIR(st.st_mode):
-            raise RuntimeError(f"kernel cache {cache} is not a directory")
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
-            raise RuntimeError(f"kernel cache {cache} belongs to another user (uid {st.st_uid})")
-        if st.st_mode & 0o077:
-            os.chmod(cache, 0o700)
-    except OSError as e:
-        raise RuntimeError(f"kernel cache {cache}: {e.strerror or e}") from None
-    return cache
-
-
-def _file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _read_record(path):
-    """{"source": sha256, "library": sha256} of a cached library, or None."""
-    try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeError):
-        return None
-    fields = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-    if set(fields) != {"source", "library"}:
-        return None
-    return fields
+_cache_dir = _kernel_cache.cache_dir
+_private_cache = _kernel_cache.private_cache
 
 
 def _compiler():
@@ -648,33 +653,17 @@ def _compiler():
 
 
 _CXXFLAGS = ["-std=c++17", "-O2", "-fPIC", "-shared"]
-_LOADED = {}  # path -> ctypes.CDLL, kept for the life of the process
+_LOADED = {}  # library SHA-256 -> ctypes.CDLL, kept for the life of the process
 
 
-def compile_kernels(gen):
-    """Compile ``gen`` into a shared library in the cache (if not there yet); returns its path.
+def _cache_key(gen, cxx):
+    return hashlib.sha256("\0".join([str(FORMAT_VERSION), cxx, *_CXXFLAGS, gen.source])
+                          .encode()).hexdigest()[:24]
 
-    The cache folder is private (0700, owned by the user). Next to each library a record
-    (``.sha256``) holds the SHA-256 of the source it was compiled from and of the library
-    itself; a cached library is used only when both match (else it is compiled again).
-    Raises RuntimeError when no compiler is available or compilation fails."""
-    cxx = _compiler()
-    if cxx is None:
-        raise RuntimeError("no C++ compiler found (set ROBODYN_CXX or CXX)")
-    key = hashlib.sha256("\0".join([str(FORMAT_VERSION), cxx, *_CXXFLAGS, gen.source])
-                         .encode()).hexdigest()[:24]
-    cache = _private_cache()
-    stem = c_identifier(gen.robot_name)[:48]
-    lib = cache / f"{stem}-{key}.so"
-    record_path = lib.with_suffix(".sha256")
-    record = _read_record(record_path)
-    if (record is not None and record["source"] == gen.sha256 and lib.is_file()
-            and _file_sha256(lib) == record["library"]):
-        return lib
-    with tempfile.TemporaryDirectory(dir=cache, prefix=".build-") as tmp:
-        src = Path(tmp) / "kernels.cpp"
-        src.write_text(gen.source)
-        out = Path(tmp) / "kernels.so"
+
+def _compile_into(cxx):
+    """A function compiling the source file ``src`` into the library ``out`` with ``cxx``."""
+    def run(src, out):
         cmd = [*cxx.split(), *_CXXFLAGS, "-o", str(out), str(src)]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -683,20 +672,53 @@ def compile_kernels(gen):
         if res.returncode != 0 or not out.is_file():
             raise RuntimeError(f"compiling the generated kernels failed ({' '.join(cmd)}):\n"
                                + res.stderr[-2000:])
-        rec = Path(tmp) / "record"
-        rec.write_text(f"source={gen.sha256}\nlibrary={_file_sha256(out)}\n")
-        shutil.copyfile(src, lib.with_suffix(".cpp"))
-        os.replace(out, lib)
-        os.replace(rec, record_path)
-    return lib
+    return run
 
 
-def _load(path):
-    path = str(path)
-    lib = _LOADED.get(path)
-    if lib is None:
-        lib = ctypes.CDLL(path)
-        _LOADED[path] = lib
+def _cached_library(gen):
+    """(path, fd, SHA-256) of the compiled kernels of ``gen`` in the cache: the cached library
+    when robodyn._kernel_cache trusts it, else compiled again into place. The caller closes
+    fd."""
+    cxx = _compiler()
+    if cxx is None:
+        raise RuntimeError("no C++ compiler found (set ROBODYN_CXX or CXX)")
+    key = _cache_key(gen, cxx)
+    stem = c_identifier(gen.robot_name)[:48]
+    cache, cache_fd = _kernel_cache.open_cache()
+    try:
+        entry = _kernel_cache.open_entry(cache_fd, stem, key, gen.sha256)
+        if entry is None:
+            entry = _kernel_cache.install(cache, cache_fd, stem, key, gen.source,
+                                          _compile_into(cxx))
+    finally:
+        os.close(cache_fd)
+    return (cache / f"{stem}-{key}.so", *entry)
+
+
+def compile_kernels(gen):
+    """Compile ``gen`` into a shared library in the cache (if not there yet); returns its path.
+
+    The cache folder is private (0700, owned by the user). Next to each library a record
+    (``.sha256``) holds the cache key and the SHA-256 of the source it was compiled from and
+    of the library itself; a cached library is used only when it and its record are this
+    user's own private files and both hashes match (else it is compiled again; see
+    robodyn._kernel_cache). Raises RuntimeError when no compiler is available or compilation
+    fails."""
+    path, fd, _ = _cached_library(gen)
+    os.close(fd)
+    return path
+
+
+def _load_kernels(gen):
+    """The compiled kernels of ``gen`` loaded (ctypes.CDLL), from the very file whose bytes
+    were checked; kept loaded for the life of the process."""
+    path, fd, digest = _cached_library(gen)
+    lib = _LOADED.get(digest)
+    if lib is not None:
+        os.close(fd)
+        return lib
+    lib = _kernel_cache.load(fd, path)
+    _LOADED[digest] = lib
     return lib
 
 
@@ -744,6 +766,7 @@ def specialize(robot):
     The bundled robots use the kernels compiled into the extension; any other robot is compiled
     with the system C++ compiler (cached on disk, and the loaded kernels per process: the same
     model specialised again, or unpickled specialised, reuses them). Without a working compiler,
+    or for a model whose code would exceed :data:`MAX_OPERATIONS` (checked before tracing),
     warns (RuntimeWarning) and returns a Robot running the generic code. The kernels are checked
     against the generic code at a few random states before they are first used (RuntimeError if
     they differ).
@@ -768,19 +791,19 @@ def specialize_spec(spec, Robot):
     known = _SPECIALIZED.get(key)
     if known is None:
         generic = Robot(spec)
-        gen = generate(generic)
-        addresses = _builtin(gen)
         lib = None
-        if addresses is None:
-            try:
-                path = compile_kernels(gen)
-                lib = _load(path)
+        try:
+            gen = generate(generic)
+            addresses = _builtin(gen)
+            if addresses is None:
+                lib = _load_kernels(gen)
                 addresses = [ctypes.cast(getattr(lib, gen.symbol(f)), ctypes.c_void_p).value
                              for f in FUNCTIONS]
-            except (RuntimeError, OSError, AttributeError) as e:
-                warnings.warn(f"robodyn: no specialised code for '{generic.name}' ({e}); using "
-                              "the generic algorithms", RuntimeWarning, stacklevel=3)
-                return generic
+        except (CodeSizeError, MemoryError, RuntimeError, OSError, AttributeError) as e:
+            warnings.warn(f"robodyn: no specialised code for '{embed(generic.name, 'text')}' "
+                          f"({str(e) or type(e).__name__}); using the generic algorithms",
+                          RuntimeWarning, stacklevel=3)
+            return generic
         known = ([int(a) for a in addresses], lib,
                  {f: dict(k.counts) for f, k in gen.kernels.items()})
         special = _specialized_robot(Robot, spec, known)
@@ -810,6 +833,9 @@ def add_arguments(parser):
                         help="directory for <robot>.cpp and <robot>.h (default: .)")
     parser.add_argument("--name", default=None,
                         help="name used in the function names (default: the robot's name)")
+    parser.add_argument("--max-operations", type=int, default=None, metavar="N",
+                        help="refuse a function predicted to take more than N operations "
+                             f"(default: {MAX_OPERATIONS:,})")
 
 
 def run(args, robot=None):
@@ -820,7 +846,8 @@ def run(args, robot=None):
         from .robots import resolve
 
         robot = resolve(args.robot)
-    gen, cpp, hdr = write_sources(robot, args.output, args.name)
+    gen, cpp, hdr = write_sources(robot, args.output, args.name,
+                                  getattr(args, "max_operations", None))
     print(f"wrote {cpp} and {hdr}")
     for function in FUNCTIONS:
         print("  " + _count_line(function, gen.kernels[function].counts))

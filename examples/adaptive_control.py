@@ -85,11 +85,12 @@ def plot(out, names, path, error):
     plant, t = out["plant"], out["t"]
     fig = Figure(figsize=(10, 7), layout="constrained")
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
-    ax1.semilogy(t, out["error_computed_torque"] + 1e-12, label="computed torque, wrong model")
-    ax1.semilogy(t, out["error_adaptive"] + 1e-12, label="Slotine-Li adaptive, same model")
+    ax1.semilogy(t, out["error_computed_torque"] + 1e-12,
+                 label="computed torque,\nwrong model")
+    ax1.semilogy(t, out["error_adaptive"] + 1e-12, label="Slotine-Li adaptive,\nsame model")
     ax1.set_ylabel("|q_ref - q| (rad)")
     ax1.set_ylim(bottom=1e-6)  # both start on the reference (0 at t = 0)
-    ax1.legend(loc="lower left", fontsize="small")
+    ax1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     ax1.set_title(f"tracking error (RMS: computed torque {out['rms_computed_torque']:.1e} rad, "
                   f"adaptive {out['rms_adaptive']:.1e} rad)")
     for i, name in enumerate(names):  # wide to narrow: lines that coincide stay visible

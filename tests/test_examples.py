@@ -28,11 +28,12 @@ def load(name):
     return mod
 
 
-# a short run of each script, and the words its summary prints
+# a short run of each script (and its options that shorten it more), and the words its
+# summary prints
 SHORT = {
     "adaptive_control": ("0.3", "RMS tracking error"),
     "computed_torque_wrong_model": ("0.2", "max tracking error"),
-    "falling_cat": ("0.2", "turned"),
+    "falling_cat": ("0.2 --steps 800 --frames 4", "turned"),
     "intelledex_thesis_motion": ("0.2", "peak torques"),
     "jpl_spacecraft": ("0.2", "Case 2"),
     "lqr_hold": ("0.3", "closed-loop poles"),
@@ -50,10 +51,12 @@ def test_every_example_has_a_short_run():
 def test_example_runs_from_the_command_line(script, tmp_path):
     """Every example runs as the README says (``--duration``, ``--out-dir DIR``) and writes
     NAME.png and its CSV files into DIR, numbers throughout."""
-    duration, says = SHORT[script.stem]
+    options, says = SHORT[script.stem]
+    duration, *more = options.split()
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, str(script), "--duration", duration, "--out-dir",
-                           str(out)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                           str(out), *more], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert says in proc.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing outside DIR
@@ -126,3 +129,19 @@ def test_computed_torque_with_a_wrong_model(tmp_path):
     # exact model: only the 1 kHz zero-order hold's error; wrong model: far larger, bounded
     assert out["exact_error"] < 5e-4
     assert 50 * out["exact_error"] < out["wrong_error"] < 0.1
+
+
+def test_computed_torque_exact_model_error_is_the_zero_order_hold(tmp_path):
+    """The exact model's 1.2e-4 rad at 1 kHz is the torque held for a period: it shrinks in
+    proportion to the period, and with the law evaluated at every integrator stage the exact
+    model tracks to rounding."""
+    ex = load("computed_torque_wrong_model")
+    errors = {rate: ex.run(duration=2.0, dt=1e-3, out_dir=tmp_path, control_rate=rate)
+              for rate in (1000.0, 4000.0, "continuous")}
+    held = errors[1000.0]["exact_error"]
+    assert 1e-4 < held < 1.5e-4
+    assert errors[4000.0]["exact_error"] == pytest.approx(held / 4, rel=0.1)
+    assert errors["continuous"]["exact_error"] < 1e-10
+    # the wrong model's error is its own, whatever the rate
+    assert errors["continuous"]["wrong_error"] == pytest.approx(errors[1000.0]["wrong_error"],
+                                                                rel=0.01)

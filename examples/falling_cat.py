@@ -1,9 +1,11 @@
-"""DASC's falling cat turns over with zero angular momentum.
+"""DASC's cat turned over by robodyn's own zero-momentum manoeuvre.
 
-The 16-DOF cat (spec: DASC's input deck; robodyn.robots.dasc_cat) starts upside down and at
-rest, so its angular momentum is zero and stays zero: no external force acts, the joint
-torques are internal. It turns by changing its shape along a closed loop (a geometric phase),
-here our own design of the bend-and-twist motion: the waist (the universal joint torso_bend
+The body is DASC's: the 16-DOF cat of its input deck (robodyn.robots.dasc_cat). The motion is
+not DASC's: the document turns its cat with its two-stage feedback controller (decentralized,
+hierarchical); this example drives a bend-and-twist loop of our own design with computed
+torque. The cat starts upside down and at rest, so its angular momentum is zero
+and stays zero: no external force acts, the joint torques are internal. It turns by changing
+its shape along a closed loop (a geometric phase): the waist (the universal joint torso_bend
 between the mid and rear torso) bends sideways and arches,
 
     torso_bend_1 = A sin(psi),  torso_bend_2 = B (1 - cos(psi)),  psi: 0 -> 4 pi,
@@ -18,7 +20,7 @@ the loop, and the cat ends in its starting shape, at rest.
 
 Writes falling_cat.png, falling_cat.csv and falling_cat.gif (the turn, animated).
 
-    python examples/falling_cat.py [--duration 1.0] [--steps 4000] [--frames 40] [--out .]
+    python examples/falling_cat.py [--duration 1.0] [--steps 4000] [--frames 40] [--out-dir .]
 
 ``--duration`` is the time of the turn (the roll does not depend on it, only the torques do);
 the run lasts 10 % longer, holding the final shape. RK4 takes ``--steps`` steps per turn
@@ -160,26 +162,30 @@ def plot(robot, res, reference, path):
     rolls = roll_history(robot, res)
     ax[0].plot(res.t, rolls[:, 0], label="front torso")
     ax[0].plot(res.t, rolls[:, 1], label="rear torso", ls="--")
-    ax[0].axhline(150.0, color="k", lw=0.6, ls=":")
+    ax[0].axhline(180.0, color="k", lw=0.6, ls=":", label="180 deg: turned over")
     ax[0].set_ylabel("deg")
     ax[0].set_title("rotation from the starting attitude")
-    ax[0].legend()
+    ax[0].legend(loc="lower right")
     names = res.q_names
     for name in ("torso_bend_1", "torso_bend_2"):
         k = names.index(name)
         ax[1].plot(res.t, res.q[:, k], label=name)
-        ax[1].plot(res.t, [reference(t)[0][k - 7] for t in res.t], color="k", lw=0.6, ls=":")
+        ax[1].plot(res.t, [reference(t)[0][k - 7] for t in res.t], color="k", lw=0.6, ls=":",
+                   label="reference" if name == "torso_bend_2" else None)
     ax[1].set_ylabel("rad")
-    ax[1].set_title("waist joints (dotted: reference)")
-    ax[1].legend()
+    ax[1].set_title("waist joints and their reference")
+    ax[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     h = np.linalg.norm(res.momentum[:, :3], axis=1)
     ax[2].semilogy(res.t, np.maximum(h, 1e-300), label="|angular momentum|")
-    ax[2].axhline(1e-9, color="k", lw=0.6, ls=":")
+    ax[2].axhline(1e-9, color="k", lw=0.6, ls=":", label="1e-9 N m s: RK4's bound here")
     ax[2].set_ylabel("N m s")
     ax[2].set_ylim(1e-18, max(1e-8, 10 * float(h.max())))
     ax[2].set_title("total angular momentum (about the world origin)")
     ax[2].set_xlabel("t (s)")
-    fig.suptitle("DASC falling cat: a zero-angular-momentum turn")
+    ax[2].legend(loc="lower right")
+    fig.suptitle("DASC's cat turned over with zero angular momentum by robodyn's own "
+                 "bend-and-twist manoeuvre\n(computed torque on a loop of the waist joint, not "
+                 "DASC's two-stage controller)")
     fig.savefig(path, dpi=100)
 
 
@@ -245,7 +251,7 @@ def main(argv=None):
     p.add_argument("--duration", type=float, default=1.0, help="time of the turn, s")
     p.add_argument("--steps", type=int, default=4000, help="RK4 steps per turn")
     p.add_argument("--frames", type=int, default=40, help="frames of the GIF")
-    p.add_argument("--out", "--out-dir", dest="out_dir", default=".",
+    p.add_argument("--out-dir", "--out", dest="out_dir", default=".",
                    help="directory for the PNG, CSV (and GIF) files")
     args = p.parse_args(argv)
     out = run(args.duration, args.steps, args.frames, args.out_dir)

@@ -7,7 +7,7 @@ gives the torques; integrating the forward dynamics under exactly those torques 
 from the same start) must arrive at (pi/3, ..., pi/3) again. Writes intelledex_thesis_motion.png
 (positions and torques) and intelledex_thesis_motion.csv (t, q, tau).
 
-    python examples/intelledex_thesis_motion.py [--duration 2] [--dt 0.001] [--out .]
+    python examples/intelledex_thesis_motion.py [--duration 2] [--dt 0.001] [--out-dir .]
 """
 
 from __future__ import annotations
@@ -53,14 +53,17 @@ def plot(t, Q, tau, replay, names, out, path):
     ax = fig.subplots(2, 1, sharex=True)
     for i, name in enumerate(names):
         ax[0].plot(t, Q[:, i], color=f"C{i}", lw=1.8, label=name)
-        ax[0].plot(replay.t, replay.q[:, i], color="k", lw=0.8, ls="--")
+        replayed, = ax[0].plot(replay.t, replay.q[:, i], color="k", lw=0.8, ls="--",
+                               label="forward dynamics\nunder those torques")
         ax[1].plot(t, tau[:, i], color=f"C{i}", lw=1.5, label=name)
     ax[0].set_ylabel("q (rad)")
-    ax[0].set_title("thesis motion (coloured) and the forward dynamics driven by its torques "
-                    f"(dashed black; final error {out['final_error']:.1e} rad)")
+    ax[0].set_title("thesis motion, and the forward dynamics driven by its torques "
+                    f"(final error {out['final_error']:.1e} rad)")
     ax[1].set_ylabel("joint torque (N m)")
     ax[1].set_xlabel("t (s)")
     ax[1].set_title("inverse dynamics along the motion")
+    ax[0].legend(handles=[replayed], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                 frameon=False)
     ax[1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.suptitle("Intelledex 605 (Nie 1988): torques of the thesis test motion")
     fig.savefig(path, dpi=90)
@@ -70,7 +73,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=2.0, help="motion time T in s (2)")
     p.add_argument("--dt", type=float, default=1e-3, help="time step in s (0.001)")
-    p.add_argument("--out", "--out-dir", dest="out", default=".", help="output directory")
+    p.add_argument("--out-dir", "--out", dest="out", default=".", help="output directory")
     args = p.parse_args(argv)
     out = run(args.duration, args.dt, args.out)
     print(f"peak torques (N m): {np.array2string(out['max_torque'], precision=2)}")

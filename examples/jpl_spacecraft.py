@@ -20,7 +20,7 @@ simulator as a wrench on the bus link returned by the controller.
 Writes jpl_spacecraft.png and jpl_spacecraft_case1.csv, jpl_spacecraft_case1_nojets.csv,
 jpl_spacecraft_case2.csv (every 10 ms, with the sensor angles).
 
-    python examples/jpl_spacecraft.py [--duration 60] [--dt 0.001] [--out .]
+    python examples/jpl_spacecraft.py [--duration 60] [--dt 0.001] [--out-dir .]
 
 ``--duration`` caps each run's length (Case 1 is 60 s, Case 2 20 s).
 """
@@ -40,6 +40,7 @@ JET_TORQUE = np.array([0.23, 0.21, 0.31])  # N m, bus axes
 DEAD_BAND = 0.005  # rad
 TAU_R = 2.0  # s, rate feedback
 MIN_ON = 0.020  # s, minimum on-time of a firing (the report's TM)
+SLEW_END = 50.0  # s, Case 1's platform stops
 
 
 def rotation(quat):
@@ -100,7 +101,7 @@ class Spacecraft:
 
 
 def case1_commands(t):
-    return ramp(t, 218.0, -1.0, 0.0, 50.0), ramp(t, -30.0, 1.0, 0.0, 50.0)
+    return ramp(t, 218.0, -1.0, 0.0, SLEW_END), ramp(t, -30.0, 1.0, 0.0, SLEW_END)
 
 
 def case2_commands(t):
@@ -129,20 +130,22 @@ def run(duration=60.0, dt=1e-3, out_dir="."):
     first = {}
     for t, axis, sign in jets1.firings:
         first.setdefault(axis, (t, sign))
-    # without jets: the mean bus rate once the platform has stopped (t > 52 s), against its
-    # mean during the slew (10 s < t < 45 s); what is left after is the boom's and the
-    # platform's lightly damped vibration
+    # without jets: the mean bus rate once the platform has stopped (t >= 50 s; none in a
+    # run that ends sooner), against its mean during the slew (10 s < t < 45 s); what is left
+    # after is the boom's and the platform's lightly damped vibration
     w = c1n.qd[:, :3]
-    after = c1n.t > min(52.0, 0.8 * d1)
+    after = c1n.t >= SLEW_END
     during = (c1n.t > min(10.0, 0.2 * d1)) & (c1n.t < min(45.0, 0.8 * d1))
     out = {
         "first_firing": first,  # axis -> (t, sign)
         "firings_case1": len(jets1.firings),
         "firings_case2": len(jets2.firings),
         "max_sensor_angle_case1": float(np.max(np.abs(c1.sensor))),
-        "rate_mean_after": np.mean(w[after], axis=0),
+        "rate_mean_after": (np.mean(w[after], axis=0) if after.any()
+                            else np.full(3, np.nan)),
+        "rate_amplitude_after": (np.max(np.abs(w[after]), axis=0) if after.any()
+                                 else np.full(3, np.nan)),
         "rate_mean_during": np.mean(w[during], axis=0),
-        "rate_amplitude_after": np.max(np.abs(w[after]), axis=0),
         "momentum_drift_nojets": c1n.momentum_drift,
         "results": (c1, c1n, c2),
     }
@@ -170,31 +173,45 @@ def plot(c1, c1n, c2, jets1, path):
 
     fig = Figure(figsize=(11, 10), layout="constrained")
     ax = fig.subplots(3, 2)
-    for i in range(3):
-        ax[0, 0].plot(c1.t, c1.qd[:, i], lw=0.8, label=f"W{i + 1}")
-        ax[0, 1].plot(c1n.t, c1n.qd[:, i], lw=0.8, label=f"W{i + 1}")
-        ax[1, 0].plot(c1.t, c1.sensor[:, i], lw=0.8, label=f"THET{i + 1}")
-        ax[2, 1].plot(c2.t, c2.sensor[:, i], lw=0.8, label=f"THET{i + 1}")
+    k = c1.t <= 10.0
+    for i in range(3):  # axis i in colour Ci throughout: its rate W, its angle THET, its jet
+        style = dict(lw=0.8, color=f"C{i}")
+        ax[0, 0].plot(c1.t, c1.qd[:, i], **style, label=f"axis {i + 1} (W{i + 1}, THET{i + 1})")
+        ax[0, 1].plot(c1n.t, c1n.qd[:, i], **style)
+        ax[1, 0].plot(c1.t, c1.sensor[:, i], **style)
+        ax[2, 0].plot(c1.t[k], c1.qd[k, i], **style)
+        ax[2, 1].plot(c2.t, c2.sensor[:, i], **style)
     ax[0, 0].set_title("Case 1 with jets: bus rates (rad/s)")
     ax[0, 1].set_title("Case 1 without jets: bus rates (rad/s)")
-    ax[1, 0].set_title("Case 1 with jets: sensor angles (rad), dead band dashed")
-    ax[2, 1].set_title("Case 2: sensor angles (rad), dead band dashed")
+    ax[1, 0].set_title("Case 1 with jets: sensor angles (rad)")
+    ax[2, 0].set_title("Case 1 with jets, first 10 s: bus rates (rad/s)")
+    ax[2, 1].set_title("Case 2: sensor angles (rad)")
     for a in (ax[1, 0], ax[2, 1]):
-        a.axhline(DEAD_BAND, color="k", ls="--", lw=0.6)
+        a.axhline(DEAD_BAND, color="k", ls="--", lw=0.6, label="dead band")
         a.axhline(-DEAD_BAND, color="k", ls="--", lw=0.6)
+    if c1n.t[-1] >= SLEW_END:
+        ax[0, 1].axvline(SLEW_END, color="0.5", ls=":", lw=0.8, label="the platform stops")
     if jets1.firings:
         t, axis, sign = np.array(jets1.firings).T
-        ax[1, 1].scatter(t, axis + 0.15 * sign, s=4, c=sign, cmap="coolwarm")
+        for s, marker, word in ((1, "^", "+"), (-1, "v", "-")):
+            on = sign == s
+            if on.any():
+                ax[1, 1].scatter(t[on], axis[on] + 0.15 * s, s=9, marker=marker,
+                                 c=[f"C{int(a) - 1}" for a in axis[on]],
+                                 label=f"a jet fires, {word} torque")
     ax[1, 1].set_yticks([1, 2, 3])
-    ax[1, 1].set_title("Case 1: jet firings (axis; up +, down -)")
-    k = c1.t <= 10.0
-    for i in range(3):
-        ax[2, 0].plot(c1.t[k], c1.qd[k, i], lw=0.8, label=f"W{i + 1}")
-    ax[2, 0].set_title("Case 1 with jets, first 10 s: bus rates (rad/s)")
+    ax[1, 1].set_ylim(0.5, 3.5)
+    ax[1, 1].set_ylabel("axis")
+    ax[1, 1].set_title("Case 1: jet firings per axis")
     for a in ax.ravel():
         a.set_xlabel("t (s)")
-        if a.get_legend_handles_labels()[0]:
-            a.legend(fontsize="small", loc="upper right")
+    handles, labels = [], []
+    for a in (ax[0, 0], ax[1, 0], ax[0, 1], ax[1, 1]):
+        h, lab = a.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, fontsize="small",
+               frameon=False)
     fig.suptitle("JPL five-body spacecraft (TR 32-1592)")
     fig.savefig(path, dpi=90)
 
@@ -203,7 +220,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=60.0)
     p.add_argument("--dt", type=float, default=1e-3)
-    p.add_argument("--out", "--out-dir", dest="out_dir", default=".",
+    p.add_argument("--out-dir", "--out", dest="out_dir", default=".",
                    help="directory for the PNG, CSV (and GIF) files")
     args = p.parse_args(argv)
     out = run(args.duration, args.dt, args.out_dir)
@@ -216,14 +233,18 @@ def main(argv=None):
     print(f"Case 1: {out['firings_case1']} firings; largest sensor angle "
           f"{out['max_sensor_angle_case1']:.4f} rad (dead band {DEAD_BAND})")
     fmt = {"float_kind": lambda x: f"{x:.1e}"}
-    print(f"Case 1 without jets: mean bus rates after the manoeuvre "
-          f"{np.array2string(out['rate_mean_after'], formatter=fmt)} rad/s (vibrating by up to "
-          f"{np.array2string(out['rate_amplitude_after'], formatter=fmt)}; the mean during the "
-          f"slew {np.array2string(out['rate_mean_during'], formatter=fmt)}); momentum drift "
-          f"{out['momentum_drift_nojets'][0]:.1e} N m s")
+    during = np.array2string(out["rate_mean_during"], formatter=fmt)
+    if np.isnan(out["rate_mean_after"]).any():
+        after = f"the run ends before the platform stops at {SLEW_END:g} s"
+    else:
+        after = (f"after it stops (t >= {SLEW_END:g} s) "
+                 f"{np.array2string(out['rate_mean_after'], formatter=fmt)} rad/s, vibrating by "
+                 f"up to {np.array2string(out['rate_amplitude_after'], formatter=fmt)}")
+    print(f"Case 1 without jets: mean bus rates during the slew {during} rad/s, {after}; "
+          f"momentum drift {out['momentum_drift_nojets'][0]:.1e} N m s")
     print(f"Case 2: {out['firings_case2']} jet firings")
-    return out
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -6,7 +6,7 @@ torques. The thesis reports the joint angles oscillating about +-pi/2 (centrifug
 the base's spin oscillating, and constant angular momentum. This script checks each, and
 q3 = -q2 (the system is symmetric), and writes lynch_satellite.png and lynch_satellite.csv.
 
-    python examples/lynch_satellite.py [--duration 10] [--dt 0.001] [--out .]
+    python examples/lynch_satellite.py [--duration 10] [--dt 0.001] [--out-dir .]
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=10.0)
     p.add_argument("--dt", type=float, default=1e-3)
-    p.add_argument("--out", "--out-dir", dest="out_dir", default=".",
+    p.add_argument("--out-dir", "--out", dest="out_dir", default=".",
                    help="directory for the PNG, CSV (and GIF) files")
     args = p.parse_args(argv)
     out = run(args.duration, args.dt, args.out_dir)

@@ -1,9 +1,13 @@
 """Lynch's Stanford arm on a slow rest-to-rest motion: inverse dynamics, then forward dynamics
 driven by those torques (Lynch 1988, sec. 5.2, eq. 5.2).
 
-Every joint moves on the smooth profile over T = 10 s, from (0, 90 deg, 0.5 m, 0, 0, 0) to
-(60 deg, 60 deg, 0.6 m, 60 deg, 60 deg, 60 deg): Lynch's motion, with the sliding joint's
-0 -> 0.1 m shifted by 0.5 m into the bundled model's travel (0.3048 - 1.27 m). Three checks:
+Every joint moves on Lynch's smooth profile (his eq. 5.2) over T = 10 s, from (0, 90 deg,
+q3(0), 0, 0, 0) to (60 deg, 60 deg, q3(T), 60 deg, 60 deg, 60 deg). Two things differ from
+Lynch: the arm is the bundled robodyn.robots.stanford_arm(), with the Robotics Toolbox's
+parameters (models.DH.Stanford, after Paul 1981; robots/make_urdf.py gives every number),
+not Lynch's, which are Kane & Levinson's (1983); and the sliding joint moves from q3 = 0.5 m
+to 0.6 m where Lynch's goes from 0 to 0.1 m: the same 0.1 m stroke, shifted into the
+Toolbox model's travel (0.3048 - 1.27 m). Three checks:
 
 - the torques fed back into the forward dynamics reproduce the motion: the accelerations
   FD(q, qd, ID(q, qd, qdd)) = qdd to rounding at every instant, and integrating the forward
@@ -17,7 +21,7 @@ Every joint moves on the smooth profile over T = 10 s, from (0, 90 deg, 0.5 m, 0
 
 Writes stanford_rest_to_rest.png and stanford_rest_to_rest.csv.
 
-    python examples/stanford_rest_to_rest.py [--duration 10] [--dt 0.001] [--out .]
+    python examples/stanford_rest_to_rest.py [--duration 10] [--dt 0.001] [--out-dir .]
 """
 
 from __future__ import annotations
@@ -75,18 +79,20 @@ def plot(robot, t, tau, g, replay, out, path):
     ax = fig.subplots(2, 3, sharex=True).ravel()
     for i, name in enumerate(robot.joint_names):
         unit = "N" if robot.spec.bodies[i].joint_type == "prismatic" else "N m"
-        ax[i].plot(t, tau[:, i], color=f"C{i}", lw=1.8, label="inverse dynamics")
+        ax[i].plot(t, tau[:, i], color="C0", lw=1.8, label="inverse dynamics")
         ax[i].plot(t, g[:, i], color="k", lw=0.9, ls="--", label="gravity g(q)")
         ax[i].set_title(f"{name}: no gravity torque" if name in out["no_gravity_joints"] else
-                        f"{name}: dynamic part {100 * out['dynamic_fraction'][i]:.2g} % of g")
+                        f"{name}: dynamic part {100 * out['dynamic_fraction'][i]:.2g} % of g",
+                        fontsize="medium")
         ax[i].set_ylabel(f"{'force' if unit == 'N' else 'torque'} ({unit})")
         ax[i].ticklabel_format(axis="y", useOffset=False)
     ax[0].legend(loc="best", fontsize="small")
     for a in ax[3:]:
         a.set_xlabel("t (s)")
-    fig.suptitle("Stanford arm, slow rest-to-rest motion: inverse-dynamics torques (coloured) and "
-                 "gravity's (dashed); fed to the forward dynamics they give back qdd to "
-                 f"{out['fd_of_id_error']:.0e}")
+    fig.suptitle("Stanford arm (Robotics Toolbox parameters), Lynch's 10 s rest-to-rest motion "
+                 "with q3 0.5 -> 0.6 m (Lynch: 0 -> 0.1 m)\ninverse-dynamics torques "
+                 "(solid) and gravity's (dashed); fed to the forward dynamics they give back "
+                 f"qdd to {out['fd_of_id_error']:.0e}")
     fig.savefig(path, dpi=90)
 
 
@@ -94,7 +100,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=10.0, help="motion time T in s (10)")
     p.add_argument("--dt", type=float, default=1e-3, help="time step in s (0.001)")
-    p.add_argument("--out", "--out-dir", dest="out", default=".", help="output directory")
+    p.add_argument("--out-dir", "--out", dest="out", default=".", help="output directory")
     args = p.parse_args(argv)
     out = run(args.duration, args.dt, args.out)
     print(f"FD(q, qd, ID(q, qd, qdd)) - qdd: {out['fd_of_id_error']:.1e}; open-loop replay "

@@ -1,16 +1,20 @@
 """Lynch's triple pendulum: energy kept without damping, lost with it (Lynch 1988, sec. 5.1).
 
-Three 1 kg links, 0.5 m apart, each turning in a plane perpendicular to the previous one's
-(joint axes z, x, z), each link's mass centre 0.5 m below its joint, inertias diag(0.2, 0.1,
-0.2) kg m^2 about it, gravity along -y. From 30 degrees on every joint at rest, two runs:
-without damping the total energy stays constant (to the integrator's error); with 5 N m s of
-viscous damping at each joint it falls monotonically and the angles settle to zero (hanging
-straight down). Writes triple_pendulum.png and triple_pendulum.csv.
+Lynch's input data (Appendix A, sec. 9.2): three links of 1 kg hanging along -y, joints
+1.0 m apart, each link's mass centre at mid-link (DL = SL = 0.5 m: 0.5 m from its joint to its
+mass centre, 0.5 m on to the next joint), central inertias diag(0.2, 0.1, 0.2) kg m^2, gravity
+along -y. The joint axes (his PQ and RQ vectors) are, at q = 0, along z, x and z: each link
+turns in a plane perpendicular to the previous one's. From 30 degrees on every joint at rest,
+two runs: without damping the total energy stays constant (to the integrator's error); with
+his 5 N m s of viscous damping at each joint it falls monotonically and the angles settle to
+zero (hanging straight down).
 
-Reading of the thesis' input (its Appendix A): the joint axes alternate between the links'
-z and x axes; the figures are lost, so the exact axis of joint 2 is our interpretation.
+Linearised about q = 0, M qdd + K q = 0 with K the gravity stiffness dg/dq; the eigenvalues of
+M^-1 K, scaled by 10, are Lynch's "initial eigenvalues" of Table 6.1: 46.0, 67.7, 198.6.
 
-    python examples/triple_pendulum.py [--duration 10] [--dt 0.001] [--out .]
+Writes triple_pendulum.png and triple_pendulum.csv.
+
+    python examples/triple_pendulum.py [--duration 10] [--dt 0.001] [--out-dir .]
 """
 
 from __future__ import annotations
@@ -24,15 +28,19 @@ import numpy as np
 import robodyn
 
 
+LINK = 1.0  # m, joint to joint
+COM = 0.5   # m, joint to the link's mass centre
+
+
 def pendulum_urdf(damping=0.0):
     """The pendulum as URDF text (joint damping in N m s)."""
-    inertial = ('<inertial><origin xyz="0 -0.5 0"/><mass value="1"/><inertia ixx="0.2" '
+    inertial = (f'<inertial><origin xyz="0 {-COM} 0"/><mass value="1"/><inertia ixx="0.2" '
                 'iyy="0.1" izz="0.2" ixy="0" ixz="0" iyz="0"/></inertial>')
     links = "".join(f'<link name="link{i}">{inertial}</link>' for i in (1, 2, 3))
     joints = []
     for i, (parent, xyz, axis) in enumerate((("ground", "0 0 0", "0 0 1"),
-                                             ("link1", "0 -0.5 0", "1 0 0"),
-                                             ("link2", "0 -0.5 0", "0 0 1")), start=1):
+                                             ("link1", f"0 {-LINK} 0", "1 0 0"),
+                                             ("link2", f"0 {-LINK} 0", "0 0 1")), start=1):
         joints.append(f'<joint name="q{i}" type="continuous"><parent link="{parent}"/>'
                       f'<child link="link{i}"/><origin xyz="{xyz}"/><axis xyz="{axis}"/>'
                       f'<dynamics damping="{damping}"/></joint>')
@@ -40,14 +48,23 @@ def pendulum_urdf(damping=0.0):
             f'</robot>')
 
 
+def table_6_1_eigenvalues(robot):
+    """10 x the eigenvalues omega^2 of the pendulum linearised about q = 0 (Lynch's Table 6.1
+    scaling), ascending: from robot.linearize, whose A = [[0, I], [-M^-1 K, ...]]."""
+    n = robot.n
+    A, _ = robot.linearize(np.zeros(n), np.zeros(n), robot.gravity_torques(np.zeros(n)))
+    return np.sort(10.0 * np.linalg.eigvals(-A[n:, :n]).real)
+
+
 def run(duration=10.0, dt=1e-3, out_dir="."):
     q0 = np.full(3, math.radians(30.0))
-    runs = {}
+    runs, robots = {}, {}
     for label, c in (("undamped", 0.0), ("damped", 5.0)):
-        robot = robodyn.load_urdf(pendulum_urdf(c), gravity=(0.0, -9.81, 0.0))
+        robots[label] = robot = robodyn.load_urdf(pendulum_urdf(c), gravity=(0.0, -9.81, 0.0))
         runs[label] = robodyn.simulate(robot, None, None, duration=duration, dt=dt, q0=q0,
                                        control_rate="continuous")
     free, damped = runs["undamped"], runs["damped"]
+    eigenvalues = table_6_1_eigenvalues(robots["undamped"])
     dE = np.diff(damped.energy)
     out = {
         "energy_drift": float(np.max(np.abs(free.energy - free.energy[0]))),
@@ -55,6 +72,7 @@ def run(duration=10.0, dt=1e-3, out_dir="."):
         "damped_energy_rise": float(max(dE.max(), 0.0)),  # largest step up (0: monotone)
         "damped_energy_loss": float(damped.energy[0] - damped.energy[-1]),
         "damped_final_angles": damped.q[-1].copy(),
+        "eigenvalues": eigenvalues,
         "undamped": free, "damped": damped,
     }
     out_dir = Path(out_dir)
@@ -82,11 +100,12 @@ def plot(free, damped, out, path):
         ax[1, col].plot(res.t, res.energy, lw=1.8, color="k", label="total")
         ax[1, col].set_ylabel("energy (J)")
         ax[1, col].set_xlabel("t (s)")
-    ax[0, 0].legend(loc="upper right", fontsize="small")
-    ax[1, 0].legend(loc="center right", fontsize="small")
+    for row in ax[:, 1]:
+        row.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax[1, 0].set_title(f"energy: total constant to {out['energy_drift']:.1e} J")
     ax[1, 1].set_title("energy: the total falls monotonically")
-    fig.suptitle("Lynch's triple pendulum from 30 degrees on every joint")
+    fig.suptitle("Lynch's triple pendulum (joints 1.0 m apart, mass centres at mid-link) from "
+                 "30 degrees on every joint")
     fig.savefig(path, dpi=90)
 
 
@@ -94,9 +113,12 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=10.0, help="simulated time in s (10)")
     p.add_argument("--dt", type=float, default=1e-3, help="RK4 step in s (0.001)")
-    p.add_argument("--out", "--out-dir", dest="out", default=".", help="output directory")
+    p.add_argument("--out-dir", "--out", dest="out", default=".", help="output directory")
     args = p.parse_args(argv)
     out = run(args.duration, args.dt, args.out)
+    print("linearised about q = 0, 10 omega^2: "
+          + ", ".join(f"{x:.1f}" for x in out["eigenvalues"])
+          + " (Lynch, Table 6.1: 46.0, 67.7, 198.6)")
     print(f"undamped: total energy constant to {out['energy_drift']:.2e} J "
           f"(kinetic up to {out['energy_scale']:.3g} J)")
     print(f"damped: energy lost {out['damped_energy_loss']:.4g} J, largest rise "

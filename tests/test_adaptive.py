@@ -26,9 +26,10 @@ def load_example(name):
     return runpy.run_path(str(EXAMPLES / f"{name}.py"), run_name="example")
 
 
-def test_adaptive_beats_computed_torque_with_wrong_model():
+def test_adaptive_beats_computed_torque_with_wrong_model(tmp_path):
     ex = load_example("adaptive_control")
-    plant, model, res_ct, res_ad, est = ex["run"](duration=3.0)
+    out = ex["run"](duration=3.0, out_dir=tmp_path)
+    model, (res_ct, res_ad), est = out["model"], out["results"], out["estimates"]
     e_ct = np.linalg.norm(res_ct.q - res_ct.q_ref, axis=1)
     e_ad = np.linalg.norm(res_ad.q - res_ad.q_ref, axis=1)
     late = res_ad.t > 1.0
@@ -73,12 +74,12 @@ def test_adaptive_errors():
 def test_examples_run_as_scripts(name, tmp_path):
     pytest.importorskip("matplotlib")
     pytest.importorskip("scipy")
-    out = tmp_path / name
     proc = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), "--duration", "0.3",
-                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+                           "--out-dir", str(tmp_path)], capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert out.with_suffix(".png").stat().st_size > 1000
-    data = np.loadtxt(out.with_suffix(".csv"), delimiter=",", skiprows=1)
+    assert (tmp_path / f"{name}.png").stat().st_size > 1000
+    data = np.loadtxt(tmp_path / f"{name}.csv", delimiter=",", skiprows=1)
     assert data.shape[0] > 100 and np.all(np.isfinite(data))
 
 

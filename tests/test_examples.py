@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 
+import robodyn
+
 pytest.importorskip("matplotlib")
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
@@ -26,23 +28,49 @@ def load(name):
     return mod
 
 
+# a short run of each script (and its options that shorten it more), and the words its
+# summary prints
+SHORT = {
+    "adaptive_control": ("0.3", "RMS tracking error"),
+    "computed_torque_wrong_model": ("0.2", "max tracking error"),
+    "falling_cat": ("0.2 --steps 800 --frames 4", "turned"),
+    "intelledex_thesis_motion": ("0.2", "peak torques"),
+    "jpl_spacecraft": ("0.2", "Case 2"),
+    "lqr_hold": ("0.3", "closed-loop poles"),
+    "lynch_satellite": ("0.2", "momentum"),
+    "stanford_rest_to_rest": ("0.2", "FD(q, qd, ID(q, qd, qdd))"),
+    "triple_pendulum": ("0.2", "46.0, 67.7, 198.6"),
+}
+
+
+def test_every_example_has_a_short_run():
+    assert sorted(SHORT) == [p.stem for p in SCRIPTS]
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_example_runs_from_the_command_line(script, tmp_path):
-    """Every example takes --duration and --out and writes a PNG and a CSV there (--out a
-    directory, or for some scripts a file prefix)."""
-    proc = subprocess.run([sys.executable, str(script), "--duration", "0.2", "--out",
-                           str(tmp_path / "out")], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path)
+    """Every example runs as the README says (``--duration``, ``--out-dir DIR``) and writes
+    NAME.png and its CSV files into DIR, numbers throughout."""
+    options, says = SHORT[script.stem]
+    duration, *more = options.split()
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, str(script), "--duration", duration, "--out-dir",
+                           str(out), *more], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    pngs, csvs = list(tmp_path.rglob("*.png")), list(tmp_path.rglob("*.csv"))
-    assert pngs and csvs, f"{script.name} wrote {sorted(p.name for p in tmp_path.iterdir())}"
-    for png in pngs:
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert says in proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing outside DIR
+    pngs, csvs = sorted(out.glob("*.png")), sorted(out.glob("*.csv"))
+    assert [p.name for p in pngs] == [f"{script.stem}.png"]
+    assert csvs and all(p.name.startswith(script.stem) for p in csvs)
+    assert pngs[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for path in csvs:
         with open(path) as f:
             rows = list(csv.reader(f))
         assert len(rows) > 2 and all(len(r) == len(rows[0]) for r in rows)
-        np.asarray(rows[1:], dtype=float)  # numbers throughout
+        data = np.asarray(rows[1:], dtype=float)
+        assert np.all(np.isfinite(data))
+        assert data[-1, 0] >= float(duration) - 0.011  # t runs to the end
 
 
 def test_intelledex_thesis_motion(tmp_path):
@@ -60,8 +88,30 @@ def test_triple_pendulum(tmp_path):
     assert out["damped_energy_rise"] < 1e-9 * np.ptp(out["damped"].energy)
     assert out["damped_energy_loss"] > 0.5 * (out["damped"].energy[0]
                                               - out["damped"].potential.min())
-    late = load("triple_pendulum").run(duration=12.0, dt=4e-3, out_dir=tmp_path)
-    assert np.max(np.abs(late["damped_final_angles"])) < 0.02
+    # the slowest mode (joints 1 and 3 together, period 2.9 s) decays by about 3x every 4 s:
+    # over the last of 20 s every angle stays within 0.01 rad of hanging straight down
+    late = load("triple_pendulum").run(duration=20.0, dt=4e-3, out_dir=tmp_path)
+    last = late["damped"].t > 17.0
+    assert np.max(np.abs(late["damped"].q[last])) < 0.01
+
+
+def test_triple_pendulum_is_lynchs(tmp_path):
+    """Lynch (1988), Table 6.1: the pendulum of his Appendix A linearised about q = 0 has the
+    "initial eigenvalues" 46.0, 67.7, 198.6 (10 omega^2, g = 9.81). Here from robodyn's mass
+    matrix and the gravity stiffness K = dg/dq by central differences: eig(M^-1 K)."""
+    ex = load("triple_pendulum")
+    robot = robodyn.load_urdf(ex.pendulum_urdf(), gravity=(0.0, -9.81, 0.0))
+    q0, h = np.zeros(3), 1e-6
+    K = np.column_stack([(robot.gravity_torques(q0 + h * e) - robot.gravity_torques(q0 - h * e))
+                         / (2 * h) for e in np.eye(3)])
+    M = robot.mass_matrix(q0)
+    lam = np.sort(np.linalg.eigvals(np.linalg.solve(M, K)).real)
+    np.testing.assert_array_equal(np.round(10 * lam, 1), [46.0, 67.7, 198.6])
+    # the joints 1.0 m apart, each mass centre at mid-link: the hanging chain's centre of mass
+    # at y = -(0.5 + 1.5 + 2.5) / 3
+    np.testing.assert_allclose(robot.center_of_mass(q0), [0.0, -1.5, 0.0], atol=1e-15)
+    out = ex.run(duration=0.1, dt=1e-3, out_dir=tmp_path)
+    np.testing.assert_allclose(out["eigenvalues"], 10 * lam, rtol=1e-6)
 
 
 def test_stanford_rest_to_rest(tmp_path):
@@ -79,3 +129,19 @@ def test_computed_torque_with_a_wrong_model(tmp_path):
     # exact model: only the 1 kHz zero-order hold's error; wrong model: far larger, bounded
     assert out["exact_error"] < 5e-4
     assert 50 * out["exact_error"] < out["wrong_error"] < 0.1
+
+
+def test_computed_torque_exact_model_error_is_the_zero_order_hold(tmp_path):
+    """The exact model's 1.2e-4 rad at 1 kHz is the torque held for a period: it shrinks in
+    proportion to the period, and with the law evaluated at every integrator stage the exact
+    model tracks to rounding."""
+    ex = load("computed_torque_wrong_model")
+    errors = {rate: ex.run(duration=2.0, dt=1e-3, out_dir=tmp_path, control_rate=rate)
+              for rate in (1000.0, 4000.0, "continuous")}
+    held = errors[1000.0]["exact_error"]
+    assert 1e-4 < held < 1.5e-4
+    assert errors[4000.0]["exact_error"] == pytest.approx(held / 4, rel=0.1)
+    assert errors["continuous"]["exact_error"] < 1e-10
+    # the wrong model's error is its own, whatever the rate
+    assert errors["continuous"]["wrong_error"] == pytest.approx(errors[1000.0]["wrong_error"],
+                                                                rel=0.01)

@@ -75,6 +75,10 @@ def test_jpl_spacecraft(tmp_path):
     assert out["momentum_drift_nojets"][0] < 1e-9
     # Case 2 (its first 5 s here): no jet fires
     assert out["firings_case2"] == 0
+    # the rates "after the manoeuvre" are those after the platform stops at 50 s: a 5 s run
+    # has none (the report: once it stops, the average rates are zero)
+    assert np.isnan(out["rate_mean_after"]).all() and np.isnan(out["rate_amplitude_after"]).all()
+    assert np.all(np.abs(out["rate_mean_during"]) > 0)
 
 
 def test_falling_cat(tmp_path):

@@ -566,8 +566,8 @@ class Campaign:
             return None
         kp, kd = c.get("kp"), c.get("kd")
         if kind == "computed-torque":
-            w = 2.0 * math.pi * 10.0
-            cls, kp, kd = ct.ComputedTorque, w * w if kp is None else kp, 2 * w if kd is None else kd
+            kp = ct.COMPUTED_TORQUE_KP if kp is None else kp
+            cls, kd = ct.ComputedTorque, ct.COMPUTED_TORQUE_KD if kd is None else kd
         elif kind == "pd-gravity":
             kp0, kd0 = ct.pd_gains(model, reference(reference.duration)[0], bandwidth_hz=5.0)
             cls, kp, kd = ct.PDGravity, kp0 if kp is None else kp, kd0 if kd is None else kd

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import sys
+import warnings
 
 import numpy as np
 
@@ -67,10 +68,8 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
     """A robot by name (:func:`robodyn.robots.resolve`: the bundled robots and, when installed,
     example-robot-data's) or a URDF (or .xacro) file by path; UsageError if there is none.
 
-    Loading warnings are printed once to stderr as ``robodyn: warning: ...``; ``strict``
-    turns them into errors (ValueError)."""
-    import warnings
-
+    Loading warnings are printed once to stderr, one line each (:func:`say_warning`);
+    ``strict`` turns them into errors (ValueError)."""
     import robodyn
 
     text = str(name_or_path)
@@ -86,7 +85,7 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
             robot = robodyn.load_urdf(text, strict=strict, xacro_args=xacro_args,
                                       floating_base=floating_base)
         for w in caught:
-            print(f"robodyn: warning: {w.message}", file=sys.stderr)
+            say_warning(w.message)
         return robot
     if xacro_args:
         raise UsageError(f"--xacro-arg: {text} is a robot name, not a .xacro file")
@@ -100,6 +99,31 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
         raise UsageError(f"--floating-base: the bundled {text} has a fixed base (its root link "
                          "has no mass); give a URDF path")
     return robot
+
+
+# the first line of a URDFWarning: "FILE: loaded with N warnings (...):", then "  WHERE: WHY"
+_URDF_HEADER = re.compile(r"^(?P<label>.+): loaded with \d+ warnings? \(.*\):$")
+
+
+def warning_lines(message):
+    """The lines ``robodyn: warning: ...`` say for one warning: one line per problem, each
+    naming its file (a URDF file's warnings, ``arm.urdf: link 'x': ...``), any other message
+    on one line."""
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
+    if not lines:
+        return []
+    header = _URDF_HEADER.match(lines[0])
+    if header and len(lines) > 1:
+        return [f"{header['label']}: {ln}" for ln in lines[1:]]
+    return ["; ".join(lines)]
+
+
+def say_warning(message, category=None, filename=None, lineno=None, file=None, line=None):
+    """Print a warning to stderr as ``robodyn: warning: ...`` lines (:func:`warning_lines`),
+    without Python's file path and source line; the signature of
+    :func:`warnings.showwarning`, which :func:`main` replaces with it."""
+    for text in warning_lines(message):
+        print(f"robodyn: warning: {text}", file=file or sys.stderr)
 
 
 _SPLIT = re.compile(r"[,\s]+")
@@ -503,19 +527,19 @@ def _simulate_run(args):
     finally:
         if bar is not None:
             bar.close()
-    return _write_results(args, res, animate=True)
+    return _write_results(args, res)
 
 
-def _write_results(args, res, animate):
-    """write the files --csv / --plot (/ --animate) ask for, print the summary; exit status 0"""
+def _write_results(args, res):
+    """write the files --csv / --plot / --animate ask for, print the summary; exit status 0"""
     written = []
     if args.csv:
         written.append(res.to_csv(args.csv))
     if args.plot:
         res.plot(args.plot)
         written.append(args.plot)
-    if animate and args.animate:
-        res.animate(args.animate, fps=args.fps)
+    if args.animate:
+        res.animate(args.animate, fps=args.fps, progress=not args.quiet)
         written.append(args.animate)
     if not args.quiet:
         print(res.summary())
@@ -558,7 +582,7 @@ def _simulate_floating(args, robot, simulate):
     finally:
         if progress is not None:
             progress.close()
-    return _write_results(args, res, animate=False)
+    return _write_results(args, res)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -571,24 +595,31 @@ def _simulate_floating(args, robot, simulate):
 def _show_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="robot name or URDF file path")
     _vector_option(p, "--q", "joint positions (rad or m; default: zeros, clipped into the "
-                             "limits)")
+                             "limits). A free-floating robot takes nq numbers: base position "
+                             "(3), quaternion x y z w (4), joints (default: the bundled "
+                             "system's initial state, else the base at the origin)")
     p.add_argument("-o", "--output", metavar="PNG",
                    help="image file to write (default: ROBOT.png in the current directory)")
     p.add_argument("--view", nargs=2, type=float, metavar=("ELEV", "AZIM"),
                    default=(25.0, -60.0), help="camera elevation and azimuth in degrees")
+    p.add_argument("--quiet", action="store_true", help="do not say which file was written")
     add_robot_options(p)
+    add_floating_option(p)
 
 
 def _show_run(args):
     """draw the robot at a configuration (3-D stick figure with joint frames)"""
-    from .plotting import draw_robot, require_matplotlib
+    from .plotting import default_configuration, draw_robot, require_matplotlib
 
     require_matplotlib()
-    robot = load_robot(args.robot, **robot_options(args))
-    q = parse_vector(args.q, robot.n, "--q")
+    robot = load_robot(args.robot, **robot_options(args),
+                       floating_base=bool(getattr(args, "floating_base", False)))
+    q = (default_configuration(robot) if args.q is None
+         else parse_vector(args.q, robot.nq, "--q"))
     path = args.output or f"{robot.name or 'robot'}.png"
     draw_robot(robot, q, path=path, elev=args.view[0], azim=args.view[1])
-    print(f"wrote {path}")
+    if not args.quiet:
+        print(f"wrote {path}")
     return 0
 
 
@@ -704,12 +735,21 @@ def _version():
     return __version__
 
 
+def _description():
+    from . import robots
+
+    fixed = robots.available()
+    floating = [n for n in robots.available(floating=True) if n not in fixed]
+    return ("robodyn: dynamics of robot manipulators and free-floating systems. ROBOT is a "
+            f"bundled robot ({', '.join(fixed)}; free-floating: {', '.join(floating)}), an "
+            f"example-robot-data robot ({', '.join(robots.EXAMPLE_ROBOTS)}: when that package "
+            "is installed) or a URDF file path.")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="robodyn",
-        description="robodyn: dynamics of serial robot manipulators. ROBOT is a bundled robot "
-                    "(intelledex_605, stanford_arm), an example-robot-data robot (ur5, panda: "
-                    "when that package is installed) or a URDF file path.")
+        description=_description())
     parser.add_argument("--version", action="version", version=f"robodyn {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (add_arguments, run) in COMMANDS.items():
@@ -748,7 +788,9 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else 2
     prefix = f"robodyn {args.command}: error:"
     try:
-        status = int(args._run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = say_warning  # one line each, no Python file paths
+            status = int(args._run(args) or 0)
         sys.stdout.flush()
         return status
     except BrokenPipeError:

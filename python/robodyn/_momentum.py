@@ -104,8 +104,7 @@ def momentum_lines(res):
         lines.append(f"momentum change over the run (world axes, angular about the origin): "
                      f"angular {_vec(change[:3], scale)} N m s, linear "
                      f"{_vec(change[3:], scale)} N s")
-        g = np.asarray(res.robot.gravity, dtype=np.float64)
-        sources = "gravity" if np.any(g != 0.0) else ""
+        sources = "gravity" if np.any(np.asarray(res.robot.gravity) != 0.0) else ""
         if np.any(res.tau[:, :6] != 0.0):
             sources += (" and " if sources else "") + "wrenches on the robot"
         lines.append(f"external impulse ({sources}): angular {_vec(impulse[-1, :3], scale)} "
@@ -117,8 +116,8 @@ def momentum_lines(res):
         what = "momentum drift (its change, largest over the run; no robot to weigh forces)"
     lines.append(f"{what}: angular {ang:.3e} N m s (|h0| {float(np.linalg.norm(h0[:3])):.6g}), "
                  f"linear {lin:.3e} N s (|p0| {float(np.linalg.norm(h0[3:])):.6g})")
-    robot = res.robot
-    if robot is not None and np.any(np.asarray(robot.gravity) != 0.0):
+    gravity = getattr(res.robot, "gravity", None)
+    if gravity is not None and np.any(np.asarray(gravity) != 0.0):
         lines.append("no ground contact model: under gravity the robot falls freely (robodyn "
                      "simulates no contacts yet)")
     return lines

@@ -1,10 +1,11 @@
 """An animated GIF written frame by frame (pillow), for :func:`robodyn.plotting.animate_result`.
 
 Each frame is appended to the file as it arrives, so memory stays at one frame whatever the
-length of the animation. The first frame fixes one palette (pillow's median cut, 256 colours)
+length of the animation. The first frame fixes one palette (pillow's median cut, 255 colours)
 that every later frame is mapped to without dithering: a stick figure's few colours stay
 exact and no frame is quantized from scratch. A frame stores only the rectangle where it
-differs from the previous one (GIF frames are drawn over the previous one).
+differs from the previous one, and in it the unchanged pixels as transparent (GIF frames are
+drawn over the previous one), which compresses to almost nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["GifWriter", "frame_delay_ms"]
+
+_UNCHANGED = 255  # the palette index of a pixel that keeps the previous frame's colour
 
 
 def frame_delay_ms(fps):
@@ -32,6 +35,7 @@ class GifWriter:
         self.frames = 0
         self._file = None
         self._palette = None  # the first frame, quantized: its palette serves every frame
+        self._colours = 0      # the palette's entries in use (the rest repeat entry 0)
         self._previous = None  # the previous frame's palette indices (h, w)
 
     def __enter__(self):
@@ -52,32 +56,53 @@ class GifWriter:
         if mode == "RGBA":
             image = image.convert("RGB")
         if self._palette is None:
-            self._palette = image.quantize(colors=256)
-            frame = self._palette
-            header, _ = GifImagePlugin.getheader(frame.copy(), info={"loop": 0,
-                                                                      "duration": self.delay})
+            # 255 colours and a 256-entry table: index 255 is "unchanged" (transparent)
+            self._palette = image.quantize(colors=255)
+            table = bytes(self._palette.getpalette("RGB")[:3 * 255])
+            self._colours = len(table) // 3
+            # the unused entries repeat colour 0 (a frame's pixel mapped to one is colour 0)
+            self._palette.putpalette(table + table[:3] * (256 - self._colours))
+            index = np.asarray(self._palette)
+            header, _ = GifImagePlugin.getheader(self._palette.copy(),
+                                                 info={"loop": 0, "duration": self.delay})
             self._file.write(b"".join(header))
-            box = (0, 0) + frame.size
+            self._write(index, (0, 0), transparency=None)
         else:
             if image.size != self._palette.size:
                 raise ValueError(f"GIF frame {self.frames}: size {image.size}, the first "
                                  f"frame's {self._palette.size}")
-            frame = image.quantize(palette=self._palette, dither=Image.Dither.NONE)
-            box = self._changed(np.asarray(frame))
-        self._previous = np.asarray(frame)
-        part = frame.crop(box)
-        for chunk in GifImagePlugin.getdata(part, offset=box[:2], duration=self.delay):
-            self._file.write(chunk)
+            index = np.array(image.quantize(palette=self._palette, dither=Image.Dither.NONE))
+            index[index >= self._colours] = 0
+            self._write_change(index)
+        self._previous = index
         self.frames += 1
 
-    def _changed(self, index):
-        """(left, top, right, bottom) of the pixels that differ from the previous frame (one
-        pixel when none does: the frame still counts, and lasts its delay)."""
+    def _write_change(self, index):
+        """Write the rectangle of ``index`` that differs from the previous frame, its unchanged
+        pixels transparent (they show the previous frame, and compress to nothing); one
+        transparent pixel when nothing changed (the frame still counts, and lasts its
+        delay)."""
         diff = index != self._previous
         rows, cols = np.flatnonzero(diff.any(axis=1)), np.flatnonzero(diff.any(axis=0))
         if rows.size == 0:
-            return (0, 0, 1, 1)
-        return (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1)
+            self._write(np.full((1, 1), _UNCHANGED, dtype=np.uint8), (0, 0), _UNCHANGED)
+            return
+        top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+        part = index[top:bottom, left:right].copy()
+        part[~diff[top:bottom, left:right]] = _UNCHANGED
+        self._write(part, (int(left), int(top)), _UNCHANGED)
+
+    def _write(self, index, offset, transparency):
+        """One frame's image block: palette indices (h, w) placed at ``offset`` (x, y)."""
+        from PIL import GifImagePlugin, Image
+
+        part = Image.fromarray(np.ascontiguousarray(index, dtype=np.uint8), "P")
+        part.putpalette(self._palette.getpalette("RGB"))
+        params = {"duration": self.delay}
+        if transparency is not None:
+            params["transparency"] = transparency
+        for chunk in GifImagePlugin.getdata(part, offset=offset, **params):
+            self._file.write(chunk)
 
     def __exit__(self, kind, value, traceback):
         import os

@@ -45,8 +45,9 @@ def test_show_draws_a_seed_system(tmp_path, name):
 
 def test_show_floating_takes_the_full_configuration(tmp_path):
     """--q of a floating robot is nq numbers (base position, quaternion x y z w, joints): a
-    moved base draws a different picture; the joints' count alone is a one-line usage
-    error (exit 2) that says how many numbers it needs; so is a non-unit quaternion."""
+    moved base draws a different picture; the joints' count alone (or one number) is a
+    one-line usage error (exit 2) that says how many numbers it needs; so is a non-unit
+    quaternion."""
     robot = robodyn.robots.lynch_satellite()
     assert (robot.nq, robot.nv) == (9, 8)
     a, b = tmp_path / "a.png", tmp_path / "b.png"
@@ -55,10 +56,13 @@ def test_show_floating_takes_the_full_configuration(tmp_path):
     assert run_cli("show", "lynch_satellite", "--q", "0 0 0 0 0 0.3826834 0.9238795 1.2 -0.3",
                    "-o", b).returncode == 0
     assert np.mean(np.any(image_rgb(a) != image_rgb(b), axis=-1)) > 0.005
-    bad = run_cli("show", "lynch_satellite", "--q", "0.5 -0.5", "-o", tmp_path / "c.png")
-    assert bad.returncode == 2
-    assert stderr_lines(bad) == ["robodyn show: error: --q: expected 9 values (one per joint), "
-                                 "got 2"]
+    for q in ("0.5 -0.5", "0.5"):  # the joints alone; one number is not repeated either
+        bad = run_cli("show", "lynch_satellite", "--q", q, "-o", tmp_path / "c.png")
+        assert bad.returncode == 2
+        assert stderr_lines(bad) == [
+            "robodyn show: error: --q: lynch_satellite has a free-floating base: expected 9 "
+            "numbers (base position 3, quaternion x y z w 4, joints 2), got "
+            f"{len(q.split())}"]
     bad = run_cli("show", "lynch_satellite", "--q", "0 0 0 0 0 0 2 0 0", "-o",
                   tmp_path / "d.png")
     assert bad.returncode == 2 and len(stderr_lines(bad)) == 1

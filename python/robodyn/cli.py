@@ -594,10 +594,13 @@ def _simulate_floating(args, robot, simulate):
 
 def _show_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="robot name or URDF file path")
-    _vector_option(p, "--q", "joint positions (rad or m; default: zeros, clipped into the "
-                             "limits). A free-floating robot takes nq numbers: base position "
-                             "(3), quaternion x y z w (4), joints (default: the bundled "
-                             "system's initial state, else the base at the origin)")
+    p.add_argument("--q", nargs="+", metavar="X",
+                   help="the configuration: n joint positions (rad or m), comma- or "
+                        "space-separated, or one number for all joints (default: zeros, "
+                        "clipped into the limits); a free-floating robot's nq numbers are "
+                        "the base position (3), its quaternion x y z w (4), then the joints "
+                        "(default: a bundled system's initial state, else the base at the "
+                        "origin)")
     p.add_argument("-o", "--output", metavar="PNG",
                    help="image file to write (default: ROBOT.png in the current directory)")
     p.add_argument("--view", nargs=2, type=float, metavar=("ELEV", "AZIM"),
@@ -614,6 +617,12 @@ def _show_run(args):
     require_matplotlib()
     robot = load_robot(args.robot, **robot_options(args),
                        floating_base=bool(getattr(args, "floating_base", False)))
+    if args.q is not None and robot.nq != robot.nv:
+        count = len([x for tok in args.q for x in _SPLIT.split(tok.strip()) if x])
+        if count != robot.nq:
+            raise UsageError(f"--q: {robot.name} has a free-floating base: expected "
+                             f"{robot.nq} numbers (base position 3, quaternion x y z w 4, "
+                             f"joints {robot.nq - 7}), got {count}")
     q = (default_configuration(robot) if args.q is None
          else parse_vector(args.q, robot.nq, "--q"))
     path = args.output or f"{robot.name or 'robot'}.png"

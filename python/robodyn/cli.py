@@ -23,6 +23,8 @@ import warnings
 
 import numpy as np
 
+from ._messages import say_warning, warning_lines  # noqa: F401 (warning_lines: public here)
+
 __all__ = ["main", "COMMANDS", "register", "load_robot", "add_robot_options", "robot_options",
            "parse_vector", "UsageError"]
 
@@ -99,31 +101,6 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
         raise UsageError(f"--floating-base: the bundled {text} has a fixed base (its root link "
                          "has no mass); give a URDF path")
     return robot
-
-
-# the first line of a URDFWarning: "FILE: loaded with N warnings (...):", then "  WHERE: WHY"
-_URDF_HEADER = re.compile(r"^(?P<label>.+): loaded with \d+ warnings? \(.*\):$")
-
-
-def warning_lines(message):
-    """The lines ``robodyn: warning: ...`` say for one warning: one line per problem, each
-    naming its file (a URDF file's warnings, ``arm.urdf: link 'x': ...``), any other message
-    on one line."""
-    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
-    if not lines:
-        return []
-    header = _URDF_HEADER.match(lines[0])
-    if header and len(lines) > 1:
-        return [f"{header['label']}: {ln}" for ln in lines[1:]]
-    return ["; ".join(lines)]
-
-
-def say_warning(message, category=None, filename=None, lineno=None, file=None, line=None):
-    """Print a warning to stderr as ``robodyn: warning: ...`` lines (:func:`warning_lines`),
-    without Python's file path and source line; the signature of
-    :func:`warnings.showwarning`, which :func:`main` replaces with it."""
-    for text in warning_lines(message):
-        print(f"robodyn: warning: {text}", file=file or sys.stderr)
 
 
 _SPLIT = re.compile(r"[,\s]+")

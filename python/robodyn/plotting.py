@@ -19,7 +19,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["plot_result", "draw_robot", "animate_result", "require_matplotlib"]
+__all__ = ["plot_result", "draw_robot", "animate_result", "default_configuration",
+           "require_matplotlib"]
 
 
 def require_matplotlib(animation=False):

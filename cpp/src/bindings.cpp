@@ -467,9 +467,12 @@ class RobotCore {
     const int nf = static_cast<int>(model_->frame_body.size());
     if (PyUnicode_Check(link.ptr())) {
       const std::string name = link.cast<std::string>();
-      for (int f = 0; f < nf; ++f)
+      std::string names;
+      for (int f = 0; f < nf; ++f) {
         if (model_->link_names[f] == name) return f;
-      bad("link", "no link named '" + name + "'");
+        names += (f ? ", " : "") + model_->link_names[f];
+      }
+      bad("link", "no link named '" + name + "'; the links: " + names);
     }
     if (PyIndex_Check(link.ptr()) && !PyBool_Check(link.ptr())) {
       const Py_ssize_t f0 = PyNumber_AsSsize_t(link.ptr(), nullptr);  // clips huge values
@@ -922,7 +925,17 @@ PYBIND11_MODULE(_core, m) {
                             });
           },
           py::arg("q"), py::arg("v"), py::arg("out") = py::none(),
-          "Total momentum [angular about the world origin; linear] in world axes, (6,).")
+          R"doc(momentum(q, v, out=None) -> h = [L; p], shape (6,)
+
+The total momentum of the bodies at configuration q (nq,) with velocity v (nv,), in world axes
+(the base frame of a fixed-base model): L (entries 0-2, N m s) the angular momentum about the
+world origin (not about the centre of mass: centroidal_momentum_matrix gives that one), p
+(entries 3-5, N s) the linear momentum, m times the velocity of the centre of mass. With a
+free-floating base, v = [base angular; base linear velocity (both in the base frame); joints],
+as everywhere. Rigid bodies only: rotor inertia (armature) is not counted. Without external
+forces h is constant; gravity changes p by m g per second and L by c x m g
+(c = center_of_mass(q)). (N, nq) and (N, nv) batches give (N, 6); out: a C-contiguous float64
+array of the result's shape, written in place.)doc")
       .def(
           "center_of_mass",
           [](RobotCore& r, py::handle q, py::handle out) {
@@ -931,7 +944,15 @@ PYBIND11_MODULE(_core, m) {
                               return center_of_mass(m, d, x[0], o);
                             });
           },
-          py::arg("q"), py::arg("out") = py::none(), "Centre of mass in world coordinates, (3,).")
+          py::arg("q"), py::arg("out") = py::none(),
+          R"doc(center_of_mass(q, out=None) -> c, shape (3,)
+
+The centre of mass of all the bodies at configuration q (nq,), in metres in world coordinates
+(the base frame of a fixed-base model; a free-floating base's world frame is the one its
+position q[0:3] and quaternion q[3:7] are given in). The mass-weighted mean of the bodies'
+centres of mass; massless links count for nothing. (N, nq) batches give (N, 3); out: a
+C-contiguous float64 array of the result's shape, written in place. ValueError if the bodies
+have no mass.)doc")
       .def(
           "centroidal_momentum_matrix",
           [](RobotCore& r, py::handle q, py::handle out) {
@@ -965,8 +986,17 @@ array written in place. ValueError if the bodies have no mass.)doc")
                             });
           },
           py::arg("q"), py::arg("v"), py::arg("dt") = 1.0, py::arg("out") = py::none(),
-          "The configuration after moving with constant v for dt, (nq,) (a free base on "
-          "SE(3): pose exp(dt v); its quaternion renormalised).")
+          R"doc(integrate(q, v, dt=1.0, out=None) -> q1, shape (nq,)
+
+The configuration reached from q (nq,) by moving with the constant velocity v (nv,) for dt
+seconds. Each joint: q1 = q + dt v (rad or m). A free-floating base, q[0:7] = [position of
+its origin in the world (m); unit quaternion x, y, z, w of its orientation, base to world]
+and v[0:6] = [angular velocity; velocity of its origin], both in the base frame (body
+twist), moves on SE(3): pose1 = pose0 exp(dt v^) (the twist held constant in the moving
+frame; not q + dt v), its quaternion renormalised. The inverse of difference:
+integrate(q0, difference(q0, q1)) = q1. (N, nq) and (N, nv) batches give (N, nq); out (may
+be q): a C-contiguous float64 array of the result's shape, written in place. ValueError for
+a non-finite dt or a base quaternion farther than 1e-6 from unit norm.)doc")
       .def(
           "difference",
           [](RobotCore& r, py::handle q0, py::handle q1, py::handle out) {
@@ -977,7 +1007,15 @@ array written in place. ValueError if the bodies have no mass.)doc")
                             });
           },
           py::arg("q0"), py::arg("q1"), py::arg("out") = py::none(),
-          "The velocity v, (nv,), with integrate(q0, v, 1) = q1.")
+          R"doc(difference(q0, q1, out=None) -> v, shape (nv,)
+
+The velocity v (nv,) that moves q0 to q1 (both (nq,)) in unit time: integrate(q0, v, 1) = q1.
+Each joint: q1 - q0. A free-floating base's block (the first six entries) is the body twist
+log(pose0^-1 pose1) = [rotation vector; translation] in the frame of pose0 (the rotation the
+shorter way, under pi), the layout of v. Divide by a time step for a velocity;
+difference(q, q + dq) is the tangent-space displacement used by the floating derivatives.
+(N, nq) batches give (N, nv); out: a C-contiguous float64 array of the result's shape,
+written in place.)doc")
       .def_property_readonly(
           "joint_names", [](const RobotCore& r) { return r.model_->joint_names; },
           "Names of the moving joints, in q order.")

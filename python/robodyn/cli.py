@@ -19,8 +19,11 @@ import math
 import os
 import re
 import sys
+import warnings
 
 import numpy as np
+
+from ._messages import say_warning, warning_lines  # noqa: F401 (warning_lines: public here)
 
 __all__ = ["main", "COMMANDS", "register", "load_robot", "add_robot_options", "robot_options",
            "parse_vector", "UsageError"]
@@ -73,10 +76,8 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
     """A robot by name (:func:`robodyn.robots.resolve`: the bundled robots and, when installed,
     example-robot-data's) or a URDF (or .xacro) file by path; UsageError if there is none.
 
-    Loading warnings are printed once to stderr as ``robodyn: warning: ...``; ``strict``
-    turns them into errors (ValueError)."""
-    import warnings
-
+    Loading warnings are printed once to stderr, one line each (:func:`say_warning`);
+    ``strict`` turns them into errors (ValueError)."""
     import robodyn
 
     text = str(name_or_path)
@@ -94,7 +95,7 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
                                       floating_base=floating_base,
                                       xacro_env=xacro_env)
         for w in caught:
-            print(f"robodyn: warning: {w.message}", file=sys.stderr)
+            say_warning(w.message)
         return robot
     if xacro_args or xacro_env:
         flag = "--xacro-arg" if xacro_args else "--xacro-allow-env"
@@ -512,19 +513,19 @@ def _simulate_run(args):
     finally:
         if bar is not None:
             bar.close()
-    return _write_results(args, res, animate=True)
+    return _write_results(args, res)
 
 
-def _write_results(args, res, animate):
-    """write the files --csv / --plot (/ --animate) ask for, print the summary; exit status 0"""
+def _write_results(args, res):
+    """write the files --csv / --plot / --animate ask for, print the summary; exit status 0"""
     written = []
     if args.csv:
         written.append(res.to_csv(args.csv))
     if args.plot:
         res.plot(args.plot)
         written.append(args.plot)
-    if animate and args.animate:
-        res.animate(args.animate, fps=args.fps)
+    if args.animate:
+        res.animate(args.animate, fps=args.fps, progress=not args.quiet)
         written.append(args.animate)
     if not args.quiet:
         print(res.summary())
@@ -567,7 +568,7 @@ def _simulate_floating(args, robot, simulate):
     finally:
         if progress is not None:
             progress.close()
-    return _write_results(args, res, animate=False)
+    return _write_results(args, res)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -579,25 +580,41 @@ def _simulate_floating(args, robot, simulate):
 
 def _show_arguments(p):
     p.add_argument("robot", metavar="ROBOT", help="robot name or URDF file path")
-    _vector_option(p, "--q", "joint positions (rad or m; default: zeros, clipped into the "
-                             "limits)")
+    p.add_argument("--q", nargs="+", metavar="X",
+                   help="the configuration: n joint positions (rad or m), comma- or "
+                        "space-separated, or one number for all joints (default: zeros, "
+                        "clipped into the limits); a free-floating robot's nq numbers are "
+                        "the base position (3), its quaternion x y z w (4), then the joints "
+                        "(default: a bundled system's initial state, else the base at the "
+                        "origin)")
     p.add_argument("-o", "--output", metavar="PNG",
                    help="image file to write (default: ROBOT.png in the current directory)")
     p.add_argument("--view", nargs=2, type=float, metavar=("ELEV", "AZIM"),
                    default=(25.0, -60.0), help="camera elevation and azimuth in degrees")
+    p.add_argument("--quiet", action="store_true", help="do not say which file was written")
     add_robot_options(p)
+    add_floating_option(p)
 
 
 def _show_run(args):
     """draw the robot at a configuration (3-D stick figure with joint frames)"""
-    from .plotting import draw_robot, require_matplotlib
+    from .plotting import default_configuration, draw_robot, require_matplotlib
 
     require_matplotlib()
-    robot = load_robot(args.robot, **robot_options(args))
-    q = parse_vector(args.q, robot.n, "--q")
+    robot = load_robot(args.robot, **robot_options(args),
+                       floating_base=bool(getattr(args, "floating_base", False)))
+    if args.q is not None and robot.nq != robot.nv:
+        count = len([x for tok in args.q for x in _SPLIT.split(tok.strip()) if x])
+        if count != robot.nq:
+            raise UsageError(f"--q: {robot.name} has a free-floating base: expected "
+                             f"{robot.nq} numbers (base position 3, quaternion x y z w 4, "
+                             f"joints {robot.nq - 7}), got {count}")
+    q = (default_configuration(robot) if args.q is None
+         else parse_vector(args.q, robot.nq, "--q"))
     path = args.output or f"{robot.name or 'robot'}.png"
     draw_robot(robot, q, path=path, elev=args.view[0], azim=args.view[1])
-    print(f"wrote {path}")
+    if not args.quiet:
+        print(f"wrote {path}")
     return 0
 
 
@@ -716,12 +733,21 @@ def _version():
     return __version__
 
 
+def _description():
+    from . import robots
+
+    fixed = robots.available()
+    floating = [n for n in robots.available(floating=True) if n not in fixed]
+    return ("robodyn: dynamics of robot manipulators and free-floating systems. ROBOT is a "
+            f"bundled robot ({', '.join(fixed)}; free-floating: {', '.join(floating)}), an "
+            f"example-robot-data robot ({', '.join(robots.EXAMPLE_ROBOTS)}: when that package "
+            "is installed) or a URDF file path.")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="robodyn",
-        description="robodyn: dynamics of serial robot manipulators. ROBOT is a bundled robot "
-                    "(intelledex_605, stanford_arm), an example-robot-data robot (ur5, panda: "
-                    "when that package is installed) or a URDF file path.")
+        description=_description())
     parser.add_argument("--version", action="version", version=f"robodyn {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (add_arguments, run) in COMMANDS.items():
@@ -760,7 +786,9 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else 2
     prefix = f"robodyn {args.command}: error:"
     try:
-        status = int(args._run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = say_warning  # one line each, no Python file paths
+            status = int(args._run(args) or 0)
         sys.stdout.flush()
         return status
     except BrokenPipeError:

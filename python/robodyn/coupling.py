@@ -364,11 +364,15 @@ class CoupledRobot(Robot):
         return np.matmul(full, self._G, out=self._out(out, shape))
 
     def momentum(self, q, v, out=None):
-        """Total momentum at q_full = G q + b, qd_full = G v; see Robot.momentum."""
+        """Total momentum (6,) [angular about the world origin, N m s; linear, N s] in world
+        axes, of the full model at q_full = G q + b, qd_full = G v (q, v: the independent
+        joints, (n,) or (N, n)); see Robot.momentum."""
         q, v = self._states(("q", "v"), (q, v))
         return Robot.momentum(self, self._expand(q, True), self._expand(v, False), out=out)
 
     def center_of_mass(self, q, out=None):
+        """Centre of mass (3,) in world coordinates (m) of the full model at q_full = G q + b
+        (q: the independent joints, (n,) or (N, n)); see Robot.center_of_mass."""
         q = self._state(q, "q")
         return Robot.center_of_mass(self, self._expand(q, True), out=out)
 
@@ -381,7 +385,8 @@ class CoupledRobot(Robot):
         return np.matmul(full, self._G, out=self._out(out, shape))
 
     def integrate(self, q, v, dt=1.0, out=None):
-        """q + dt v (the independent joints; a coupled robot has no free base)."""
+        """q + dt v, shape of q (the independent joints, rad or m; a coupled robot has no
+        free base, so every coordinate moves on the line); see Robot.integrate."""
         q, v = self._states(("q", "v"), (q, v))
         dt = float(dt)
         if not np.isfinite(dt):
@@ -390,7 +395,8 @@ class CoupledRobot(Robot):
         return np.add(q, dt * v, out=out) if out is not None else q + dt * v
 
     def difference(self, q0, q1, out=None):
-        """q1 - q0 (the independent joints)."""
+        """q1 - q0, shape of q0 (the independent joints): the v with integrate(q0, v, 1) = q1;
+        see Robot.difference."""
         q0, q1 = self._states(("q0", "q1"), (q0, q1))
         out = self._out(out, q0.shape)
         return np.subtract(q1, q0, out=out) if out is not None else q1 - q0

@@ -15,10 +15,12 @@ matplotlib is imported lazily, only when a figure is drawn; without it the funct
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
-__all__ = ["plot_result", "draw_robot", "animate_result", "require_matplotlib"]
+__all__ = ["plot_result", "draw_robot", "animate_result", "default_configuration",
+           "require_matplotlib"]
 
 
 def require_matplotlib(animation=False):
@@ -219,32 +221,61 @@ def plot_result(res, path=None, show=False, title=None):
 # the robot as a stick figure
 
 
-def _skeleton(robot):
-    """(parents of every pose of ``forward_kinematics``, -1 = base; joint axes of the moving
-    links in their own frames)."""
-    spec = robot.spec
-    parents = [int(p) for p in robot.parents]
-    parents += [int(f.parent) for f in spec.frames]
-    axes = [np.asarray(b.axis, dtype=float) for b in spec.bodies]
-    return parents, axes
+
+class _Skeleton:
+    """What the stick figure draws of a robot, read once from its description: the parent of
+    every pose ``forward_kinematics`` returns (bodies, then extra frames; -1 the base), the
+    joint axes of the jointed bodies in their own frames, the centres of mass of the bodies
+    with mass, and whether body 0 floats (a free-flyer joint: no link to the world)."""
+
+    def __init__(self, robot):
+        spec = robot.spec
+        bodies = spec.bodies
+        self.parents = np.array([int(b.parent) for b in bodies]
+                                + [int(f.parent) for f in spec.frames], dtype=int)
+        self.floating = bool(bodies) and bodies[0].joint_type == "floating"
+        self.jointed = np.array([i for i, b in enumerate(bodies)
+                                 if b.joint_type != "floating"], dtype=int)
+        self.axes = np.array([np.asarray(bodies[i].axis, dtype=float)
+                              for i in self.jointed]).reshape(-1, 3)
+        self.massive = np.array([i for i, b in enumerate(bodies) if b.mass > 0.0], dtype=int)
+        self.com = np.array([np.asarray(bodies[i].com, dtype=float)
+                             for i in self.massive]).reshape(-1, 3)
+        # segments parent origin -> child origin; a root's parent is the world origin on a
+        # fixed base, and a floating root has none
+        child = np.arange(self.parents.shape[0])
+        keep = (self.parents >= 0) | (not self.floating)
+        self.link_child, self.link_parent = child[keep], self.parents[keep]
 
 
 def _poses(robot, Q):
     """Poses (frames, k, 4, 4) of every link for each configuration in Q (frames, nq)."""
-    return np.array([np.asarray(robot.forward_kinematics(q)) for q in Q])
+    return np.asarray(robot.forward_kinematics(np.ascontiguousarray(Q, dtype=np.float64)),
+                      dtype=np.float64).reshape(Q.shape[0], -1, 4, 4)
+
+
+def _polyline(a, b):
+    """x, y, z arrays of the segments a[i] -> b[i] (k, 3), separated by NaN (one artist)."""
+    pts = np.full((a.shape[0], 3, 3), np.nan)
+    pts[:, 0], pts[:, 1] = a, b
+    return pts.reshape(-1, 3).T
 
 
 _E = np.zeros(0)  # no points yet
 
 
 class _StickFigure:
-    """Artists of one robot drawing on a 3-D axes, updated in place for each frame."""
+    """Artists of one robot drawing on a 3-D axes, updated in place for each frame (a handful of
+    Line3D objects whatever the robot's size: every link in one, every frame axis of one colour
+    in one)."""
 
     def __init__(self, ax, robot, poses_all):
-        self.parents, self.axes_local = _skeleton(robot)
-        self.n = robot.n
-        pts = poses_all[:, :, :3, 3].reshape(-1, 3)
-        pts = np.vstack([pts, np.zeros(3)])
+        self.sk = sk = _Skeleton(robot)
+        origins = poses_all[:, :, :3, 3].reshape(-1, 3)
+        massive = poses_all[:, sk.massive]
+        coms = (np.einsum("fkij,kj->fki", massive[:, :, :3, :3], sk.com)
+                + massive[:, :, :3, 3]).reshape(-1, 3)
+        pts = np.vstack([origins, coms] + ([] if sk.floating else [np.zeros((1, 3))]))
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         centre = 0.5 * (lo + hi)
         half = max(0.5 * float(np.max(hi - lo)), 0.05) * 1.15
@@ -256,73 +287,114 @@ class _StickFigure:
         ax.set_xlabel("x (m)")
         ax.set_ylabel("y (m)")
         ax.set_zlabel("z (m)")
-        self.links = ax.plot(np.zeros(0), np.zeros(0), np.zeros(0), "-", color="0.25", lw=3, solid_capstyle="round",
+        self.links = ax.plot(_E, _E, _E, "-", color="0.25", lw=3, solid_capstyle="round",
                              label="links")[0]
+        self.to_com = ax.plot(_E, _E, _E, ":", color="0.4", lw=1.5)[0]
+        self.coms = ax.plot(_E, _E, _E, "o", color="C0", ms=4, label="centres of mass")[0]
         self.joints = ax.plot(_E, _E, _E, "o", color="C1", ms=6, label="joints")[0]
-        self.triads = [[ax.plot(_E, _E, _E, "-", color=c, lw=1.2)[0] for c in "rgb"]
-                       for _ in range(len(self.parents))]
-        self.joint_axes = [ax.plot(_E, _E, _E, "-", color="m", lw=2.5, alpha=0.8)[0]
-                           for _ in range(self.n)]
-        ax.plot([0], [0], [0], "ks", ms=7, label="base")
-        ax.plot(_E, _E, _E, "-", color="m", lw=2.5, label="joint axes")
+        self.triads = [ax.plot(_E, _E, _E, "-", color=c, lw=1.2)[0] for c in "rgb"]
+        self.joint_axes = ax.plot(_E, _E, _E, "-", color="m", lw=2.5, alpha=0.8,
+                                  label="joint axes")[0]
+        if sk.floating:
+            self.base = ax.plot(_E, _E, _E, "ks", ms=7, label="floating base")[0]
+        else:
+            self.base = ax.plot([0.0], [0.0], [0.0], "ks", ms=7, label="base")[0]
         ax.plot(_E, _E, _E, "-", color="r", lw=1.2, label="frames x, y, z (r, g, b)")
         ax.legend(loc="upper left", fontsize="x-small", frameon=False)
 
+    @property
+    def artists(self):
+        """The artists that move from frame to frame."""
+        moving = [self.links, self.to_com, self.coms, self.joints, *self.triads,
+                  self.joint_axes]
+        return moving + ([self.base] if self.sk.floating else [])
+
     def update(self, poses):
-        xs, ys, zs = [], [], []
-        origin = poses[:, :3, 3]
-        for i, p in enumerate(self.parents):
-            a = np.zeros(3) if p < 0 else origin[p]
-            b = origin[i]
-            xs += [a[0], b[0], np.nan]
-            ys += [a[1], b[1], np.nan]
-            zs += [a[2], b[2], np.nan]
-        self.links.set_data_3d(np.array(xs), np.array(ys), np.array(zs))
-        joints = origin[:self.n]
-        self.joints.set_data_3d(joints[:, 0], joints[:, 1], joints[:, 2])
-        s = self.scale
-        for i, lines in enumerate(self.triads):
-            R, o = poses[i][:3, :3], origin[i]
-            for k, line in enumerate(lines):
-                e = o + 0.6 * s * R[:, k]
-                line.set_data_3d(*np.column_stack([o, e]))
-        for i, line in enumerate(self.joint_axes):
-            R, o = poses[i][:3, :3], origin[i]
-            u = R @ self.axes_local[i]
-            a, b = o - 0.5 * s * u, o + 0.5 * s * u
-            line.set_data_3d(*np.column_stack([a, b]))
+        sk, s = self.sk, self.scale
+        origin, R = poses[:, :3, 3], poses[:, :3, :3]
+        start = np.zeros((sk.link_child.shape[0], 3))
+        has_parent = sk.link_parent >= 0
+        start[has_parent] = origin[sk.link_parent[has_parent]]
+        self.links.set_data_3d(*_polyline(start, origin[sk.link_child]))
+        com = np.einsum("kij,kj->ki", R[sk.massive], sk.com) + origin[sk.massive]
+        self.to_com.set_data_3d(*_polyline(origin[sk.massive], com))
+        self.coms.set_data_3d(*com.T)
+        jointed = origin[sk.jointed]
+        self.joints.set_data_3d(*jointed.T)
+        for k, line in enumerate(self.triads):
+            line.set_data_3d(*_polyline(origin, origin + 0.6 * s * R[:, :, k]))
+        u = np.einsum("kij,kj->ki", R[sk.jointed], sk.axes)
+        self.joint_axes.set_data_3d(*_polyline(jointed - 0.5 * s * u, jointed + 0.5 * s * u))
+        if sk.floating:
+            self.base.set_data_3d(*origin[:1].T)
+
+
+def default_configuration(robot):
+    """Where :func:`draw_robot` draws a robot given no q: its joints at zero clipped into their
+    limits; a floating base at the origin with the identity quaternion, or for a bundled seed
+    system the document's initial state (:func:`robodyn.robots.initial_state`)."""
+    lo, hi = (np.asarray(x, dtype=np.float64) for x in robot.position_limits)
+    joints = np.clip(np.zeros(lo.shape[0]), lo, hi)
+    if robot.nq == robot.nv:
+        return joints
+    from . import robots
+
+    try:
+        return robots.initial_state(robot.name, robot)[0]
+    except ValueError:  # not a bundled seed system
+        q = np.zeros(robot.nq)
+        q[6] = 1.0
+        q[7:] = joints[-(robot.nq - 7):] if robot.nq > 7 else joints[:0]
+        return q
+
+
+def _describe(robot, q):
+    """A title line for the robot at q (a floating base's pose apart from its joints)."""
+    def vec(x):
+        return "(" + ", ".join(f"{v:.3g}" for v in x) + ")"
+
+    if robot.nq == robot.nv:
+        return f"{robot.name} at q = {vec(q)}"
+    text = f"{robot.name}: base at {vec(q[:3])} m, quaternion (x, y, z, w) {vec(q[3:7])}"
+    return text + (f"\njoints {vec(q[7:])}" if q.shape[0] > 7 else "")
 
 
 def draw_robot(robot, q=None, path=None, show=False, title=None, elev=25.0, azim=-60.0):
-    """The robot at configuration ``q`` (default: zeros, clipped into the joint limits) as a
-    3-D stick figure: a segment from each link's frame origin to its parent's, the joint
-    origins, each link frame's x, y, z axes (red, green, blue) and each joint's axis
-    (magenta). Frames are those of ``robot.forward_kinematics`` (the URDF's link frames, or the
-    DH frames). Saved to ``path`` if given; returns the Figure."""
+    """The robot at configuration ``q`` (nq,) as a 3-D stick figure: a segment from each link's
+    frame origin to its parent's (to the world origin for a fixed base's first link; none for a
+    floating base, drawn as a black square), a dotted segment from each link's origin to its
+    centre of mass (blue dot), the joint origins, each link frame's x, y, z axes (red, green,
+    blue) and each joint's axis (magenta). Frames are those of ``robot.forward_kinematics``
+    (the URDF's link frames, or the DH frames). ``q`` defaults to
+    :func:`default_configuration`. Saved to ``path`` if given; returns the Figure."""
     require_matplotlib()
-    n = robot.n
-    if q is None:
-        lo, hi = robot.position_limits
-        q = np.clip(np.zeros(n), lo, hi)
-    q = np.asarray(q, dtype=np.float64)
+    q = default_configuration(robot) if q is None else np.asarray(q, dtype=np.float64)
+    if q.shape != (robot.nq,):
+        raise ValueError(f"q: expected {robot.nq} values, got {q.shape[0] if q.ndim else 1}")
     fig = _figure((7, 7), show)
     ax = fig.add_subplot(projection="3d")
     ax.view_init(elev=elev, azim=azim)
     poses = _poses(robot, q[None, :])
     stick = _StickFigure(ax, robot, poses)
     stick.update(poses[0])
-    values = ", ".join(f"{x:.3g}" for x in q)
-    ax.set_title(title or f"{robot.name} at q = ({values})", fontsize="small")
+    ax.set_title(title or _describe(robot, q), fontsize="small")
     return _finish(fig, path, show, dpi=100)
 
 
-def animate_result(res, path, fps=25.0, max_frames=250, dpi=80, elev=25.0, azim=-60.0):
-    """Write the simulated motion of ``res`` as an animated GIF (pillow) at ``path``: the
-    stick figure of :func:`draw_robot` at ``fps`` frames per simulated second (at most
-    ``max_frames`` frames: sampled more sparsely for long runs), with the time in the title.
-    Needs the plant robot (``res.robot``, set by :func:`robodyn.simulate`). Returns the path."""
+def animate_result(res, path, fps=25.0, max_frames=250, dpi=80, elev=25.0, azim=-60.0,
+                   progress=False):
+    """Write the simulated motion of ``res`` as an animated GIF at ``path``: the stick figure
+    of :func:`draw_robot` at ``fps`` frames per simulated second (at most ``max_frames``
+    frames: sampled more sparsely for long runs, which then play faster, as the title says),
+    with the simulated time in the top right corner. Needs the plant robot (``res.robot``, set by
+    :func:`robodyn.simulate`). ``progress``: a progress bar on stderr (tqdm). Returns the
+    path.
+
+    The axes, panes and legend are drawn once; each frame redraws only the moving lines over
+    that background (blitting) and is appended to the file as it is drawn
+    (:class:`robodyn._gif.GifWriter`, one palette for the whole animation)."""
     require_matplotlib(animation=True)
-    from matplotlib.animation import PillowWriter
+    from ._gif import GifWriter, frame_delay_ms
 
     robot = getattr(res, "robot", None)
     if robot is None:
@@ -330,23 +402,54 @@ def animate_result(res, path, fps=25.0, max_frames=250, dpi=80, elev=25.0, azim=
                          "robodyn.simulate carry theirs")
     if not (np.isfinite(fps) and fps > 0):
         raise ValueError(f"fps: expected a positive number, got {fps!r}")
-    count = int(min(max_frames, max(2, round(res.duration * fps) + 1)))
+    if int(max_frames) < 2:
+        raise ValueError(f"max_frames: expected at least 2, got {max_frames!r}")
+    count = int(min(int(max_frames), max(2, round(res.duration * fps) + 1)))
     times = np.linspace(res.t[0], res.t[-1], count)
     rows = np.clip(np.searchsorted(res.t, times), 0, res.t.shape[0] - 1)
     poses = _poses(robot, res.q[rows])
     fig = _figure((6, 6), False)
+    fig.set_dpi(dpi)
     ax = fig.add_subplot(projection="3d")
     ax.view_init(elev=elev, azim=azim)
     stick = _StickFigure(ax, robot, poses)
-    # playback speed: the GIF shows count frames at fps, the run lasted res.duration
-    speed = res.duration / max(count / fps, 1e-12)
-    note = "" if 0.9 < speed < 1.1 else f" (played at {speed:.2g}x)"
-    writer = PillowWriter(fps=fps)
+    # playback speed: the GIF shows count frames, each for its delay; the run lasted
+    # res.duration
+    speed = res.duration / (count * frame_delay_ms(fps) / 1000.0)
+    note = "" if 0.9 < speed < 1.1 else f", played at {speed:.2g}x"
+    ax.set_title(f"{res.robot_name}, controller {res.controller_name}{note}",
+                 fontsize="small")
+    # only the clock changes in the text: a few glyphs drawn per frame
+    clock = ax.text2D(0.99, 0.99, "t = 0.00 s", transform=ax.transAxes, ha="right",
+                      va="top", fontsize="small", family="monospace")
+    moving = stick.artists + [clock]
+    for artist in moving:
+        artist.set_animated(True)
+    canvas = fig.canvas
+    canvas.draw()  # the static part, laid out once
+    fig.set_layout_engine("none")
+    background = canvas.copy_from_bbox(fig.bbox)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        isatty = getattr(sys.stderr, "isatty", None)
+        bar = tqdm(total=count, unit="frame", desc=f"writing {os.path.basename(path)}",
+                   leave=False, file=sys.stderr, mininterval=0.2,
+                   delay=0.0 if isatty and isatty() else 1.0)
     path = os.fspath(path)
-    with writer.saving(fig, path, dpi):
-        for k in range(count):
-            stick.update(poses[k])
-            ax.set_title(f"{res.robot_name}, controller {res.controller_name}: "
-                         f"t = {res.t[rows[k]]:.2f} s{note}", fontsize="small")
-            writer.grab_frame()
+    try:
+        with GifWriter(path, fps) as gif:
+            for k in range(count):
+                canvas.restore_region(background)
+                stick.update(poses[k])
+                clock.set_text(f"t = {res.t[rows[k]]:.2f} s")
+                for artist in moving:
+                    ax.draw_artist(artist)
+                gif.add(np.asarray(canvas.buffer_rgba()))
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
     return path

@@ -60,7 +60,9 @@ frame, joints]) are integrated on their configuration manifold, always by the Py
   base is not actuated); robodyn's joint-space controllers (ComputedTorque, PDGravity,
   Feedforward) are for fixed-base models and are refused;
 - the result records the momentum ``robot.momentum(q, v)`` (angular about the world origin;
-  linear) and the summary its drift, which is zero for a free system without losses;
+  linear), and the summary its change against the external impulse (gravity's m g T, any
+  wrench) and the drift, the difference (zero to integration error). There is no ground
+  contact model: under gravity a floating robot falls freely;
 - joint limits apply to the joints (q[7:], v[6:]) as on a fixed base, but a stop's velocity
   change is an internal impulse ``M dv = E lam`` (E the stopped joints' columns of the
   identity): the stopped joint gets exactly the fixed-base rule's velocity and the base and
@@ -1337,14 +1339,29 @@ class SimulationResult:
         return self.q.shape[1] != self.qd.shape[1]
 
     @property
+    def external_impulse(self):
+        """(N+1, 6) impulse of the external forces from the start, [angular about the world
+        origin, N m s; linear, N s] in world axes: gravity's (m g T for the linear part) and
+        that of any wrench on the robot (the base block of ``tau``); None unless the robot is
+        floating (and known: ``res.robot``). See :mod:`robodyn._momentum`."""
+        from ._momentum import external_impulse
+
+        return external_impulse(self)
+
+    @property
     def momentum_drift(self):
-        """``(angular, linear)``: max over the run of ``|h(t) - h(0)|`` (2-norm of the angular
-        part about the world origin, N m s, and of the linear part, N s); None unless the
-        robot is floating. Zero, to rounding and integration error, for a free system
-        (no gravity, joint friction or external wrenches)."""
+        """``(angular, linear)``: max over the run of ``|h(t) - h(0) - J(t)|``, the change of
+        the total momentum that the external impulse J (:attr:`external_impulse`: gravity, any
+        wrench on the robot) does not explain (2-norm of the angular part about the world
+        origin, N m s, and of the linear part, N s); None unless the robot is floating. Zero
+        to rounding and integration error (joint torques and friction are internal). A result
+        without its robot counts J as zero."""
         if self.momentum is None:
             return None
         d = self.momentum - self.momentum[0]
+        impulse = self.external_impulse
+        if impulse is not None:
+            d = d - impulse
         return (float(np.max(np.linalg.norm(d[:, :3], axis=1))),
                 float(np.max(np.linalg.norm(d[:, 3:], axis=1))))
 
@@ -1404,7 +1421,8 @@ class SimulationResult:
         rate = "continuous" if self.control_rate is None else f"{self.control_rate:g} Hz"
         lines = [
             f"robot {self.robot_name} ("
-            + (f"free-flyer base and {self.n - 6} joints" if self.floating
+            + (f"free-flyer base and {self.n - 6} joint{'s' if self.n != 7 else ''}"
+               if self.floating
                else f"{self.n} joints")
             + f"), controller {self.controller_name}, "
             f"integrator {self.integrator}, dt {self.dt:g} s, control {rate}",
@@ -1434,11 +1452,9 @@ class SimulationResult:
             lines.append(f"max tracking error {float(err[worst]):.3e} {self.units(worst)[0]} "
                          f"(joint {self.joint_names[worst]})")
         if self.momentum is not None:
-            ang, lin = self.momentum_drift
-            h0 = self.momentum[0]
-            lines.append(f"momentum drift: angular {ang:.3e} N m s (|h0| "
-                         f"{float(np.linalg.norm(h0[:3])):.6g}), linear {lin:.3e} N s (|p0| "
-                         f"{float(np.linalg.norm(h0[3:])):.6g})")
+            from ._momentum import momentum_lines
+
+            lines += momentum_lines(self)
         if self.saturated_calls:
             lines.append(f"torque saturated in {self.saturated_calls} controller calls")
         report = self.limit_report()
@@ -1495,10 +1511,11 @@ class SimulationResult:
         from .plotting import plot_result
         return plot_result(self, path=path, show=show)
 
-    def animate(self, path, fps=25.0, max_frames=250):
+    def animate(self, path, fps=25.0, max_frames=250, progress=False):
         """Write the motion as an animated GIF at ``path``: the robot as a 3-D stick figure
         with its joint frames (robodyn.plotting.animate_result; needs matplotlib and pillow,
         the ``plot`` extra). ``fps`` frames per simulated second, at most ``max_frames``
-        (longer runs are sampled more sparsely and play faster). Returns the path."""
+        (longer runs are sampled more sparsely and play faster); ``progress``: a progress bar
+        on stderr. Returns the path."""
         from .plotting import animate_result
-        return animate_result(self, path, fps=fps, max_frames=max_frames)
+        return animate_result(self, path, fps=fps, max_frames=max_frames, progress=progress)

@@ -67,9 +67,10 @@ class ModelSpec:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     name: str = "robot"
     base_name: str = "base"
-    # False accepts non-physical inertias as given (published models such as the Stanford
-    # arm's link 5, which breaks the triangle inequality); True checks every body's inertia
-    # (positive semidefinite, triangle inequality) with the one tolerance of robodyn.urdf.
+    # False accepts inertias that break the triangle inequality as given (published models
+    # such as the Stanford arm's link 5); True checks it too. Every body's inertia must be
+    # positive semidefinite either way (Robot(spec) refuses a negative principal moment), with
+    # the one tolerance of robodyn.urdf.
     check_inertia: bool = True
     # False accepts a singular mass matrix (a joint that moves no mass: inverse dynamics and
     # kinematics work, forward dynamics raises); load_urdf sets it, with a warning

@@ -861,8 +861,11 @@ def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True, stric
     check_inertia: check that every link that moves has a physical inertia (positive
         semi-definite, principal moments obeying I1 + I2 >= I3, tolerance
         ``max(1e-9 * largest moment, 1e-12 kg m^2)``). A violation is a :class:`URDFWarning`
-        naming the link and the inequality, and the file loads as written; links that never
-        move (the root link, links welded to it) are not checked. False: no check at all.
+        naming the link and the inequality, and the spec is returned as written; links that
+        never move (the root link, links welded to it) are not checked. False: no check here.
+        Building a Robot from the spec (``load_urdf``) refuses a moving body whose inertia is
+        not positive semidefinite whatever this says; only the triangle inequality can be
+        accepted.
     strict: every warning (non-physical inertia, mimic joints loaded independently) is a
         :class:`URDFError` instead.
     mimic: ``"couple"`` (default): a ``<mimic>`` joint follows its leader,

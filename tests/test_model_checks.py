@@ -1,10 +1,11 @@
 """Every way of building a model applies the same physical checks (issue 31, item 7).
 
 A rotational inertia with a negative principal moment is no rigid body (a turn about that
-axis would have negative kinetic energy). ``load_urdf`` refuses it, and so does every other
-constructor: ``Robot(spec)`` with or without ``check_inertia``, a coupled (mimic) model,
-unpickling, ``from_dh``, a campaign's perturbed plant. ``check_inertia=False`` only lets the
-triangle inequality go (the published Stanford arm breaks it). The principal moments are
+axis would have negative kinetic energy). ``load_urdf`` loads a file that has one as written,
+with a warning (shipped files do: example-robot-data's romeo_laas_small); every other way of
+building a model refuses one: ``Robot(spec)`` with or without ``check_inertia``, a coupled
+(mimic) model, unpickling, ``from_dh``, a campaign's perturbed plant. ``check_inertia=False``
+only lets the triangle inequality go (the published Stanford arm breaks it). The principal moments are
 checked against ``numpy.linalg.eigvalsh`` of the tensor given, independently of the model.
 """
 
@@ -92,22 +93,38 @@ def test_from_dh_refuses_a_negative_principal_moment():
         robodyn.from_dh(rows, check_inertia=False)
 
 
-def test_load_urdf_refuses_a_negative_principal_moment_in_every_mode(tmp_path):
-    text = ('<robot name="arm"><link name="base"/><link name="upper"><inertial><mass value="1"/>'
-            '<inertia ixx="-0.01" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
-            '</link><joint name="shoulder" type="continuous"><parent link="base"/>'
-            '<child link="upper"/><axis xyz="0 1 0"/></joint></robot>')
+def arm_urdf(moments):
+    return ('<robot name="arm"><link name="base"/><link name="upper"><inertial><mass value="1"/>'
+            '<inertia ixx="{}" ixy="0" ixz="0" iyy="{}" iyz="0" izz="{}"/></inertial></link>'
+            '<joint name="shoulder" type="continuous"><parent link="base"/>'
+            '<child link="upper"/><axis xyz="0 1 0"/></joint></robot>').format(*moments)
+
+
+def test_only_a_urdf_that_has_a_negative_principal_moment_loads_one(tmp_path):
+    """A shipped file with one (example-robot-data's romeo_laas_small) loads as written, with
+    the warning naming the link (strict refuses, check_inertia=False is silent), and its
+    robot pickles; a negative moment put into the spec of any other model is refused."""
     path = tmp_path / "arm.urdf"
-    path.write_text(text)
-    for options in ({}, {"check_inertia": False}, {"strict": True}):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", urdf.URDFWarning)
-            with pytest.raises(urdf.URDFError, match=rf"^{path}: .*'upper'.*positive "
-                                                      "semi-?definite"):
-                robodyn.load_urdf(path, **options)
-    # parse_urdf gives the data as written (the model is what refuses it)
-    spec = urdf.parse_urdf(path, check_inertia=False)
-    assert np.linalg.eigvalsh(spec.bodies[0].inertia)[0] == pytest.approx(-0.01)
+    path.write_text(arm_urdf((-0.01, 0.1, 0.1)))
+    with pytest.warns(urdf.URDFWarning, match="link 'upper'.*positive semi-definite"):
+        robot = robodyn.load_urdf(path)
+    with pytest.raises(urdf.URDFError, match=rf"^{path}: link 'upper'.*positive semi-definite"):
+        robodyn.load_urdf(path, strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = robodyn.load_urdf(path, check_inertia=False)
+    for r in (robot, quiet):
+        assert r.spec.accept_indefinite_inertia is True
+        back = pickle.loads(pickle.dumps(r))
+        np.testing.assert_array_equal(back.mass_matrix([0.3]), r.mass_matrix([0.3]))
+    # a physical file: its spec made indefinite is refused, loaded with or without the check
+    path.write_text(arm_urdf((0.1, 0.1, 0.1)))
+    for options in ({}, {"check_inertia": False}):
+        spec = robodyn.load_urdf(path, **options).spec
+        assert spec.accept_indefinite_inertia is False
+        spec.bodies[0].inertia = -spec.bodies[0].inertia
+        with pytest.raises(ValueError, match=r"body 0 \('upper'\).*not positive semidefinite"):
+            Robot(spec)
 
 
 def test_tolerance_is_the_models_one():

@@ -18,13 +18,10 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     ``xacro`` extra) or URDF text into a Robot. See docs/urdf.md.
 
     ``armature``: rotor inertias, a dict joint name -> value or a sequence in joint order
-    (overrides the ``<robodyn armature=.../>`` extension element). An inertia on a link that
-    moves that breaks the triangle inequality loads with one
-    :class:`robodyn.urdf.URDFWarning` per file naming the link (links that never move are not
-    checked); ``strict=True`` refuses such a file instead, ``check_inertia=False`` accepts it
-    silently. A negative principal moment (an inertia that is not positive semidefinite) on a
-    moving body is refused in every mode: no rigid body has one (``robodyn.Robot`` refuses it
-    however the model is built).
+    (overrides the ``<robodyn armature=.../>`` extension element). A non-physical inertia on a
+    link that moves loads with one :class:`robodyn.urdf.URDFWarning` per file naming the link
+    and the violated inequality (links that never move are not checked);
+    ``strict=True`` refuses such a file instead, ``check_inertia=False`` checks nothing.
     ``mimic="couple"`` (default): ``<mimic>`` joints follow their leaders and the Robot's
     coordinates are the independent joints (robodyn.coupling); ``"independent"`` loads them
     as independent joints, like Pinocchio's and MuJoCo's loaders. A joint that moves no mass
@@ -64,8 +61,7 @@ def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_rob
 
     Rows are dicts or tuples (theta, d, a, alpha, joint, mass, com, inertia[, armature]); see
     robodyn.dh.dh_to_spec. ``check_inertia=False`` accepts inertias that break the triangle
-    inequality (the verbatim Stanford arm of the Robotics Toolbox has one); an inertia that is
-    not positive semidefinite is refused either way.
+    inequality (the verbatim Stanford arm of the Robotics Toolbox has one).
     """
     from .dh import dh_to_spec
 

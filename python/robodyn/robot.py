@@ -7,7 +7,7 @@ import copy
 import numpy as np
 
 from . import _core
-from ._spec import ModelSpec
+from ._spec import ModelSpec, negative_moments
 
 __all__ = ["Robot"]
 
@@ -85,30 +85,22 @@ def _mat(x, n):
 
 
 def _refuse_negative_inertia(bodies):
-    """The physical check every model gets, whatever ``check_inertia`` says: each body's
-    rotational inertia (about its centre of mass) is positive semidefinite, with the model's
-    one tolerance (``max(INERTIA_RTOL * largest |principal moment|, INERTIA_ATOL)``). A negative
-    principal moment is a negative kinetic energy for a turn about that axis, so no published
-    model is taken as given with one (``check_inertia=False`` skips only the triangle
-    inequality). ValueError naming the body; non-finite or asymmetric tensors are left to the
-    C++ model's checks, which name them."""
+    """The physical check of every model however it is built (an edited spec, a campaign's
+    plant, unpickling): each body's rotational inertia about its centre of mass is positive
+    semidefinite, with the model's one tolerance. A negative principal moment is a negative
+    kinetic energy for a turn about that axis; ``check_inertia=False`` lets only the triangle
+    inequality go, and only a spec with ``accept_indefinite_inertia`` (a URDF that has such a
+    link, loaded as written) skips this. ValueError naming the body; non-finite or asymmetric
+    tensors are left to the C++ model's checks, which name them."""
     if not bodies:
         return
-    I = np.array([b["inertia"] for b in bodies])  # (n, 3, 3)
-    with np.errstate(all="ignore"):
-        scale = np.maximum(1.0, np.abs(I).max(axis=(1, 2)))
-        usable = (np.isfinite(I).all(axis=(1, 2))
-                  & (np.abs(I - I.transpose(0, 2, 1)).max(axis=(1, 2)) <= 1e-9 * scale))
-        moments = np.zeros((len(bodies), 3))
-        moments[usable] = np.linalg.eigvalsh(I[usable])
-        tol = np.maximum(_core.INERTIA_RTOL * np.abs(moments).max(axis=1), _core.INERTIA_ATOL)
-        bad = usable & (moments[:, 0] < -tol)
+    bad, moments = negative_moments([b["inertia"] for b in bodies])
     if bad.any():
         i = int(np.argmax(bad))
         m = ", ".join(f"{x:.6g}" for x in moments[i])
         raise ValueError(f"body {i} ('{bodies[i]['name']}'): inertia tensor is not positive "
-                         f"semidefinite (principal moments {m} kg m^2; a negative moment is "
-                         "not a rigid body, check_inertia=False does not accept it)")
+                         f"semidefinite (principal moments {m} kg m^2): no rigid body has a "
+                         "negative moment (only a URDF that has one loads it, with a warning)")
 
 
 def _rebuild(cls, spec, specialized):
@@ -200,7 +192,8 @@ class Robot(_core.RobotCore):
                 frames.append({"parent": int(f.parent), "pose": _mat(f.pose, 4), "name": str(f.name)})
             except (TypeError, ValueError) as e:
                 raise ValueError(f"frame {i} ('{f.name}'): {e}") from None
-        _refuse_negative_inertia(bodies)
+        if not getattr(spec, "accept_indefinite_inertia", False):
+            _refuse_negative_inertia(bodies)
         super().__init__(bodies, frames, _vec(spec.gravity, 3),
                          bool(getattr(spec, "check_inertia", True)),
                          self._check_full_mass_matrix

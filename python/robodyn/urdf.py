@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from robodyn._spec import Body, Frame, ModelSpec
+from robodyn._spec import Body, Frame, ModelSpec, negative_moments
 
 __all__ = ["URDFError", "URDFFileNotFoundError", "URDFWarning", "parse_urdf", "spec_to_urdf"]
 
@@ -861,11 +861,8 @@ def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True, stric
     check_inertia: check that every link that moves has a physical inertia (positive
         semi-definite, principal moments obeying I1 + I2 >= I3, tolerance
         ``max(1e-9 * largest moment, 1e-12 kg m^2)``). A violation is a :class:`URDFWarning`
-        naming the link and the inequality, and the spec is returned as written; links that
-        never move (the root link, links welded to it) are not checked. False: no check here.
-        Building a Robot from the spec (``load_urdf``) refuses a moving body whose inertia is
-        not positive semidefinite whatever this says; only the triangle inequality can be
-        accepted.
+        naming the link and the inequality, and the file loads as written; links that never
+        move (the root link, links welded to it) are not checked. False: no check at all.
     strict: every warning (non-physical inertia, mimic joints loaded independently) is a
         :class:`URDFError` instead.
     mimic: ``"couple"`` (default): a ``<mimic>`` joint follows its leader,
@@ -901,6 +898,11 @@ def _parse(source, gravity, armature, check_inertia, mimic, xacro_args, max_byte
     inertia_ok = not any("<inertial>" in where for where, _ in reader.notes)
     # the model re-checks its merged bodies with the same tolerance only if every part passed
     spec.check_inertia = bool(check_inertia) and inertia_ok
+    # a file with a negative principal moment on a moving body loads as written (warned
+    # above, or check_inertia=False); a model built from any other spec refuses one
+    if not inertia_ok or not check_inertia:
+        spec.accept_indefinite_inertia = bool(spec.bodies) and bool(
+            negative_moments([b.inertia for b in spec.bodies])[0].any())
     if gravity is not None:
         spec.gravity = _vector3(gravity, "gravity")
     elif spec.gravity is None:

@@ -31,10 +31,10 @@ __all__ = ["ALGORITHMS", "RULES", "FEATHERSTONE", "QUOTED", "robot_counts", "pub
            "add_arguments", "run"]
 
 ALGORITHMS = ("rnea", "kane", "gravity", "crba", "forward_dynamics", "aba", "kane_forward")
-# the longest chain of `robodyn opcount --n-range`: each range up to it counts in about a
-# minute of CPU (measured on a 2-core machine shared by 8 users). Counting Nie's published
-# algorithm (a source checkout) grows as n^3 per chain (1.3 s at n = 40), robodyn's own as
-# about n^2.5 (0.8 s at n = 300).
+# the longest chain of `robodyn opcount --n-range`: the whole range up to it counts in about
+# a minute of CPU. Counting Nie's published algorithm (a source checkout) grows as n^3 per
+# chain (1.3 s at n = 40; --n-range 1 60 took 62 s of CPU), robodyn's own algorithms as about
+# n^2.5 (0.8 s at n = 300; 1..300 took 57 s of CPU).
 MAX_N_PUBLISHED = 60
 MAX_N = 300
 

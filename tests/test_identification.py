@@ -162,3 +162,97 @@ def test_log_cholesky_round_trip():
         assert p[0] > 0
         assert np.all(np.linalg.eigvalsh(ident.parameters_to_pseudo_inertia(p)) > 0)
         np.testing.assert_allclose(ident._parameters_to_log_cholesky(p), theta, atol=1e-9)
+
+
+# ---------------------------------------------------------------- data that cannot decide
+
+def _direction_vector(direction, names):
+    x = np.zeros(len(names))
+    for name, w in direction.items():
+        x[names.index(name)] = w
+    return x
+
+
+@pytest.mark.parametrize("case", ["at_rest", "one_state", "one_joint_moving"])
+def test_least_squares_refuses_data_that_cannot_determine_the_parameters(case):
+    """Issue 31: static data (only gravity shows), one repeated state, or only the first joint
+    moving gave a 100 % wrong estimate with std 7e-16 and no warning. The rank of the data's
+    regressor is checked by an independent SVD (numerical_rank above); every direction the
+    error names leaves the data's torques unchanged."""
+    robot = true_intelledex()
+    base = ident.base_parameters(robot, rng=np.random.default_rng(3))
+    rng = np.random.default_rng(8)
+    N, n = 400, robot.n
+    q = rng.uniform(-1.0, 1.0, (N, n))
+    qd, qdd = rng.standard_normal((N, n)), rng.standard_normal((N, n))
+    if case == "at_rest":
+        qd[:], qdd[:] = 0.0, 0.0
+    elif case == "one_state":
+        q[:], qd[:], qdd[:] = q[0], qd[0], qdd[0]
+    else:
+        q[:, 1:], qd[:, 1:], qdd[:, 1:] = q[0, 1:], 0.0, 0.0
+    tau = robot.inverse_dynamics(q, qd, qdd)
+    Yb = base.regressor(robot, q, qd, qdd)
+    rank = numerical_rank(Yb)
+    assert rank < base.count
+    with pytest.raises(ident.NotIdentifiableError) as info:
+        ident.least_squares(robot, q, qd, qdd, tau, base)
+    err = info.value
+    assert isinstance(err, ValueError)
+    assert len(err.directions) == base.count - rank
+    assert f"determine only {rank} of the {base.count} base parameters" in str(err)
+    first = next(iter(err.directions[0]))
+    assert first in str(err)
+    for d in err.directions:
+        assert set(d) <= set(base.names)
+        x = _direction_vector(d, base.names)
+        assert np.linalg.norm(Yb @ x) <= 1e-7 * np.linalg.norm(Yb) * np.linalg.norm(x)
+    # the same data with a per-joint weight of 0 on every joint but one: still refused
+    with pytest.raises(ident.NotIdentifiableError):
+        ident.least_squares(robot, q, qd, qdd, tau, base, weights=[1, 0, 0, 0, 0, 0])
+
+
+def test_least_squares_names_a_never_excited_joint_term():
+    # one exciting record, but joint 5 never moves: its friction and armature do not show
+    robot = true_intelledex()
+    base = ident.base_parameters(robot, rng=np.random.default_rng(3))
+    rng = np.random.default_rng(9)
+    N = 600
+    q = rng.uniform(-1.0, 1.0, (N, 6))
+    qd, qdd = rng.standard_normal((N, 6)), rng.standard_normal((N, 6))
+    q[:, 5], qd[:, 5], qdd[:, 5] = 0.3, 0.0, 0.0
+    tau = robot.inverse_dynamics(q, qd, qdd)
+    with pytest.raises(ident.NotIdentifiableError) as info:
+        ident.least_squares(robot, q, qd, qdd, tau, base)
+    named = set().union(*info.value.directions)
+    joint = robot.spec.bodies[5].joint_name
+    assert {f"{joint}:armature", f"{joint}:damping", f"{joint}:friction"} & set(base.names) \
+        <= named
+
+
+def test_identification_refuses_non_finite_inputs_and_tolerances():
+    robot = robodyn.robots.intelledex_605()
+    rng = np.random.default_rng(1)
+    q, qd, qdd = (rng.standard_normal((50, 6)) for _ in range(3))
+    tau = robot.inverse_dynamics(q, qd, qdd)
+    base = ident.base_parameters(robot)
+    for name, k in (("q", 0), ("qd", 1), ("qdd", 2), ("tau", 3)):
+        args = [q.copy(), qd.copy(), qdd.copy(), tau.copy()]
+        args[k][3, 2] = np.nan
+        with pytest.raises(ValueError, match=rf"^{name}: sample 3, joint 2 is nan"):
+            ident.least_squares(robot, *args, base=base)
+        with pytest.raises(ValueError, match=rf"^{name}: sample 3, joint 2 is nan"):
+            ident.consistent_fit(robot, *args)
+    for bad in (np.nan, np.inf, 0.0, -1e-8, 1.0, "x"):
+        with pytest.raises(ValueError, match="rank_tolerance"):
+            ident.base_parameters(robot, rank_tolerance=bad)
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(ValueError, match="samples"):
+            ident.base_parameters(robot, samples=bad)
+    for bad in ([1, 1, 1, 1, 1, np.nan], [1, 1, 1, 1, 1, -1], [1, 1]):
+        with pytest.raises(ValueError, match="weights"):
+            ident.least_squares(robot, q, qd, qdd, tau, base, weights=bad)
+    # exciting data passes and recovers the parameters of the noise-free model
+    fit = ident.least_squares(robot, q, qd, qdd, tau, base)
+    truth = base.of(robot)
+    np.testing.assert_allclose(fit.values, truth, rtol=0, atol=1e-8 * np.abs(truth).max())

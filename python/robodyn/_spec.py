@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-__all__ = ["Body", "Frame", "ModelSpec"]
+__all__ = ["Body", "Frame", "ModelSpec", "negative_moments"]
 
 
 @dataclass
@@ -67,10 +67,33 @@ class ModelSpec:
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
     name: str = "robot"
     base_name: str = "base"
-    # False accepts non-physical inertias as given (published models such as the Stanford
-    # arm's link 5, which breaks the triangle inequality); True checks every body's inertia
-    # (positive semidefinite, triangle inequality) with the one tolerance of robodyn.urdf.
+    # False accepts inertias that break the triangle inequality as given (published models
+    # such as the Stanford arm's link 5); True checks it too, with the one tolerance of
+    # robodyn.urdf. A negative principal moment is refused either way (Robot(spec)) unless
+    # accept_indefinite_inertia is True: load_urdf sets it for a file that has one on a moving
+    # link (after its warning, or with check_inertia=False), so such a file loads as written.
     check_inertia: bool = True
+    accept_indefinite_inertia: bool = False
     # False accepts a singular mass matrix (a joint that moves no mass: inverse dynamics and
     # kinematics work, forward dynamics raises); load_urdf sets it, with a warning
     check_mass_matrix: bool = True
+
+
+def negative_moments(inertias):
+    """``(bad, moments)`` of a stack of (n, 3, 3) rotational inertias: ``bad[i]`` is True when
+    tensor i is finite, symmetric (to 1e-9 of its scale) and has a principal moment below
+    ``-max(INERTIA_RTOL * largest |moment|, INERTIA_ATOL)`` (the model's one tolerance);
+    ``moments`` (n, 3) ascending (zero for the tensors not analysed)."""
+    from ._core import INERTIA_ATOL, INERTIA_RTOL
+
+    I = np.asarray(inertias, dtype=float).reshape(-1, 3, 3)
+    moments = np.zeros((I.shape[0], 3))
+    with np.errstate(all="ignore"):
+        scale = np.maximum(1.0, np.abs(I).max(axis=(1, 2), initial=0.0))
+        usable = (np.isfinite(I).all(axis=(1, 2))
+                  & (np.abs(I - I.transpose(0, 2, 1)).max(axis=(1, 2), initial=0.0)
+                     <= 1e-9 * scale))
+        moments[usable] = np.linalg.eigvalsh(I[usable])
+        tol = np.maximum(INERTIA_RTOL * np.abs(moments).max(axis=1), INERTIA_ATOL)
+        bad = usable & (moments[:, 0] < -tol)
+    return bad, moments

@@ -101,11 +101,15 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
         flag = "--xacro-arg" if xacro_args else "--xacro-allow-env"
         raise UsageError(f"{flag}: {text} is a robot name, not a .xacro file")
     try:
-        robot = robodyn.robots.resolve(text)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            robot = robodyn.robots.resolve(text, strict=strict)
     except ValueError as exc:
         if "unknown robot" in str(exc) or "not installed" in str(exc):
             raise UsageError(str(exc)) from None
         raise
+    for w in caught:
+        print(f"robodyn: warning: {w.message}", file=sys.stderr)
     if floating_base and robot.nq == robot.nv:
         raise UsageError(f"--floating-base: the bundled {text} has a fixed base (its root link "
                          "has no mass); give a URDF path")
@@ -408,6 +412,15 @@ def _perturbed(robot, fraction):
     return robodyn.Robot(spec)
 
 
+def _check_delay(delay, duration, control_rate, dt):
+    """--delay: a whole number of control periods, at most the run's length in them (the
+    controller keeps a history of that many measurements)."""
+    calls = duration * control_rate if control_rate else 4.0 * duration / dt  # rk4: 4 per step
+    if delay < 0 or delay > math.ceil(calls):
+        raise UsageError(f"--delay: expected 0 to {math.ceil(calls)} control periods (the "
+                         f"length of the run), got {delay}")
+
+
 def _make_controller(args, robot, reference):
     from . import control as ct
 
@@ -489,6 +502,7 @@ def _simulate_run(args):
         reference = default_reference(robot, args.duration, args.move_time)
     duration = args.duration or max(reference.duration, args.dt)
     q0 = parse_vector(args.q0, n, "--q0")
+    _check_delay(args.delay, duration, args.control_rate, args.dt)
     controller = _make_controller(args, robot, reference)
     if not args.restitution <= 1.0:
         raise UsageError(f"--restitution: expected a number in [0, 1], got {args.restitution}")
@@ -600,6 +614,9 @@ def _show_run(args):
     """draw the robot at a configuration (3-D stick figure with joint frames)"""
     from .plotting import default_configuration, draw_robot, require_matplotlib
 
+    if not all(math.isfinite(a) for a in args.view):
+        raise UsageError(f"--view: expected finite angles in degrees, got "
+                         f"{args.view[0]:g} {args.view[1]:g}")
     require_matplotlib()
     robot = load_robot(args.robot, **robot_options(args),
                        floating_base=bool(getattr(args, "floating_base", False)))

@@ -30,12 +30,86 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
 __all__ = ["BaseParameters", "base_parameters", "least_squares", "Identified",
-           "filtered_derivatives", "consistent_fit", "fourier_trajectory", "full_regressor",
+           "NotIdentifiableError", "filtered_derivatives", "consistent_fit", "fourier_trajectory", "full_regressor",
            "parameters_to_pseudo_inertia", "log_cholesky_to_parameters"]
+
+
+class NotIdentifiableError(ValueError):
+    """The measured data cannot determine the base parameters: the (weighted) regressor of the
+    data is rank deficient. ``directions`` lists the parameter combinations the torques do not
+    see, each a dict {base parameter name: weight} (the estimate could move along any of them
+    without changing the predicted torques)."""
+
+    def __init__(self, message, directions):
+        super().__init__(message)
+        self.directions = directions
+
+
+def _finite_batch(arrays):
+    """The named (N, n) arrays as float arrays of one row count, each finite; ValueError
+    naming the first that is not."""
+    out = []
+    rows = None
+    for name, x, n in arrays:
+        try:
+            a = np.atleast_2d(np.asarray(x, dtype=float))
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected real numbers") from None
+        if a.ndim != 2 or a.shape[1] != n or (rows is not None and a.shape[0] != rows):
+            want = f"({rows if rows is not None else 'N'}, {n})"
+            raise ValueError(f"{name}: expected shape {want}, got {a.shape}")
+        bad = ~np.isfinite(a)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ValueError(f"{name}: sample {i}, joint {j} is {a[i, j]} (every value must be "
+                             "finite)")
+        rows = a.shape[0]
+        out.append(a)
+    return out
+
+
+def _null_directions(W, names, rank_tolerance):
+    """The directions x with W x = 0 (up to ``rank_tolerance`` relative to the largest singular
+    value of W with unit-norm columns), each a dict {name: weight} with the weight of its
+    leading parameter 1 and weights below 1e-6 of the largest left out."""
+    norms = np.linalg.norm(W, axis=0)
+    scale = np.where(norms > 0, norms, 1.0)
+    # W's singular values and right vectors are R's (W = Q R): an SVD of (p, p), not (N n, p)
+    R = np.linalg.qr(W / scale, mode="r")
+    _, s, Vt = np.linalg.svd(R, full_matrices=True)
+    big = s[0] if s.size and s[0] > 0 else 1.0
+    rank = int(np.sum(s > rank_tolerance * big))
+    N = Vt[rank:].T / scale[:, None]  # (p, k) in the parameters' own units
+    if N.shape[1] == 0:
+        return []
+    # a readable basis: one leading parameter per direction (QR with pivoting picks them),
+    # the basis rewritten with the identity on the leading parameters
+    import scipy.linalg
+
+    _, _, piv = scipy.linalg.qr(N.T, pivoting=True)
+    lead = piv[:N.shape[1]]
+    B = np.linalg.solve(N[lead].T, N.T)  # (k, p), B[:, lead] = identity
+    out = []
+    for row in B:
+        top = np.max(np.abs(row))
+        out.append({names[k]: float(row[k]) for k in np.argsort(-np.abs(row))
+                    if abs(row[k]) > 1e-6 * top})
+    return out
+
+
+def _describe(direction):
+    """'a - 0.5 d + 0.25 b' of {name: weight}."""
+    text = ""
+    for name, w in direction.items():
+        size = "" if abs(abs(w) - 1.0) < 5e-4 else f"{abs(w):.3g} "
+        sign = ("-" if w < 0 else "") if not text else (" - " if w < 0 else " + ")
+        text += f"{sign}{size}{name}"
+    return text
 
 
 def full_regressor(robot, q, qd, qdd, joint=True):
@@ -103,6 +177,15 @@ def base_parameters(robot, samples=200, rng=None, joint=True, rank_tolerance=1e-
     largest never act; the rank is the number of |R_kk| above ``rank_tolerance`` |R_00|."""
     import scipy.linalg
 
+    if (isinstance(samples, bool) or not isinstance(samples, (int, np.integer))
+            or not 1 <= samples <= 10**6):
+        raise ValueError(f"samples: expected an integer in 1..1000000, got {samples!r}")
+    try:
+        tol = float(rank_tolerance)
+    except (TypeError, ValueError):
+        tol = math.nan
+    if not 0.0 < tol < 1.0:
+        raise ValueError(f"rank_tolerance: expected a number in (0, 1), got {rank_tolerance!r}")
     rng = np.random.default_rng(0) if rng is None else rng
     W = full_regressor(robot, *random_states(robot, samples, rng), joint=joint)
     p = W.shape[1]
@@ -144,16 +227,34 @@ def least_squares(robot, q, qd, qdd, tau, base=None, weights=None):
     """Identify the base parameters from measured ``(q, qd, qdd, tau)`` (each (N, n)).
 
     ``base``: a :class:`BaseParameters` (default ``base_parameters(robot)``); ``weights``:
-    optional (n,) per-joint weights (e.g. 1 / noise std). Returns :class:`Identified`."""
+    optional (n,) per-joint weights (e.g. 1 / noise std). Returns :class:`Identified`.
+
+    Raises ValueError for non-finite or misshapen inputs, and :class:`NotIdentifiableError`
+    (a ValueError) when the data cannot determine every base parameter (the weighted
+    regressor of the data is rank deficient, judged with ``base.rank_tolerance``): its
+    message and ``directions`` name the parameter combinations the torques do not see."""
     base = base_parameters(robot) if base is None else base
-    tau = np.atleast_2d(np.asarray(tau, dtype=float))
-    if tau.shape != np.atleast_2d(q).shape:
-        raise ValueError(f"tau: expected shape {np.atleast_2d(q).shape}, got {tau.shape}")
+    nq, nv = robot.nq, robot.nv
+    q, qd, qdd, tau = _finite_batch([("q", q, nq), ("qd", qd, nv), ("qdd", qdd, nv),
+                                            ("tau", tau, nv)])
     W = base.regressor(robot, q, qd, qdd)
     t = tau.reshape(-1)
     if weights is not None:
-        w = np.tile(np.asarray(weights, dtype=float), tau.shape[0])
+        wj = np.asarray(weights, dtype=float)
+        if wj.shape != (nv,) or not np.all(np.isfinite(wj)) or np.any(wj < 0):
+            raise ValueError(f"weights: expected {nv} finite numbers >= 0, got {weights!r}")
+        w = np.tile(wj, tau.shape[0])
         W, t = W * w[:, None], t * w
+    directions = _null_directions(W, base.names, base.rank_tolerance)
+    if directions:
+        shown = "; ".join(f"[{k + 1}] {_describe(d)}" for k, d in enumerate(directions[:5]))
+        more = f"; and {len(directions) - 5} more" if len(directions) > 5 else ""
+        raise NotIdentifiableError(
+            f"least_squares: the data determine only {base.count - len(directions)} of the "
+            f"{base.count} base parameters ({W.shape[0]} equations); the torques do not change "
+            f"along {len(directions)} combination{'s' if len(directions) > 1 else ''} of "
+            f"them: {shown}{more} (excite every joint with more varied q, qd, qdd)",
+            directions)
     x, *_ = np.linalg.lstsq(W, t, rcond=None)
     res = t - W @ x
     dof = max(W.shape[0] - W.shape[1], 1)
@@ -277,7 +378,8 @@ def consistent_fit(robot, q, qd, qdd, tau, prior=None, regularization=1e-5, join
 
     prior = robot if prior is None else prior
     n = len(robot.spec.bodies)  # bodies (= joints of the full model)
-    q, qd, qdd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd, tau))
+    q, qd, qdd, tau = _finite_batch([("q", q, robot.nq), ("qd", qd, robot.nv),
+                                            ("qdd", qdd, robot.nv), ("tau", tau, robot.nv)])
     W = full_regressor(robot, q, qd, qdd, joint)
     t = tau.reshape(-1)
     # |W p - t|^2 = |R p - Q't|^2 + const: the fit runs on the (p, p) triangular factor

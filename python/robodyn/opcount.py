@@ -31,6 +31,18 @@ __all__ = ["ALGORITHMS", "RULES", "FEATHERSTONE", "QUOTED", "robot_counts", "pub
            "add_arguments", "run"]
 
 ALGORITHMS = ("rnea", "kane", "gravity", "crba", "forward_dynamics", "aba", "kane_forward")
+# the longest chain of `robodyn opcount --n-range`: the whole range up to it counts in about
+# a minute of CPU. Counting Nie's published algorithm (a source checkout) grows as n^3 per
+# chain (1.3 s at n = 40; --n-range 1 60 took 62 s of CPU), robodyn's own algorithms as about
+# n^2.5 (0.8 s at n = 300; 1..300 took 57 s of CPU).
+MAX_N_PUBLISHED = 60
+MAX_N = 300
+
+
+def max_n() -> int:
+    """The largest n of ``--n-range``: :data:`MAX_N_PUBLISHED` when Nie's published algorithm
+    is counted too, else :data:`MAX_N`."""
+    return MAX_N_PUBLISHED if published_module() is not None else MAX_N
 
 RULES = ("mul = multiplications + divisions; add = additions + subtractions (negation free); "
          "trig = sin/cos/sqrt calls; comparisons free. One call at a fixed general state "
@@ -235,7 +247,8 @@ def _at_or_below_from(ns, ys, coef):
     return k
 
 
-def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True, fit_from=3) -> dict:
+def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True, fit_from=3,
+           progress=None) -> dict:
     """Counts on generic all-revolute DH chains (:func:`generic_dh_rows`, one per n) and the
     least-squares growth formulas: {"n": [...], "counts": {alg: {"mul": [...], ...}},
     "fits": {alg: {"mul": fit, "add": fit}}, "vs": {alg: {table_key: {"mul": n0, "add": n0}}}}.
@@ -246,7 +259,8 @@ def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True, fit_f
     and mass-matrix counts at n = 2 are off the line by a few operations). "vs" gives, for each Table 10.1
     formula an algorithm is set beside, the smallest n0 of the range such that robodyn's count
     is at or below the formula for every n >= n0 (None: above it at the top of the range).
-    With ``published`` and kane_nie.py available, Nie's algorithm is included as "nie_kane"."""
+    With ``published`` and kane_nie.py available, Nie's algorithm is included as "nie_kane".
+    ``progress(n)`` is called after each chain is counted."""
     import robodyn
 
     if n_lo < 1 or n_hi < n_lo:
@@ -268,6 +282,8 @@ def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True, fit_f
         for a in algs:
             for k in ("mul", "add", "trig"):
                 counts[a][k].append(int(c[a][k]))
+        if progress is not None:
+            progress(n)
     lo = max(n_lo, fit_from)
     sel = [j for j, n in enumerate(ns) if n >= lo]
     fns = [ns[j] for j in sel]
@@ -386,7 +402,9 @@ def add_arguments(parser):
                         help="bundled robot name or URDF path (default: both bundled robots)")
     parser.add_argument("--n-range", nargs=2, type=int, metavar=("LO", "HI"),
                         help="also fit growth formulas on generic all-revolute DH chains "
-                             "with n = LO..HI")
+                             f"with n = LO..HI (HI at most {MAX_N_PUBLISHED} in a source "
+                             f"checkout, where Nie's published algorithm is counted too, "
+                             f"else {MAX_N}); progress on stderr")
     parser.add_argument("--plot", metavar="OUT.png",
                         help="draw counts against n with the published lines (needs "
                              "matplotlib; uses --n-range, default 1 30)")
@@ -493,9 +511,10 @@ def run(args, load=None) -> int:
 
     load = load or robodyn.robots.resolve
 
-    if args.n_range is not None and not 1 <= args.n_range[0] <= args.n_range[1]:
-        raise ValueError(f"--n-range: expected 1 <= LO <= HI, got {args.n_range[0]} "
-                         f"{args.n_range[1]}")
+    top = max_n()
+    if args.n_range is not None and not 1 <= args.n_range[0] <= args.n_range[1] <= top:
+        raise ValueError(f"--n-range: expected 1 <= LO <= HI <= {top} (a range up to {top} "
+                         f"counts in about a minute), got {args.n_range[0]} {args.n_range[1]}")
     if args.plot:
         plot_growth(None, None, check_only=True)  # fail before the counting, not after
     names = args.robots or robodyn.robots.available()
@@ -505,7 +524,14 @@ def run(args, load=None) -> int:
     g = None
     n_range = args.n_range or ((1, 30) if args.plot else None)
     if n_range is not None:
-        g = growth(n_range[0], n_range[1], seed=args.seed)
+        from tqdm import tqdm
+
+        # a bar on stderr once the counting has taken a second (at once on a terminal)
+        with tqdm(total=n_range[1] - n_range[0] + 1, unit="chain", file=sys.stderr,
+                  delay=0.0 if sys.stderr.isatty() else 1.0, leave=False,
+                  desc="counting DH chains") as bar:
+            g = growth(n_range[0], n_range[1], seed=args.seed,
+                       progress=lambda n: bar.update(1))
     if args.plot:
         plot_growth(g, args.plot)
     out = sys.stdout

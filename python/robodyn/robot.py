@@ -7,7 +7,7 @@ import copy
 import numpy as np
 
 from . import _core
-from ._spec import ModelSpec
+from ._spec import ModelSpec, negative_moments
 
 __all__ = ["Robot"]
 
@@ -82,6 +82,25 @@ def _mat(x, n):
     if a.shape != (n, n):
         raise ValueError(f"expected a ({n}, {n}) matrix, got shape {a.shape}")
     return a
+
+
+def _refuse_negative_inertia(bodies):
+    """The physical check of every model however it is built (an edited spec, a campaign's
+    plant, unpickling): each body's rotational inertia about its centre of mass is positive
+    semidefinite, with the model's one tolerance. A negative principal moment is a negative
+    kinetic energy for a turn about that axis; ``check_inertia=False`` lets only the triangle
+    inequality go, and only a spec with ``accept_indefinite_inertia`` (a URDF that has such a
+    link, loaded as written) skips this. ValueError naming the body; non-finite or asymmetric
+    tensors are left to the C++ model's checks, which name them."""
+    if not bodies:
+        return
+    bad, moments = negative_moments([b["inertia"] for b in bodies])
+    if bad.any():
+        i = int(np.argmax(bad))
+        m = ", ".join(f"{x:.6g}" for x in moments[i])
+        raise ValueError(f"body {i} ('{bodies[i]['name']}'): inertia tensor is not positive "
+                         f"semidefinite (principal moments {m} kg m^2): no rigid body has a "
+                         "negative moment (only a URDF that has one loads it, with a warning)")
 
 
 def _rebuild(cls, spec, specialized):
@@ -173,6 +192,8 @@ class Robot(_core.RobotCore):
                 frames.append({"parent": int(f.parent), "pose": _mat(f.pose, 4), "name": str(f.name)})
             except (TypeError, ValueError) as e:
                 raise ValueError(f"frame {i} ('{f.name}'): {e}") from None
+        if not getattr(spec, "accept_indefinite_inertia", False):
+            _refuse_negative_inertia(bodies)
         super().__init__(bodies, frames, _vec(spec.gravity, 3),
                          bool(getattr(spec, "check_inertia", True)),
                          self._check_full_mass_matrix

@@ -101,12 +101,13 @@ def names() -> list[str]:
     return list(_NAMES) + [k for k in EXAMPLE_ROBOTS if example_robot_data_urdf(k) is not None]
 
 
-def resolve(name_or_path):
+def resolve(name_or_path, *, strict=False):
     """A :class:`robodyn.Robot` from a robot name (:func:`names`) or the path of a URDF file.
 
     The one name resolver of the package: the command line, the benchmark and the examples use
     it. Raises ValueError for an unknown name (listing the known ones, and saying when an
     example-robot-data name needs that package) and FileNotFoundError for a missing file.
+    ``strict=True`` refuses, with a ValueError, a robot that would load with a warning.
     """
     import os
 
@@ -116,19 +117,19 @@ def resolve(name_or_path):
     if not isinstance(text, str):
         raise TypeError(f"robot: expected a name or a path, got {type(name_or_path).__name__}")
     if text in _NAMES:
-        return load(text)
+        return load(text, strict=strict)
     if text in EXAMPLE_ROBOTS:
         path = example_robot_data_urdf(text)
         if path is None:
             raise ValueError(f"robot {text!r} comes from example-robot-data, which is not "
                              f"installed: pip install example-robot-data (or robodyn[peers])")
-        return robodyn.load_urdf(str(path))
+        return robodyn.load_urdf(str(path), strict=strict)
     looks_like_path = (os.sep in text or text.endswith((".urdf", ".xml"))
                        or os.path.exists(text))
     if looks_like_path:
         if not os.path.isfile(text):
             raise FileNotFoundError(f"no such URDF file: {text}")
-        return robodyn.load_urdf(text)
+        return robodyn.load_urdf(text, strict=strict)
     raise ValueError(f"unknown robot {text!r}: give a robot name ({', '.join(names())}) or "
                      f"the path of a URDF file")
 
@@ -156,22 +157,26 @@ def urdf_path(name: str) -> Path:
         f"{name}.urdf not found in {' or '.join(str(d) for d in dirs)}")
 
 
-def load(name: str):
+def load(name: str, *, strict: bool = False):
     """The bundled robot ``name`` as a :class:`robodyn.Robot` (see :func:`available`).
 
     The same as ``robodyn.load_urdf(urdf_path(name))``, except that the Stanford arm is read
     without the URDF reader's triangle-inequality check on inertias (its published link-5
     inertia fails it; the model itself still requires positive semi-definite inertias).
+    A robot kept as published with a known defect (jpl_spacecraft's bus inertia) loads with a
+    warning saying so; ``strict=True`` refuses it with that text as a ValueError.
     """
     path = urdf_path(name)
     import robodyn
 
     if name in _WARNINGS:
+        if strict:
+            raise ValueError(f"{_WARNINGS[name]} (refused: strict)")
         warnings.warn(_WARNINGS[name], UserWarning, stacklevel=2)
     if name in _FLOATING:
         return robodyn.load_urdf(str(path), check_inertia=_CHECK_INERTIA[name],
-                                 floating_base=True)
-    return robodyn.load_urdf(str(path), check_inertia=_CHECK_INERTIA[name])
+                                 floating_base=True, strict=strict)
+    return robodyn.load_urdf(str(path), check_inertia=_CHECK_INERTIA[name], strict=strict)
 
 
 def initial_state(name: str, robot=None):

@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from robodyn._spec import Body, Frame, ModelSpec
+from robodyn._spec import Body, Frame, ModelSpec, negative_moments
 
 __all__ = ["URDFError", "URDFFileNotFoundError", "URDFWarning", "parse_urdf", "spec_to_urdf"]
 
@@ -862,6 +862,11 @@ def _parse(source, gravity, armature, check_inertia, mimic, xacro_args, max_byte
     inertia_ok = not any("<inertial>" in where for where, _ in reader.notes)
     # the model re-checks its merged bodies with the same tolerance only if every part passed
     spec.check_inertia = bool(check_inertia) and inertia_ok
+    # a file with a negative principal moment on a moving body loads as written (warned
+    # above, or check_inertia=False); a model built from any other spec refuses one
+    if not inertia_ok or not check_inertia:
+        spec.accept_indefinite_inertia = bool(spec.bodies) and bool(
+            negative_moments([b.inertia for b in spec.bodies])[0].any())
     if gravity is not None:
         spec.gravity = _vector3(gravity, "gravity")
     elif spec.gravity is None:

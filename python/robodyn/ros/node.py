@@ -26,8 +26,10 @@ each is one controller of :mod:`robodyn.control`, called through ``Controller.st
 ``mode``, ``kp``, ``kd`` and ``joint_state_timeout`` can be set while the node runs (checked;
 a refused value keeps the old one and says why); the next tick uses them.
 
-A joint state with unknown, missing or duplicate joint names, wrong lengths or non-finite
-values is rejected with a throttled warning and the last good one is kept. A reference is
+A joint state with unknown, missing or duplicate joint names, wrong lengths, non-finite
+values, or positions or velocities past the joint limits by more than ``joint_state_margin``
+(a fraction of the joint's range or velocity limit, default 0.1) is rejected with a throttled
+warning and the last good one is kept. A reference is
 handed to a worker thread that deserializes it, checks it (names, lengths, finiteness, times,
 at most ``max_points`` points, positions within the joint limits and velocities within the
 velocity limits at the points and along the interpolation) and prepares the interpolating
@@ -76,7 +78,8 @@ from robodyn.control import ComputedTorque, Feedforward, PDGravity
 __all__ = ["ControllerNode", "RobotNode", "ConfigError", "JointOrder", "Reference",
            "load_robot", "reference_from_points", "segment_coefficients", "parse_trajectory",
            "trajectory_points", "serialized_trajectory_points", "check_points",
-           "check_reference", "joint_limits", "trajectory_message", "run", "main", "cli",
+           "check_reference", "joint_limits", "joint_state_bounds", "check_joint_state",
+           "trajectory_message", "run", "main", "cli",
            "exit_process", "MODES", "TRIGGERS", "EXECUTORS", "JOINT_STATES", "REFERENCE",
            "COMMANDS", "ROBOT_DESCRIPTION"]
 
@@ -94,6 +97,9 @@ _FEEDFORWARD, _COMPUTED_TORQUE, _PD_GRAVITY, _GRAVITY = range(4)
 # signal (s), and the GIL switch interval of a node process (s): the reference worker hands
 # the interpreter to the control callback within this time
 MAX_POINTS = 100_000
+# default of joint_state_margin: how far past a limit a measured joint state may be (a
+# fraction of the joint's range, or of its velocity limit)
+STATE_MARGIN = 0.1
 LOG_THROTTLE = 1.0
 SPIN_SLICE = 0.02
 SWITCH_INTERVAL = 2e-4
@@ -675,20 +681,74 @@ def check_reference(ref: Reference, limits, names=None):
         check(*vals, where)
 
 
+def joint_state_bounds(limits, margin):
+    """``(lower, upper, velocity)`` a measured joint state must keep: the joint limits
+    (:func:`joint_limits`) widened by ``margin`` times each joint's range on either side, and
+    the velocity limits times ``1 + margin`` (a sensor reads a little past a limit; a joint
+    without a limit keeps none)."""
+    lower, upper, vmax = limits
+    span = np.where(np.isfinite(upper - lower), upper - lower, 0.0)
+    return lower - margin * span, upper + margin * span, vmax * (1.0 + margin)
+
+
+def check_joint_state(q, qd, bounds, names):
+    """Raise ValueError unless the (n,) positions ``q`` (and velocities ``qd``, or None), in
+    robot joint order, are finite and within ``bounds`` (:func:`joint_state_bounds`), naming
+    the first joint that is not."""
+    lower, upper, vmax = bounds
+    for what, x in (("position", q), ("velocity", qd)):
+        if x is not None and not np.all(np.isfinite(x)):
+            j = int(np.argmax(~np.isfinite(x)))
+            raise ValueError(f"{names[j]} {what} is not finite")
+    bad = (q < lower) | (q > upper)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ValueError(f"{names[j]} position {q[j]:.6g} is outside [{lower[j]:.6g}, "
+                         f"{upper[j]:.6g}] (its limits and the joint_state_margin)")
+    if qd is not None:
+        bad = np.abs(qd) > vmax
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise ValueError(f"{names[j]} velocity {qd[j]:.6g} exceeds {vmax[j]:.6g} (its "
+                             "limit and the joint_state_margin)")
+
+
+# the range of a builtin_interfaces/Duration (int32 seconds), in s
+_DURATION_RANGE = (-float(2**31), float(2**31 - 1))
+
+
 def trajectory_message(joint_names, times, positions, velocities=None, accelerations=None):
     """A trajectory_msgs/JointTrajectory with points at ``times`` (s, from the moment it
     arrives) and (m, n) ``positions`` (``velocities``, ``accelerations`` optional), columns in
-    ``joint_names`` order: what robodyn-ros2 takes on ``robodyn/reference``."""
+    ``joint_names`` order: what robodyn-ros2 takes on ``robodyn/reference``.
+
+    The message is written as given (robodyn-ros2 checks what arrives: names, lengths, values,
+    times, limits); ValueError if it cannot be written: a time that is not finite or outside a
+    Duration's range (about +-68 years), or not one row of each array per time."""
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectoryPoint
 
-    P = np.atleast_2d(np.asarray(positions, dtype=np.float64))
-    V = None if velocities is None else np.atleast_2d(np.asarray(velocities, dtype=np.float64))
-    A = None if accelerations is None else np.atleast_2d(
-        np.asarray(accelerations, dtype=np.float64))
+    T = np.atleast_1d(np.asarray(times, dtype=np.float64))
+    if T.ndim != 1:
+        raise ValueError(f"times: expected a sequence of times, got shape {T.shape}")
+    lo, hi = _DURATION_RANGE
+    bad = ~(np.isfinite(T) & (T >= lo) & (T <= hi))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"times: point {i} is at {T[i]!r} s, which a Duration cannot hold "
+                         f"(finite, within [{lo:.0f}, {hi:.0f}] s)")
+    rows = []
+    for what, x in (("positions", positions), ("velocities", velocities),
+                    ("accelerations", accelerations)):
+        a = None if x is None else np.atleast_2d(np.asarray(x, dtype=np.float64))
+        if a is not None and (a.ndim != 2 or a.shape[0] != T.size):
+            raise ValueError(f"{what}: expected one row per time ({T.size}), got shape "
+                             f"{a.shape}")
+        rows.append(a)
+    P, V, A = rows
     msg = JointTrajectory()
     msg.joint_names = list(joint_names)
-    for i, t in enumerate(np.atleast_1d(np.asarray(times, dtype=np.float64))):
+    for i, t in enumerate(T):
         pt = JointTrajectoryPoint()
         pt.positions = array.array("d", P[i].tobytes())
         if V is not None:
@@ -842,6 +902,10 @@ class ControllerNode(RobotNode):
             self, "joint_state_timeout", 0.1,
             "joint states older than this (s) are stale: gravity compensation", positive=True,
             read_only=False)
+        self.state_margin = number_parameter(
+            self, "joint_state_margin", STATE_MARGIN,
+            "a joint state may pass a position limit by this fraction of the joint's range, "
+            "and a velocity limit by this fraction of it; beyond: rejected")
         self.declare_parameter("max_points", MAX_POINTS, _descriptor(
             "largest reference accepted (points)"))
         self.max_points = self.get_parameter("max_points").value
@@ -875,6 +939,7 @@ class ControllerNode(RobotNode):
         self.n = n
         self.order = JointOrder(robot.joint_names)
         self.limits = joint_limits(robot)
+        self._state_bounds = joint_state_bounds(self.limits, self.state_margin)
         # the bound on a serialized reference (CDR: per point four float64 sequences and a
         # duration, plus names and header), checked before deserializing it
         self._max_bytes = self.max_points * (48 + 32 * n) + (1 << 20)
@@ -883,6 +948,8 @@ class ControllerNode(RobotNode):
         # with rows q_r, qd_r, qdd_r; zeros; a 0-d result for the finiteness check
         self._q = np.zeros(n)
         self._qd = np.zeros(n)
+        self._q_in = np.zeros(n)  # an arriving joint state in robot order, before its checks
+        self._qd_in = np.zeros(n)
         self._refbuf = np.zeros((3, n))
         self._q_r, self._qd_r, self._qdd_r = self._refbuf
         self._zeros = np.zeros(n)
@@ -996,6 +1063,12 @@ class ControllerNode(RobotNode):
             qd = vector(msg.velocity, n, "velocity") if len(msg.velocity) else None
             if len(msg.effort) not in (0, n):
                 raise ValueError(f"effort: {len(msg.effort)} values for {n} joints")
+            np.take(q, perm, out=self._q_in)
+            if qd is None:
+                self._qd_in.fill(0.0)
+            else:
+                np.take(qd, perm, out=self._qd_in)
+            check_joint_state(self._q_in, self._qd_in, self._state_bounds, self.order.names)
         except Exception as exc:  # whatever is wrong with a message, the node carries on
             self.rejected["joint_states"] += 1
             self.get_logger().warning(
@@ -1003,11 +1076,8 @@ class ControllerNode(RobotNode):
                 throttle_duration_sec=LOG_THROTTLE)
             return
         # accept: store in robot order
-        np.take(q, perm, out=self._q)
-        if qd is None:
-            self._qd.fill(0.0)
-        else:
-            np.take(qd, perm, out=self._qd)
+        self._q[:] = self._q_in
+        self._qd[:] = self._qd_in
         self._state_time = time.monotonic()
         self._have_state = True
         if self._timer is None:

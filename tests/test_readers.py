@@ -68,9 +68,9 @@ def test_safe_io_refuses_devices_fifos_directories_and_large_files(tmp_path, fif
     with pytest.raises(safe_io.FileReadError, match=r"1001 bytes exceed the limit of 1000\b"):
         safe_io.read_bytes(big, 1000)
     assert safe_io.read_bytes(big, 1001) == b"x" * 1001
-    assert safe_io.sha256_file(big, 1001)[0] == 1001
+    assert safe_io.file_digest(big, 1001)[0] == 1001
     with pytest.raises(safe_io.FileReadError, match="exceed the limit"):
-        safe_io.sha256_file(big, 1000)
+        safe_io.file_digest(big, 1000)
     with pytest.raises(FileNotFoundError):
         safe_io.read_bytes(tmp_path / "missing")
     (tmp_path / "bad.txt").write_bytes(b"\xff\xfe\x00")

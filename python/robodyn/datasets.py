@@ -36,7 +36,7 @@ seed and the chunk size only, not on the scheduler.
 Files: ``format="parquet"`` writes ``path/part-NNNNNN.parquet``, one file per chunk, with a
 float64 column per entry (``q_0 .. q_{n-1}``, ``M_0_0, M_0_1, ..`` row-major, ``kinetic_energy``),
 uncompressed by default, and ``path/_dataset.json`` (robot, quantities, shapes, seed, rows, and
-each chunk's rows and SHA-256: :mod:`robodyn.dataset_files`); Parquet readers skip names that
+each chunk's rows and checksums: :mod:`robodyn.dataset_files`); Parquet readers skip names that
 start with ``_``, so ``pandas.read_parquet(path)`` reads the folder as one table.
 ``format="zarr"`` (needs the ``zarr`` package) writes one Zarr (v3) array per quantity,
 ``path/NAME``, of shape ``(rows, *shape)``, chunked like the rows, NaN where nothing was
@@ -56,7 +56,7 @@ worker sees (a shared file system).
 Resuming: ``_dataset.json`` is written first, with a token of everything that determines the
 rows (the robot's model, the quantities, the sampler, the seed, ``n``, ``chunk``, the format
 and compression) and ``"complete": false``; each chunk's files are written under temporary
-names, their sizes and SHA-256 recorded (``_chunks/NNNNNN.json``), then renamed. The same call
+names, their sizes and checksums recorded (``_chunks/NNNNNN.json``), then renamed. The same call
 into the same directory after an interruption (Ctrl-C, a lost client, SIGKILL) checks every
 chunk there against its record and computes only the chunks missing or not as recorded; a
 different dataset there is refused (``overwrite=True`` replaces it, removing only a dataset's
@@ -72,7 +72,6 @@ Bounds: at most 100,000 chunks (``dataset_files.MAX_CHUNKS``) and 4 GiB of value
 from __future__ import annotations
 
 import errno
-import hashlib
 import math
 import os
 import sys
@@ -307,7 +306,7 @@ def _write_zarr_chunk(robot, quantities, sampler, seed, k, m, path, chunk):
         arrays[name][k * chunk:k * chunk + m] = values[name]
         zeros = (0,) * (arrays[name].ndim - 1)
         rel = f"{name}/{arrays[name].metadata.encode_chunk_key((k, *zeros))}"
-        record["files"][rel] = _files.file_record(Path(path) / rel)
+        record["files"][rel] = _files.file_record(Path(path) / rel, "crc32")
     _files.write_record(path, k, record)
     return record
 
@@ -385,7 +384,8 @@ def _write_raw_chunk(robot, quantities, sampler, seed, k, m, path, chunk, arrays
     pool.shutdown(wait=True)
     # the record first: every chunk file in place has one
     record = {"rows": m, "files": {f.final.relative_to(path).as_posix():
-                                   [f.size, f.digest.hexdigest()] for f in files.values()}}
+                                   [f.size, "crc32:" + f.digest.hexdigest()]
+                                   for f in files.values()}}
     _files.write_record(path, k, record)
     for f in files.values():
         f.commit()
@@ -406,8 +406,8 @@ class _RawFile:
         self.rows, self.chunk_rows = rows, chunk_rows
         final.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = final.with_suffix(f".{uuid.uuid4().hex}.partial")
-        # (the file's SHA-256 and size, from the bytes as they are written in order)
-        self.digest, self.size = hashlib.sha256(), 0
+        # (the file's checksum and size, from the bytes as they are written in order)
+        self.digest, self.size = _files.hasher("crc32"), 0
         self.fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666)
         self.dfd = None
         if _DIRECT:
@@ -730,7 +730,8 @@ def _write_columns(names, cols, out, k, compression):
     # (a 2-4 % gain for a layout every reader would have to unpack)
     pq.write_table(table, tmp, compression=compression or "none", use_dictionary=False,
                    write_statistics=False, write_batch_size=65_536)
-    record = {"rows": cols.shape[1], "files": {_files.part_name(k): _files.file_record(tmp)}}
+    record = {"rows": cols.shape[1],
+              "files": {_files.part_name(k): _files.file_record(tmp, "sha256")}}
     _files.write_record(out, k, record)
     os.replace(tmp, path)
     return record

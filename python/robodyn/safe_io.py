@@ -22,7 +22,7 @@ import os
 import stat
 
 __all__ = ["FileReadError", "MAX_BYTES", "open_regular", "read_bytes", "read_text",
-           "sha256_file"]
+           "file_digest"]
 
 MAX_BYTES = 64 << 20  # the default bound of one file: 64 MiB
 
@@ -92,11 +92,12 @@ def read_text(path, max_bytes=MAX_BYTES, *, error=FileReadError, hint="", encodi
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def sha256_file(path, max_bytes=MAX_BYTES, *, error=FileReadError):
-    """``(size, hex SHA-256)`` of the regular file ``path``, read in pieces of 1 MiB (at most
+def file_digest(path, max_bytes=MAX_BYTES, *, new=hashlib.sha256, error=FileReadError):
+    """``(size, hex digest)`` of the regular file ``path`` by the hash ``new()`` (default
+    SHA-256; an object with ``update`` and ``hexdigest``), read in pieces of 1 MiB (at most
     ``max_bytes`` bytes)."""
     label = os.fsdecode(os.fspath(path))
-    h = hashlib.sha256()
+    h = new()
     size = 0
     with open_regular(path, max_bytes, error=error) as (f, _):
         buf = bytearray(1 << 20)

@@ -963,7 +963,7 @@ def _connect(Client, address):
     # (in a thread: the handshake with a peer that accepts and never answers has no timeout)
     thread = threading.Thread(target=connect, name="robodyn-connect", daemon=True)
     thread.start()
-    thread.join(timeout + 2.0)
+    thread.join(timeout)
     if thread.is_alive():
         raise TimeoutError(f"scheduler {address}: no Dask scheduler answered within "
                            f"{timeout:g} s (the peer accepted the connection but did not "

@@ -933,7 +933,9 @@ def get_client(scheduler=None, workers=None):
     if scheduler is not None and not isinstance(scheduler, str):
         return scheduler, False
     if scheduler:
-        return _connect(Client, scheduler), True
+        from ._connect import connect
+
+        return connect(Client, scheduler), True
     workers = int(workers or os.cpu_count() or 1)
     # everything on the loopback interface: scheduler, workers, and the scheduler's HTTP
     # endpoint on a free port (the dashboard, if bokeh is installed)
@@ -942,39 +944,3 @@ def get_client(scheduler=None, workers=None):
     return Client(cluster), True
 
 
-
-def _connect(Client, address):
-    """A ``Client`` of the scheduler at ``address``, within Dask's connect timeout
-    (``distributed.comm.timeouts.connect``, 30 s by default): a peer that does not answer is a
-    ``TimeoutError``, one that answers something other than Dask's protocol (an HTTP server)
-    or refuses is a ``ConnectionError``; one line naming the address and the reason."""
-    import dask
-    from dask.utils import parse_timedelta
-
-    timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), "s")
-    done = {}
-
-    def connect():
-        try:
-            done["client"] = Client(address, timeout=timeout)
-        except BaseException as e:  # noqa: BLE001  (reported by the caller's thread)
-            done["error"] = e
-
-    # (in a thread: the handshake with a peer that accepts and never answers has no timeout)
-    thread = threading.Thread(target=connect, name="robodyn-connect", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        raise TimeoutError(f"scheduler {address}: no Dask scheduler answered within "
-                           f"{timeout:g} s (the peer accepted the connection but did not "
-                           "answer in Dask's protocol)")
-    e = done.get("error")
-    if e is None:
-        return done["client"]
-    reason = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
-    if isinstance(e, (OSError, TimeoutError)) and not isinstance(e, MemoryError):
-        raise ConnectionError(f"scheduler {address}: cannot connect ({reason})") from None
-    if isinstance(e, (KeyboardInterrupt, SystemExit)):
-        raise e
-    raise ConnectionError(f"scheduler {address}: not a Dask scheduler (its answer is not "
-                          f"Dask's protocol: {type(e).__name__}: {reason})") from None

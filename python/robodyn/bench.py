@@ -186,7 +186,9 @@ def load_case(name, strict=False, xacro_args=None, xacro_env=False):
         if text.endswith(".xacro"):
             source, _ = robodyn.urdf._expand_xacro(text, xacro_args, xacro_env)
         else:
-            source = path.read_text()
+            from . import safe_io
+
+            source = safe_io.read_text(path)  # (a regular file, at most 64 MiB)
         text = path.stem
     urdf = strip_urdf(source)
     if strict:

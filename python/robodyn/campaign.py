@@ -82,6 +82,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import safe_io
+
 __all__ = ["Campaign", "CampaignResult", "Sampler", "uniform", "normal", "loguniform", "choice",
            "integers", "read_results", "read_trajectories", "read_toml", "get_client",
            "run_command", "METRICS"]
@@ -109,6 +111,9 @@ _INT_METRICS = {"position_limit_violations", "velocity_limit_violations", "satur
                 "steps"}
 
 FORMAT_VERSION = 1  # part of the fingerprint
+MAX_RUNS = 10**9  # runs of one campaign
+MAX_BATCHES = 100_000  # batches of one campaign: a Dask task and a Parquet file each
+TOML_MAX_BYTES = 4 << 20  # the largest campaign file read
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,6 +152,10 @@ class Sampler:
             raise ValueError(f"sampler: {self.kind} needs low <= high, got {list(self.args)}")
         if self.kind == "loguniform" and not 0 < a <= b:
             raise ValueError(f"sampler: loguniform needs 0 < low <= high, got {list(self.args)}")
+        if self.kind == "integers" and not all(
+                float(x).is_integer() and -2**63 <= int(x) < 2**63 for x in self.args):
+            raise ValueError(f"sampler: integers bounds must be whole numbers within the int64 "
+                             f"range (|x| < 9.2e18), got {list(self.args)}")
 
     def draw(self, rng, n):
         size = None if self.per is None else n
@@ -199,7 +208,7 @@ def choice(*values, per=None):
 def _sampler_from(value, key):
     """A Sampler from its TOML form ``{uniform = [a, b], per = "link"}``."""
     if isinstance(value, Sampler):
-        return value
+        value = {value.kind: list(value.args), **({"per": value.per} if value.per else {})}
     if not isinstance(value, dict):
         raise ValueError(f"random.{key}: expected a sampler such as {{uniform = [0.9, 1.1]}}, "
                          f"got {value!r}")
@@ -332,6 +341,15 @@ class Campaign:
             _integer(v, what, 1) for v, what in ((samples, "samples"), (batch, "batch"),
                                                  (trajectory_stride, "trajectory_stride")))
         seed = _integer(seed, "seed", 0)
+        runs = math.prod(len(v) for v in self.grid.values()) * samples
+        if runs > MAX_RUNS:
+            raise ValueError(f"samples: {samples} samples x {runs // samples} grid points make "
+                             f"{runs} runs, over the limit of {MAX_RUNS}; lower samples or the "
+                             "grid")
+        if -(-runs // batch) > MAX_BATCHES:
+            raise ValueError(f"batch: {runs} runs in batches of {batch} make {-(-runs // batch)} "
+                             f"batches (a task and a file each), over the limit of "
+                             f"{MAX_BATCHES}; raise batch to at least {-(-runs // MAX_BATCHES)}")
         if ctype not in CONTROLLERS:
             raise ValueError(f"controller.type: expected one of {', '.join(CONTROLLERS)}, "
                              f"got {ctype!r}")
@@ -657,8 +675,8 @@ class Campaign:
         fp = self.fingerprint()
         if meta.is_file():
             try:
-                old = json.loads(meta.read_text()).get("fingerprint")
-            except (OSError, ValueError):
+                old = json.loads(safe_io.read_text(meta)).get("fingerprint")
+            except (OSError, ValueError, AttributeError):
                 old = None
             if old != fp:
                 if not overwrite:
@@ -679,7 +697,9 @@ class Campaign:
         if not meta.is_file() or overwrite:
             _atomic_write_text(meta, json.dumps({"fingerprint": fp, "batches": self.batches,
                                                  **self.describe()}, indent=1, default=repr))
-        return [b for b in range(self.batches) if not _part(out, "runs", b).is_file()]
+        # (the directory listed once, not a file looked up per batch)
+        written = {p.name for p in os.scandir(out / "runs") if p.is_file()}
+        return [b for b in range(self.batches) if _part(out, "runs", b).name not in written]
 
     def _write(self, out, b, table, ttable):
         import pyarrow.parquet as pq
@@ -859,9 +879,9 @@ def read_toml(path):
     except ImportError:  # Python < 3.11
         import tomli as tomllib
     path = Path(path)
+    text = safe_io.read_text(path, TOML_MAX_BYTES)
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path}: not valid TOML: {e}") from None
 
@@ -874,7 +894,7 @@ def run_command(args):
     """``robodyn campaign``: run the TOML campaign ``args.config``; exit status 0, or 1 when
     batches could not be computed (run again to resume)."""
     path = Path(args.config)
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"no such campaign file: {path}")
     config = read_toml(path)
     output = args.output or config.get("campaign", {}).get("output") or config.get("output")
@@ -919,11 +939,14 @@ def get_client(scheduler=None, workers=None):
     if scheduler is not None and not isinstance(scheduler, str):
         return scheduler, False
     if scheduler:
-        return Client(scheduler, timeout="30s"), True
+        from ._connect import connect
+
+        return connect(Client, scheduler), True
     workers = int(workers or os.cpu_count() or 1)
     # everything on the loopback interface: scheduler, workers, and the scheduler's HTTP
     # endpoint on a free port (the dashboard, if bokeh is installed)
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                            host="127.0.0.1", dashboard_address="127.0.0.1:0")
     return Client(cluster), True
+
 

@@ -35,7 +35,9 @@ seed and the chunk size only, not on the scheduler.
 
 Files: ``format="parquet"`` writes ``path/part-NNNNNN.parquet``, one file per chunk, with a
 float64 column per entry (``q_0 .. q_{n-1}``, ``M_0_0, M_0_1, ..`` row-major, ``kinetic_energy``),
-uncompressed by default, and ``path/dataset.json`` (robot, quantities, shapes, seed, rows).
+uncompressed by default, and ``path/_dataset.json`` (robot, quantities, shapes, seed, rows, and
+each chunk's rows and checksums: :mod:`robodyn.dataset_files`); Parquet readers skip names that
+start with ``_``, so ``pandas.read_parquet(path)`` reads the folder as one table.
 ``format="zarr"`` (needs the ``zarr`` package) writes one Zarr (v3) array per quantity,
 ``path/NAME``, of shape ``(rows, *shape)``, chunked like the rows, NaN where nothing was
 written; uncompressed by default, a chunk's file is its rows' raw little-endian bytes, and
@@ -51,22 +53,25 @@ default: its files are tables any Parquet reader opens, and their layout is docu
 (the rows never travel to the client), so on a cluster ``path`` must be a directory that every
 worker sees (a shared file system).
 
-Resuming: ``dataset.json`` is written first, with a token of everything that determines the
+Resuming: ``_dataset.json`` is written first, with a token of everything that determines the
 rows (the robot's model, the quantities, the sampler, the seed, ``n``, ``chunk``, the format
-and compression) and ``"complete": false``; each part file (each Zarr chunk file: Zarr's local
-store does the same) is written to a temporary name and renamed, so a ``part-NNNNNN.parquet``
-is a complete chunk, and so is a chunk whose Zarr files exist in every quantity's array. The
-same call into the same directory after an interruption (Ctrl-C, a lost client, SIGKILL)
-computes only the missing chunks; a different dataset there is refused (``overwrite=True``
-replaces it), and :func:`read_dataset` refuses an incomplete one. A custom sampler must have a
+and compression) and ``"complete": false``; each chunk's files are written under temporary
+names, their sizes and checksums recorded (``_chunks/NNNNNN.json``), then renamed. The same call
+into the same directory after an interruption (Ctrl-C, a lost client, SIGKILL) checks every
+chunk there against its record and computes only the chunks missing or not as recorded; a
+different dataset there is refused (``overwrite=True`` replaces it, removing only a dataset's
+own files, and refuses a directory holding anything else), and :func:`read_dataset` refuses an
+incomplete dataset and names a missing or corrupt chunk. A custom sampler must have a
 deterministic Dask token to resume (a module-level function has one; an object can define
 ``__dask_tokenize__``).
+
+Bounds: at most 100,000 chunks (``dataset_files.MAX_CHUNKS``) and 4 GiB of values per chunk
+(``MAX_CHUNK_BYTES``), checked before any task is built.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import math
 import os
 import sys
@@ -75,9 +80,12 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["dataset", "read_dataset", "QUANTITIES"]
+from . import dataset_files as _files
+from .dataset_files import DatasetError, read_dataset
 
-_FORMAT_VERSION = 2  # part of the resume token: a change of the file layout starts afresh
+__all__ = ["dataset", "read_dataset", "QUANTITIES", "DatasetError"]
+
+_FORMAT_VERSION = 3  # part of the resume token: a change of the file layout starts afresh
 
 # name -> (method, arguments from the state, shape kind: "v" (n,), "m" (n, n), "s" scalar)
 QUANTITIES = {
@@ -142,17 +150,38 @@ def _states(robot, sampler, seed, k, m, reuse=False):
     default sampler draws into this thread's buffer, valid until its next chunk)."""
     n = robot.n
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
-    if reuse and isinstance(sampler, _Uniform):
+    if not isinstance(sampler, _Uniform):
+        return _checked_states(sampler(rng, m), m, n)
+    if reuse:
         # (three page-aligned buffers: a chunk file can be written from them with O_DIRECT)
         drawn = sampler.draw_into(rng, [_buffer("state-" + s, (m, n), aligned=True)
                                         for s in ("q", "qd", "qdd")])
     else:
         drawn = sampler(rng, m)
-    xs = [np.ascontiguousarray(x, dtype=np.float64) for x in drawn]
+    return dict(zip(("q", "qd", "qdd"), drawn))
+
+
+def _checked_states(drawn, m, n):
+    """A custom sampler's ``(q, qd, qdd)`` as three C-contiguous float64 ``(m, n)`` arrays:
+    real numbers only (no complex, string or object values), finite."""
+    try:
+        xs = [np.asarray(x) for x in drawn]
+    except TypeError:
+        raise ValueError(f"sampler: expected three ({m}, {n}) arrays (q, qd, qdd), got "
+                         f"{type(drawn).__name__}") from None
     if len(xs) != 3 or any(x.shape != (m, n) for x in xs):
         raise ValueError(f"sampler: expected three ({m}, {n}) arrays (q, qd, qdd), got shapes "
                          f"{[x.shape for x in xs]}")
-    return dict(zip(("q", "qd", "qdd"), xs))
+    out = {}
+    for name, x in zip(("q", "qd", "qdd"), xs):
+        if x.dtype.kind not in "fiu":
+            raise ValueError(f"sampler: {name} has dtype {x.dtype}; expected real numbers "
+                             "(float or int arrays)")
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if not np.isfinite(x).all():
+            raise ValueError(f"sampler: {name} has non-finite values (NaN or inf)")
+        out[name] = x
+    return out
 
 
 def _chunk(robot, quantities, sampler, seed, k, m):
@@ -208,11 +237,11 @@ def _release_buffers():
 
 def _chunk_columns(robot, quantities, sampler, seed, k, m, block=_BLOCK, reuse=False):
     """Chunk ``k`` as its Parquet columns: a ``(columns, m)`` array, one row per column of
-    :func:`_column_names` (quantities in order), the same numbers as :func:`_chunk`. The
-    batched calls run on blocks of ``block`` rows into reused outputs, each block transposed
-    into the columns while it is in the cache; with ``reuse`` (this thread's column and state
-    arrays) draw, calls and columns cost 1.03x the draw and whole-chunk calls alone
-    (measured)."""
+    :func:`dataset_files.column_names` (quantities in order), the same numbers as
+    :func:`_chunk`. The batched calls run on blocks of ``block`` rows into reused outputs, each
+    block transposed into the columns while it is in the cache; with ``reuse`` (this thread's
+    column and state arrays) draw, calls and columns cost 1.03x the draw and whole-chunk calls
+    alone (measured)."""
     n = robot.n
     state = _states(robot, sampler, seed, k, m, reuse)
     widths = [math.prod(_shape(QUANTITIES[name][2], n)) for name in quantities]
@@ -270,12 +299,16 @@ def _write_zarr_chunk(robot, quantities, sampler, seed, k, m, path, chunk):
     overlapped with the computation. Compressed, Zarr encodes and writes each whole chunk."""
     arrays = {name: _zarr_open(path, name) for name in quantities}
     if all(_raw_layout(z) for z in arrays.values()):
-        _write_raw_chunk(robot, quantities, sampler, seed, k, m, path, chunk, arrays)
-        return m
+        return _write_raw_chunk(robot, quantities, sampler, seed, k, m, path, chunk, arrays)
     values = _chunk_reused(robot, quantities, sampler, seed, k, m)
+    record = {"rows": m, "files": {}}
     for name in quantities:
         arrays[name][k * chunk:k * chunk + m] = values[name]
-    return m
+        zeros = (0,) * (arrays[name].ndim - 1)
+        rel = f"{name}/{arrays[name].metadata.encode_chunk_key((k, *zeros))}"
+        record["files"][rel] = _files.file_record(Path(path) / rel, "crc32")
+    _files.write_record(path, k, record)
+    return record
 
 
 def _raw_layout(z):
@@ -349,8 +382,14 @@ def _write_raw_chunk(robot, quantities, sampler, seed, k, m, path, chunk, arrays
             f.discard()
         raise
     pool.shutdown(wait=True)
+    # the record first: every chunk file in place has one
+    record = {"rows": m, "files": {f.final.relative_to(path).as_posix():
+                                   [f.size, "crc32:" + f.digest.hexdigest()]
+                                   for f in files.values()}}
+    _files.write_record(path, k, record)
     for f in files.values():
         f.commit()
+    return record
 
 
 class _RawFile:
@@ -367,6 +406,8 @@ class _RawFile:
         self.rows, self.chunk_rows = rows, chunk_rows
         final.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = final.with_suffix(f".{uuid.uuid4().hex}.partial")
+        # (the file's checksum and size, from the bytes as they are written in order)
+        self.digest, self.size = _files.hasher("crc32"), 0
         self.fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666)
         self.dfd = None
         if _DIRECT:
@@ -379,6 +420,10 @@ class _RawFile:
         values = np.ascontiguousarray(values)
         data = memoryview(values).cast("B")
         offset = row * self.row_bytes
+        if offset != self.size:  # (the writes of a file come in order, one writer thread)
+            raise RuntimeError(f"chunk file {self.final}: write at {offset}, expected {self.size}")
+        self.digest.update(data)
+        self.size += len(data)
         body = 0
         if self.dfd is not None and offset % _ALIGN == 0 and values.ctypes.data % _ALIGN == 0:
             body = len(data) - len(data) % _ALIGN
@@ -397,7 +442,10 @@ class _RawFile:
         """Pad to the chunk's size with NaN (the arrays' fill value) and close."""
         pad = (self.chunk_rows - self.rows) * self.row_bytes
         if pad:
-            _pwrite(self.fd, np.full(pad // 8, np.nan).tobytes(), self.rows * self.row_bytes)
+            data = np.full(pad // 8, np.nan).tobytes()
+            _pwrite(self.fd, data, self.rows * self.row_bytes)
+            self.digest.update(data)
+            self.size += len(data)
         self._close()
 
     def _close(self):
@@ -450,13 +498,14 @@ def _zarr_open(path, name):
     return z
 
 
-def _write_chunk(robot, quantities, sampler, seed, k, m, path, compression):
-    """Chunk ``k`` computed and written where it was computed (nothing else moves)."""
+def _write_chunk(robot, quantities, sampler, seed, k, m, out, compression):
+    """Chunk ``k`` computed and written where it was computed (nothing else moves) as
+    ``out/part-NNNNNN.parquet``; its record (:mod:`robodyn.dataset_files`)."""
     # (this thread's buffers: the file is written before the next chunk of the thread)
     cols = _chunk_columns(robot, quantities, sampler, seed, k, m, reuse=True)
     names = [c for name in quantities
-             for c in _column_names(name, _shape(QUANTITIES[name][2], robot.n))]
-    return _write_columns(names, cols, path, compression)
+             for c in _files.column_names(name, _shape(QUANTITIES[name][2], robot.n))]
+    return _write_columns(names, cols, out, k, compression)
 
 
 def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", chunk=100_000,
@@ -503,8 +552,10 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
         _zarr_codecs(compression)  # (zarr installed, the codec known: before any file)
     import dask.array as da
 
-    n, chunk, nv = int(n), int(chunk), robot.n
-    sizes = (chunk,) * (n // chunk) + ((n % chunk,) if n % chunk else ())
+    n, nv = int(n), robot.n
+    chunk = min(int(chunk), n)  # (the same rows: one chunk of n rows)
+    _check_bounds(robot, quantities, n, chunk)
+    sizes = _files.chunk_sizes(n, chunk)
     # the states as one (3, n, nv) array chunked by rows; each quantity one task per chunk
     # one task per chunk draws its states and makes one batched call per quantity; the arrays
     # are views of its results. The task names: one token of everything that determines the
@@ -535,25 +586,43 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
             "compression": compression,
             "quantities": dict(layout), "fingerprint": _resume_token(key, format, compression),
             "complete": False}
-    todo = _prepare(out, meta, len(sizes), overwrite)
+    todo, records = _prepare(out, meta, sizes, overwrite)
     if format == "parquet":
         # (computed and written in one task per chunk: the rows never leave their worker)
         write = dask.delayed(_write_chunk, pure=True)
-        writes = [write(robot, quantities, sampler, int(seed), k, sizes[k],
-                        str(_part(out, k)), compression,
-                        dask_key_name=f"robodyn-write-{key}-{k}") for k in todo]
-        _compute(writes, scheduler)
+        writes = [write(robot, quantities, sampler, int(seed), k, sizes[k], str(out),
+                        compression, dask_key_name=f"robodyn-write-{key}-{k}") for k in todo]
     else:
         # (computed and each quantity's chunk written in one task, like Parquet)
-        done = _zarr_arrays(out, layout, n, chunk, compression, len(sizes))
-        todo = [k for k in todo if k not in done]
+        _zarr_arrays(out, layout, n, chunk, compression)
         write = dask.delayed(_write_zarr_chunk, pure=True)
         writes = [write(robot, quantities, sampler, int(seed), k, sizes[k], str(out), chunk,
                         dask_key_name=f"robodyn-zarr-{key}-{k}") for k in todo]
-        _compute(writes, scheduler)
+    records.update(zip(todo, _compute(writes, scheduler) if writes else ()))
     meta["complete"] = True
-    _write_meta(out, meta)
+    meta["chunks"] = [records[k] for k in range(len(sizes))]
+    _files.write_meta(out, meta)
+    import shutil
+
+    shutil.rmtree(out / _files.RECORDS, ignore_errors=True)  # (now in _dataset.json)
     return out
+
+
+def _check_bounds(robot, quantities, n, chunk):
+    """Refuse a dataset of more chunks than ``dataset_files.MAX_CHUNKS`` or a chunk of more
+    values than ``MAX_CHUNK_BYTES`` (before any task or file), saying what to change."""
+    chunks = -(-n // chunk)
+    if chunks > _files.MAX_CHUNKS:
+        raise ValueError(f"n: {n} rows in chunks of {chunk} make {chunks} chunks, over the limit "
+                         f"of {_files.MAX_CHUNKS}; raise chunk to at least "
+                         f"{-(-n // _files.MAX_CHUNKS)} rows (or lower n)")
+    widths = 3 * robot.n + sum(math.prod(_shape(QUANTITIES[q][2], robot.n)) for q in quantities
+                               if QUANTITIES[q][0] is not None)
+    nbytes = 8 * widths * chunk
+    if nbytes > _files.MAX_CHUNK_BYTES:
+        raise ValueError(f"chunk: {chunk} rows of {8 * widths} bytes make {nbytes / 2**30:.3g} "
+                         f"GiB per chunk, over the limit of {_files.MAX_CHUNK_BYTES >> 30} GiB; "
+                         f"lower chunk to at most {_files.MAX_CHUNK_BYTES // (8 * widths)} rows")
 
 
 def _resume_token(key, format, compression):
@@ -569,34 +638,47 @@ def _resume_token(key, format, compression):
         return None
 
 
-def _prepare(out, meta, chunks, overwrite):
-    """Create or check the directory ``out`` (module documentation, "Resuming"); the chunks
-    still to compute."""
-    info = out / "dataset.json"
-    old = None
-    if info.is_file():
-        try:
-            old = json.loads(info.read_text())
-        except (OSError, ValueError):
-            old = None
+def _prepare(out, meta, sizes, overwrite):
+    """Create or check the directory ``out`` (module documentation, "Resuming"):
+    ``(chunks still to compute, {k: record} of the chunks there as recorded)``."""
+    old = _files.read_meta(out)
     same = (old is not None and meta["fingerprint"] is not None
-            and old.get("fingerprint") == meta["fingerprint"])
+            and old.get("fingerprint") == meta["fingerprint"]
+            and (out / _files.META).is_file())
     if out.exists() and any(out.iterdir()) and not same:
         if not overwrite:
-            what = ("holds another dataset (its dataset.json differs)" if old is not None
+            what = ("holds another dataset (its _dataset.json differs)" if old is not None
                     else "exists and is not empty")
             if old is not None and meta["fingerprint"] is None:
                 what += "; the sampler has no deterministic Dask token, so it cannot resume"
             raise ValueError(f"path {out}: {what} (overwrite=True replaces it)")
-        _clear(out)
+        _files.clear(out, QUANTITIES)
     out.mkdir(parents=True, exist_ok=True)
     for p in out.glob("part-*.parquet.tmp"):  # a write cut short
         p.unlink()
     if not same:
-        _write_meta(out, meta)
-    if meta["format"] != "parquet":
-        return list(range(chunks))
-    return [k for k in range(chunks) if not _part(out, k).is_file()]
+        _files.write_meta(out, meta)
+        return list(range(len(sizes))), {}
+    found = _files.records(out, old, len(sizes))
+    keys = None
+    if meta["format"] == "zarr" and found:
+        try:
+            keys = _files.zarr_keys(out, meta["quantities"])
+        except Exception:  # noqa: BLE001  (an array missing or damaged: every chunk again)
+            found = {}
+    good = {}
+    for k, record in found.items():
+        if _files.check_chunk(out, k, sizes[k], record,
+                              _files.chunk_files(meta, k, keys)) is None:
+            good[k] = record
+    todo = [k for k in range(len(sizes)) if k not in good]
+    if old.get("complete") and todo:
+        # (a complete dataset with chunks to compute again: the good ones' records kept in
+        # _chunks/ while the metadata says incomplete)
+        for k, record in good.items():
+            _files.write_record(out, k, record)
+        _files.write_meta(out, meta)
+    return todo, good
 
 
 def _zarr_codecs(compression):
@@ -613,53 +695,30 @@ def _zarr_codecs(compression):
     return None if codecs[compression] is None else [codecs[compression]()]
 
 
-def _zarr_arrays(out, layout, rows, chunk, compression, chunks):
+def _zarr_arrays(out, layout, rows, chunk, compression):
     """Create the Zarr array of each quantity in ``out`` (``(rows, *shape)`` float64, chunks
-    of ``chunk`` rows, NaN where nothing is written yet) unless it exists; the chunks already
-    written in every array."""
+    of ``chunk`` rows, NaN where nothing is written yet) unless it exists."""
     import zarr
 
-    done = set(range(chunks))
     for name, shape in layout:
         where = out / name
-        if (where / "zarr.json").is_file():
-            z = zarr.open_array(str(where), mode="r")
-        else:
-            z = zarr.create_array(str(where), shape=(rows, *shape), chunks=(chunk, *shape),
-                                  dtype="float64", compressors=_zarr_codecs(compression),
-                                  fill_value=float("nan"), overwrite=True)
+        if not (where / "zarr.json").is_file():
+            zarr.create_array(str(where), shape=(rows, *shape), chunks=(chunk, *shape),
+                              dtype="float64", compressors=_zarr_codecs(compression),
+                              fill_value=float("nan"), overwrite=True)
         for p in where.rglob("*.partial"):  # a write cut short (Zarr's temporary name)
             p.unlink()
-        zeros = (0,) * len(shape)
-        done = {k for k in done if (where / z.metadata.encode_chunk_key((k, *zeros))).is_file()}
-    return done
 
 
-def _part(out, k):
-    return out / f"part-{k:06d}.parquet"
-
-
-def _write_meta(out, meta):
-    tmp = out / "dataset.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=1))
-    os.replace(tmp, out / "dataset.json")
-
-
-def _column_names(name, shape):
-    """Parquet column names of a quantity: ``tau_0 .. tau_{n-1}``, ``M_0_0 .. M_{n-1}_{n-1}``
-    (row-major), or the name of a scalar."""
-    if not shape:
-        return [name]
-    return [name + "".join(f"_{i}" for i in idx) for idx in np.ndindex(*shape)]
-
-
-def _write_columns(names, cols, path, compression):
-    """One Parquet file of a chunk: a float64 column per entry of every quantity (``cols``:
-    ``(len(names), rows)``, each row a column; pyarrow takes them without a copy)."""
+def _write_columns(names, cols, out, k, compression):
+    """Chunk ``k``'s Parquet file in ``out``: a float64 column per entry of every quantity
+    (``cols``: ``(len(names), rows)``, each row a column; pyarrow takes them without a copy),
+    its record written before it takes its name; the record."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.table({name: pa.array(c) for name, c in zip(names, cols)})
+    path = os.path.join(out, _files.part_name(k))
     tmp = path + ".tmp"
     # flat float64 columns (nested lists cost 1.7x more to encode), no dictionary (random
     # doubles: it would be abandoned), no page statistics (unused for training data), values
@@ -671,8 +730,11 @@ def _write_columns(names, cols, path, compression):
     # (a 2-4 % gain for a layout every reader would have to unpack)
     pq.write_table(table, tmp, compression=compression or "none", use_dictionary=False,
                    write_statistics=False, write_batch_size=65_536)
+    record = {"rows": cols.shape[1],
+              "files": {_files.part_name(k): _files.file_record(tmp, "sha256")}}
+    _files.write_record(out, k, record)
     os.replace(tmp, path)
-    return cols.shape[1]
+    return record
 
 
 def _compute(tasks, scheduler):
@@ -704,44 +766,3 @@ def _compute(tasks, scheduler):
             pass
         if owned:
             client.close()
-
-
-def _clear(out):
-    for p in out.iterdir():
-        if p.is_dir():
-            import shutil
-
-            shutil.rmtree(p)
-        else:
-            p.unlink()
-
-
-def read_dataset(path, quantities=None):
-    """A dataset written by :func:`dataset` as ``{name: numpy array (rows, *shape)}``."""
-    path = Path(path)
-    meta = json.loads((path / "dataset.json").read_text())
-    if not meta.get("complete", True):
-        raise ValueError(f"path {path}: the dataset is incomplete (interrupted); run the same "
-                         "robodyn.dataset call again to finish it")
-    shapes = {k: tuple(v) for k, v in meta["quantities"].items()}
-    names = list(shapes) if quantities is None else list(quantities)
-    for name in names:
-        if name not in shapes:
-            raise ValueError(f"quantities: {name!r} is not in {path} ({', '.join(shapes)})")
-    if meta["format"] == "zarr":
-        import zarr
-
-        return {name: np.asarray(zarr.open_array(str(path / name), mode="r")[...])
-                for name in names}
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    parts = sorted(path.glob("part-*.parquet"))
-    cols = {name: _column_names(name, shapes[name]) for name in names}
-    table = pa.concat_tables([pq.read_table(p, columns=[c for name in names for c in cols[name]])
-                              for p in parts])
-    out = {}
-    for name in names:
-        data = np.column_stack([table[c].to_numpy() for c in cols[name]])
-        out[name] = data.reshape((table.num_rows, *shapes[name]))
-    return out

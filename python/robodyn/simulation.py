@@ -183,10 +183,14 @@ def _time_grid(duration, dt, period, max_steps):
     included); points closer than ``1e-9 min(dt, period)`` are merged.
     """
     finest = dt if period is None else min(dt, period)
-    estimate = duration / dt + (0.0 if period is None else duration / period)
-    if estimate > max_steps:
-        raise ValueError(f"duration / dt = {duration / dt:.3g} steps (plus control instants) "
-                         f"exceeds max_steps = {max_steps}; raise max_steps or dt")
+    steps, instants = duration / dt, (0.0 if period is None else duration / period)
+    if steps + instants > max_steps:
+        if instants > steps:  # the control rate makes the grid
+            raise ValueError(f"control_rate: {1.0 / period:.3g} Hz over {duration:.3g} s makes "
+                             f"{instants:.3g} control instants, over max_steps = {max_steps}; "
+                             "lower the control rate (or raise max_steps)")
+        raise ValueError(f"dt: duration / dt = {steps:.3g} steps (plus {instants:.3g} control "
+                         f"instants) exceeds max_steps = {max_steps}; raise dt (or max_steps)")
     eps = 1e-9 * finest
     ts = np.arange(int(math.floor(duration / dt + 1e-9)) + 1) * dt
     if period is not None:

@@ -35,10 +35,13 @@ This module imports NumPy and the standard library, and SciPy for the cubic spli
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 
 import numpy as np
+
+from . import safe_io
 
 __all__ = [
     "Trajectory",
@@ -463,18 +466,21 @@ def _is_number(s):
 
 
 def from_csv(path, *, time_column=0, columns=None, delimiter=",", bc="not-a-knot",
-             limits=None, robot=None):
+             limits=None, robot=None, max_bytes=safe_io.MAX_BYTES):
     """Read sampled positions from a CSV file and interpolate them (see :class:`Sampled`).
 
     The file has one row per sample; an optional first line of column names is detected.
     ``time_column`` (index or name) holds the time in seconds. ``columns`` selects the
     position columns (indices or names); by default, the columns named ``q_*`` (as written by
     ``SimulationResult.to_csv``, ``q_ref_*`` excluded) if there are any, else every column
-    but the time.
+    but the time. The file must be a regular file of at most ``max_bytes`` bytes (default
+    64 MiB; :mod:`robodyn.safe_io`).
     """
     path = os.fspath(path)
-    with open(path, newline="") as f:
-        rows = [r for r in csv.reader(f, delimiter=delimiter) if r and any(c.strip() for c in r)]
+    text = safe_io.read_text(path, max_bytes, hint=" (from_csv(..., max_bytes=) allows more)")
+    rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+            if r and any(c.strip() for c in r)]
+    del text
     if not rows:
         raise ValueError(f"{path}: empty CSV file")
     header = None

@@ -19,13 +19,13 @@ import logging
 import math
 import os
 import re
-import stat
 import sys
 import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from robodyn import safe_io
 from robodyn._spec import Body, Frame, ModelSpec, negative_moments
 
 __all__ = ["URDFError", "URDFFileNotFoundError", "URDFWarning", "parse_urdf", "spec_to_urdf"]
@@ -133,32 +133,14 @@ def _read_source(source, xacro_args=None, max_bytes=MAX_BYTES, xacro_env=False):
     path = os.fspath(source)
     label = os.fsdecode(path)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise URDFError(f"{label}: cannot read the file: not a regular file (a directory, "
-                            "device, FIFO or socket); a URDF is read from a regular file or "
-                            "given as text")
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
-                raise URDFError(f"{label}: cannot read the file: not a regular file")
-            if st.st_size > max_bytes:
-                raise URDFError(f"{label}: {st.st_size} bytes exceed the limit of {max_bytes} "
-                                "(pass max_bytes= to load a larger file)")
-            data = f.read(max_bytes + 1)
+        data = safe_io.read_bytes(path, max_bytes, error=URDFError,
+                                  hint=" (pass max_bytes= to load a larger file)",
+                                  not_regular="; a URDF is read from a regular file or given "
+                                              "as text")
     except FileNotFoundError:
         raise URDFFileNotFoundError(
             f"{label}: file not found (a str is read as XML text only if it starts with '<')"
         ) from None
-    except (OSError, ValueError) as e:
-        if isinstance(e, URDFError):
-            raise
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise URDFError(f"{label}: cannot read the file: {reason}") from None
-    if len(data) > max_bytes:  # grew while being read
-        raise URDFError(f"{label}: more than {max_bytes} bytes (pass max_bytes= to load a "
-                        "larger file)")
     return _decode(data, label), label
 
 

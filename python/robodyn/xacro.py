@@ -26,12 +26,12 @@ import glob
 import io
 import os
 import re
-import stat
 import threading
 import time
 import xml.dom
 from pathlib import Path
 
+from robodyn import safe_io
 from robodyn._xacro_eval import ExpressionError, evaluate
 from robodyn.urdf import _DTD, MAX_BYTES, URDFError, URDFFileNotFoundError, _decode
 
@@ -132,28 +132,24 @@ def _reason(e, xacro):
 
 
 def _read(path, label, max_bytes, missing_error=None):
-    """The bytes of a regular file of at most max_bytes (opened non-blocking)."""
+    """The bytes of a regular file of at most max_bytes, read through robodyn.safe_io (the one
+    reader of every file: regular files only, opened non-blocking); errors name ``label``."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+        return safe_io.read_bytes(path, max_bytes, error=_Labelled, hint=" (max_bytes=)")
     except FileNotFoundError:
         if missing_error is not None:
             raise missing_error(f"{label}: file not found") from None
         raise
-    except OSError as e:
-        raise URDFError(f"{label}: cannot read the file: {e.strerror}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise URDFError(f"{label}: cannot read the file: not a regular file (a directory, "
-                            "device, FIFO or socket)")
-        if st.st_size > max_bytes:
-            raise URDFError(f"{label}: {st.st_size} bytes exceed the limit of {max_bytes} "
-                            "(max_bytes=)")
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise URDFError(f"{label}: more than {max_bytes} bytes (max_bytes=)")
-    return data
+    except _Labelled as e:
+        text = str(e)
+        prefix = os.fsdecode(os.fspath(path))
+        if text.startswith(prefix):
+            text = label + text[len(prefix):]
+        raise URDFError(text) from None
+
+
+class _Labelled(Exception):
+    """safe_io's refusal, renamed to the xacro's label before it reaches the caller."""
 
 
 def _inside(path, roots):

@@ -37,7 +37,24 @@
 #include "robodyn/rnea.hpp"
 #include "robodyn/rnea_derivatives.hpp"
 #include "robodyn/simulate.hpp"
+#include "instances.hpp"
 #include "numpy_boundary.hpp"
+
+// the algorithms are compiled in their own units (instances.hpp)
+namespace robodyn {
+ROBODYN_RNEA(extern, double);
+ROBODYN_ABA(extern, double);
+ROBODYN_CRBA(extern, double);
+ROBODYN_CRBA_LOWER(extern, double);
+ROBODYN_KANE(extern, double);
+ROBODYN_DERIVATIVES(extern, double);
+ROBODYN_REGRESSOR(extern, double);
+ROBODYN_KINEMATICS(extern, double);
+#if defined(ROBODYN_HAVE_D2)
+ROBODYN_RNEA(extern, D2);
+ROBODYN_ABA(extern, D2);
+#endif
+}  // namespace robodyn
 
 namespace py = pybind11;
 using namespace robodyn;

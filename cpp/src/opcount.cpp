@@ -17,8 +17,19 @@
 #include "robodyn/model.hpp"
 #include "robodyn/regressor.hpp"
 #include "robodyn/rnea_derivatives.hpp"
+#include "instances.hpp"
 
 namespace robodyn {
+
+// the double algorithms are compiled in their own units (instances.hpp)
+ROBODYN_RNEA(extern, double);
+ROBODYN_ABA(extern, double);
+ROBODYN_CRBA(extern, double);
+ROBODYN_CRBA_LOWER(extern, double);
+ROBODYN_KANE(extern, double);
+ROBODYN_DERIVATIVES(extern, double);
+ROBODYN_REGRESSOR(extern, double);
+ROBODYN_KINEMATICS(extern, double);
 
 namespace {
 

@@ -15,7 +15,19 @@
 #include <stdexcept>
 #include <string>
 
+#include "instances.hpp"
 #include "numpy_boundary.hpp"
+
+// the algorithms are compiled in their own units (instances.hpp)
+namespace robodyn {
+ROBODYN_RNEA(extern, double);
+ROBODYN_ABA(extern, double);
+ROBODYN_CRBA(extern, double);
+ROBODYN_CRBA_LOWER(extern, double);
+ROBODYN_KANE(extern, double);
+ROBODYN_KINEMATICS(extern, double);
+}  // namespace robodyn
+
 #include "robodyn/simulate.hpp"
 
 namespace py = pybind11;

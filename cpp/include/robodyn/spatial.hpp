@@ -9,13 +9,17 @@
 #include "robodyn/data.hpp"
 #include "robodyn/model.hpp"
 
-// the small helpers below must inline into the sweeps: they are a few flops each
+// the small helpers below must inline into the sweeps: they are a few flops each. A unit whose
+// speed does not matter (the counting and tracing instantiations) may define both macros as
+// plain `inline` / nothing on the command line: forced inlining is most of its compile time.
+#if !defined(ROBODYN_INLINE)
 #if defined(__GNUC__)
 #define ROBODYN_INLINE inline __attribute__((always_inline))
 #define ROBODYN_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define ROBODYN_INLINE inline
 #define ROBODYN_INLINE_LAMBDA
+#endif
 #endif
 
 namespace robodyn {

@@ -6,7 +6,7 @@ the block needs (```python peers, ```python ros, ```python campaign): such a blo
 that tier only. In ```sh blocks every `robodyn ...` command (also after `&&`) runs the same way;
 other commands there (pip, ROS 2 launchers that run until Ctrl-C) are not run. ```text,
 ```toml and ```xml blocks are shown, not run. The README's first block is the two commands a
-new user runs, which tools/fresh-start.sh and .ci/run read from it.
+new user runs (the fresh-start tool runs them from there).
 """
 
 import os
@@ -22,6 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\S*)(.*)$")
 TIERS = {"peers", "ros", "campaign", "compile", "slow"}
+NEEDS = {"peers": "pinocchio", "ros": "rclpy", "campaign": "distributed"}  # skip without
 SHOWN = {"text", "toml", "xml", "console-output"}
 README_COMMANDS = ['pip install . && robodyn simulate stanford_arm',
                    'pip install ".[test]" && python -m pytest -q -m fast tests']
@@ -45,7 +46,7 @@ def blocks(path):
 
 def _param(path, language, tags, line, text):
     marks = [getattr(pytest.mark, tag) for tag in tags if tag in TIERS]
-    return pytest.param(path, language, text, id=f"{path.name}:{line}", marks=marks)
+    return pytest.param(path, language, tags, text, id=f"{path.name}:{line}", marks=marks)
 
 
 CASES = [_param(p, *b) for p in PAGES for b in blocks(p)]
@@ -74,8 +75,11 @@ def robodyn_commands(text):
     return commands
 
 
-@pytest.mark.parametrize("path, language, text", CASES)
-def test_code_block_runs(path, language, text, tmp_path):
+@pytest.mark.parametrize("path, language, tags, text", CASES)
+def test_code_block_runs(path, language, tags, text, tmp_path):
+    for tag in tags:
+        if tag in NEEDS:
+            pytest.importorskip(NEEDS[tag])
     if language == "python":
         proc = subprocess.run([sys.executable, "-c", text], cwd=tmp_path, env=_env(),
                               capture_output=True, text=True, timeout=300)

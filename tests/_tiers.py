@@ -60,6 +60,12 @@ TABLE = {
     "test_pickle.py::test_process_pool_uses_robots": "slow",
     "test_cli.py::test_simulate_writes_csv_and_plot": "slow",
     "test_opcount.py::test_cli_plot": "slow",
+    "test_simulate.py::test_plot_writes_a_png": "slow",
+    "test_simulate_floating.py::test_plot_names_the_base_coordinates_and_draws_them": "slow",
+    "test_simulate_floating.py::test_rk4_without_the_transport_is_second_order": "slow",
+    "test_usability.py::test_animation_gif_is_written": "slow",
+    "test_urdf_fuzz.py::test_mutated_files_raise_only_urdf_errors": "slow",
+    "test_urdf_policy.py::test_cli_strict_and_xacro_arguments": "slow",
     # wall-clock assertions
     "test_cli.py::test_simulate_stanford_arm_with_no_options_is_quick": "timing",
     "test_ros.py::test_the_nodes_run_until_sigint_or_sigterm_and_stop_within_half_a_second":

@@ -1,5 +1,5 @@
 """The seed examples in examples/, run briefly: each writes its PNG and CSV, and shows what the
-seed document reports (short durations keep CI fast; the full runs are in the README)."""
+seed document reports (short durations keep CI fast; the full runs are in docs/floating.md)."""
 
 import importlib.util
 import math

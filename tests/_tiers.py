@@ -97,6 +97,20 @@ TABLE = {
     "test_usability.py::test_animation_gif_is_written": "slow",
     "test_urdf_fuzz.py::test_mutated_files_raise_only_urdf_errors": "slow",
     "test_urdf_policy.py::test_cli_strict_and_xacro_arguments": "slow",
+    # the kernel cache's trust checks compile kernels and a planted library
+    "test_codegen_cache.py": "compile",
+    # the ROS 2 controller's joint-state checks (the `ros` extra)
+    "test_ros_checks.py": "ros",
+    # a scheduler that is not Dask, through the console script (waits for the connect timeout)
+    "test_campaign_limits.py::test_cli_scheduler_that_is_not_dask": "campaign",
+    # drawings and GIFs through the console script, and every example's figure
+    "test_example_figures.py": "slow",
+    "test_show.py::test_show_draws_a_seed_system": "slow",
+    "test_show.py::test_show_floating_takes_the_full_configuration": "slow",
+    "test_show.py::test_show_floating_base_option_on_a_urdf": "slow",
+    "test_show.py::test_show_quiet_says_nothing": "slow",
+    "test_animate.py::test_simulate_floating_animate_from_the_command_line": "slow",
+    "test_cli_messages.py::test_quiet_hides_wrote_file": "slow",
     # wall-clock assertions, and a CPU-time bound that a loaded machine exceeds (1.7 s of 1.5)
     "test_hardening.py::test_long_chain_builds_in_linear_time_and_memory": "timing",
     "test_cli.py::test_simulate_stanford_arm_with_no_options_is_quick": "timing",

@@ -118,7 +118,8 @@ def plot_result(res, path=None, show=False, title=None):
     A floating robot's base takes two rows before its joints: its position (x, y, z in the
     world, m) beside the force on it, and its orientation quaternion (qx, qy, qz, qw) beside
     the moment on it (both in the base frame: the base block of ``res.tau``); a last row shows
-    the change of its total momentum from the start (angular, N m s; linear, N s).
+    the change of its total momentum from the start (angular, N m s; linear, N s). A run
+    without a reference (a passive one) has no error column.
     """
     require_matplotlib()
     rows = _rows(res)
@@ -127,7 +128,8 @@ def plot_result(res, path=None, show=False, title=None):
     momentum = res.momentum is not None
     extra = 2 if momentum else 1
     fig = _figure((12, 1.6 * n + 2.8 * extra), show)
-    grid = fig.add_gridspec(n + extra, 3, height_ratios=[1.0] * n + [1.4] * extra)
+    grid = fig.add_gridspec(n + extra, 3 if has_ref else 2,
+                            height_ratios=[1.0] * n + [1.4] * extra)
     t = res.t
     first = None
     efforts = {row.effort for row in rows}
@@ -156,8 +158,8 @@ def plot_result(res, path=None, show=False, title=None):
             if row.lines is None:
                 ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.15), ncol=3,
                           fontsize="small", frameon=False)
-        ax = fig.add_subplot(grid[i, 1], sharex=first)
         if has_ref:
+            ax = fig.add_subplot(grid[i, 1], sharex=first)
             if pos_unit == "quaternion":  # dimensionless: the scale as a factor
                 e, unit = _scaled(res.error[:, row.q_cols], "")
                 factor = {"": "", "m": "1e-3", "\u00b5": "1e-6", "n": "1e-9"}[unit]
@@ -169,11 +171,9 @@ def plot_result(res, path=None, show=False, title=None):
                         lw=1.0)
             ax.ticklabel_format(axis="y", useOffset=False, style="plain")
             ax.set_ylabel(f"error ({unit})")
-        else:
-            ax.text(0.5, 0.5, "no reference", ha="center", va="center", transform=ax.transAxes)
-        if i == 0:
-            ax.set_title("tracking error q_ref - q")
-        ax = fig.add_subplot(grid[i, 2], sharex=first)
+            if i == 0:
+                ax.set_title("tracking error q_ref - q")
+        ax = fig.add_subplot(grid[i, 2 if has_ref else 1], sharex=first)
         for k, c in enumerate(row.v_cols):
             ax.step(t, res.tau[:, c], where="post", lw=1.0,
                     color=f"C{i % 10}" if row.lines is None else f"C{k}")

@@ -9,6 +9,17 @@ import numpy as np
 
 import robodyn
 
+# a two-body robot (a body and a leg on a hip) for the floating-base command-line tests
+HOPPER_URDF = """<robot name="hopper">
+  <link name="body"><inertial><mass value="3"/>
+    <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="leg"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="hip" type="revolute"><parent link="body"/><child link="leg"/>
+    <origin xyz="0.1 0 -0.05"/>
+    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/></joint>
+</robot>"""
+
 # the package under test (the worktree's python/ when PYTHONPATH points there)
 _PYTHONPATH = str(pathlib.Path(robodyn.__file__).resolve().parents[1])
 

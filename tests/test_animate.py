@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("matplotlib")
 pytest.importorskip("PIL")
 
-from _cli import colour_pixels, gif_frames, run_cli, stderr_lines  # noqa: E402
+from _cli import HOPPER_URDF, colour_pixels, gif_frames, run_cli, stderr_lines  # noqa: E402
 
 import robodyn  # noqa: E402
 from robodyn._gif import GifWriter, frame_delay_ms  # noqa: E402
@@ -40,14 +40,7 @@ def test_animate_a_floating_robot_under_gravity(tmp_path):
     """A floating URDF robot falling under gravity (no ground): the drawing follows it down
     (the frames differ) and the GIF is complete."""
     urdf = tmp_path / "hopper.urdf"
-    urdf.write_text("""<robot name="hopper">
-  <link name="body"><inertial><mass value="3"/>
-    <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="leg"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
-    <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="hip" type="revolute"><parent link="body"/><child link="leg"/>
-    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/></joint>
-</robot>""")
+    urdf.write_text(HOPPER_URDF)
     robot = robodyn.load_urdf(str(urdf), floating_base=True)
     q0 = np.zeros(robot.nq)
     q0[6] = 1.0

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from _cli import run_cli, stderr_lines
+from _cli import HOPPER_URDF, run_cli, stderr_lines
 
 import robodyn
 
@@ -23,7 +23,6 @@ _ARM = ('<robot name="arm"><link name="base"/>' + _LINK.format(name="upper")
 
 _PYTHON_NOISE = re.compile(r"\.py:\d+|UserWarning|URDFWarning|warnings\.warn|Traceback")
 
-
 def test_urdf_warnings_are_one_line_each_naming_the_file(tmp_path):
     """Each problem of the user's URDF is one stderr line `robodyn: warning: FILE: WHERE: WHY`;
     no Python file path, warning class or source line."""
@@ -38,7 +37,6 @@ def test_urdf_warnings_are_one_line_each_naming_the_file(tmp_path):
         assert "I1 + I2 >= I3" in line
     assert not _PYTHON_NOISE.search(proc.stderr)
 
-
 def test_python_warnings_are_one_line(tmp_path):
     """A warning raised with warnings.warn inside a subcommand (the bundled JPL spacecraft's
     inertia note) is one `robodyn: warning:` line, not Python's two-line report with a path."""
@@ -48,7 +46,6 @@ def test_python_warnings_are_one_line(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("robodyn: warning: jpl_spacecraft: ")
     assert not _PYTHON_NOISE.search(proc.stderr)
 
-
 def test_warning_lines_split_a_urdf_warning():
     from robodyn.cli import warning_lines
 
@@ -57,7 +54,6 @@ def test_warning_lines_split_a_urdf_warning():
     assert warning_lines(message) == ["a/b.urdf: link 'x' <inertial>: bad",
                                       "a/b.urdf: joint 'j': odd"]
     assert warning_lines("one\n two") == ["one; two"]
-
 
 def test_quiet_hides_wrote_file(tmp_path):
     """--quiet: no summary, no progress and no `wrote FILE` (simulate with --csv and --plot)."""
@@ -71,7 +67,6 @@ def test_quiet_hides_wrote_file(tmp_path):
     assert proc.stdout == "" and proc.stderr == ""
     assert csv.stat().st_size > 0 and png.stat().st_size > 0
 
-
 def test_help_lists_every_bundled_robot():
     proc = run_cli("--help")
     assert proc.returncode == 0
@@ -79,7 +74,6 @@ def test_help_lists_every_bundled_robot():
     for name in robodyn.robots.available(floating=True):
         assert name in text, name
     assert len(robodyn.robots.available(floating=True)) == 5
-
 
 def test_a_wrong_link_name_lists_the_links():
     robot = robodyn.robots.stanford_arm()
@@ -94,21 +88,11 @@ def test_a_wrong_link_name_lists_the_links():
 # ---------------------------------------------------------------------------------------------
 # the free-floating summary: momentum change against the external impulse
 
-_HOPPER = """<robot name="hopper">
-  <link name="body"><inertial><mass value="3"/>
-    <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="leg"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
-    <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="hip" type="revolute"><parent link="body"/><child link="leg"/>
-    <origin xyz="0.1 0 -0.05"/>
-    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/></joint>
-</robot>"""
-
 
 @pytest.fixture
 def hopper(tmp_path):
     path = tmp_path / "hopper.urdf"
-    path.write_text(_HOPPER)
+    path.write_text(HOPPER_URDF)
     return path, robodyn.load_urdf(str(path), floating_base=True)
 
 
@@ -116,7 +100,6 @@ def _start(robot):
     q0 = np.zeros(robot.nq)
     q0[6] = 1.0
     return q0, np.r_[0.3, -0.2, 0.5, 0.1, 0.0, 0.4, 0.5]
-
 
 def test_gravity_is_an_impulse_not_a_drift(hopper):
     """Falling for T = 1 s: the linear momentum changes by m g T (4 kg x 9.81 m/s^2 x 1 s,
@@ -138,7 +121,6 @@ def test_gravity_is_an_impulse_not_a_drift(hopper):
                      text)
     assert "no ground contact model" in text
 
-
 def test_a_wrench_is_an_impulse_too(hopper):
     """A constant force and moment on the leg (a controller's wrench, in the leg's frame):
     the momentum changes by their impulse (through the base block of tau), not a drift."""
@@ -156,7 +138,6 @@ def test_a_wrench_is_an_impulse_too(hopper):
     assert np.abs(change - res.external_impulse[-1]).max() < 1e-6 * np.abs(change).max()
     assert max(res.momentum_drift) < 1e-6 * np.abs(change).max()
     assert "gravity and wrenches on the robot" in res.summary()
-
 
 def test_a_free_seed_system_reports_its_drift():
     """Without gravity or wrenches (Lynch's satellite) the summary's drift is the change."""

@@ -7,24 +7,12 @@ import pytest
 pytest.importorskip("matplotlib")
 pytest.importorskip("PIL")
 
-from _cli import colour_pixels, image_rgb, run_cli, stderr_lines  # noqa: E402
+from _cli import HOPPER_URDF, colour_pixels, image_rgb, run_cli, stderr_lines  # noqa: E402
 
 import robodyn  # noqa: E402
 
 LINK = (64, 64, 64)   # the links' colour ("0.25" grey)
 JOINT_AXIS = (191, 0, 191)  # magenta
-
-_HOPPER = """<robot name="hopper">
-  <link name="body"><inertial><mass value="3"/>
-    <inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <link name="leg"><inertial><origin xyz="0 0 -0.2"/><mass value="1"/>
-    <inertia ixx="0.01" iyy="0.01" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
-  <joint name="hip" type="revolute"><parent link="body"/><child link="leg"/>
-    <origin xyz="0.1 0 -0.05"/>
-    <axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/></joint>
-</robot>
-"""
-
 
 @pytest.mark.parametrize("name", ["lynch_satellite", "jpl_spacecraft", "dasc_cat"])
 def test_show_draws_a_seed_system(tmp_path, name):
@@ -41,7 +29,6 @@ def test_show_draws_a_seed_system(tmp_path, name):
     assert rgb.shape[0] > 300 and rgb.shape[1] > 300
     assert colour_pixels(rgb, LINK, tol=12) > 150       # the links are there
     assert colour_pixels(rgb, JOINT_AXIS, tol=40) > 40  # so are the joint axes
-
 
 def test_show_floating_takes_the_full_configuration(tmp_path):
     """--q of a floating robot is nq numbers (base position, quaternion x y z w, joints): a
@@ -69,12 +56,11 @@ def test_show_floating_takes_the_full_configuration(tmp_path):
     assert "quaternion" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "c.png").exists() and not (tmp_path / "d.png").exists()
 
-
 def test_show_floating_base_option_on_a_urdf(tmp_path):
     """`show URDF --floating-base` draws the root link as a floating base (nq = nv + 1); a
     bundled fixed-base robot with --floating-base is a usage error."""
     urdf = tmp_path / "hopper.urdf"
-    urdf.write_text(_HOPPER)
+    urdf.write_text(HOPPER_URDF)
     out = tmp_path / "hopper.png"
     proc = run_cli("show", urdf, "--floating-base", "--q", "0.5 0 1 0 0 0 1 0.4", "-o", out)
     assert proc.returncode == 0, proc.stderr
@@ -83,14 +69,12 @@ def test_show_floating_base_option_on_a_urdf(tmp_path):
     fixed = run_cli("show", "stanford_arm", "--floating-base", "-o", tmp_path / "x.png")
     assert fixed.returncode == 2 and "fixed base" in fixed.stderr
 
-
 def test_show_quiet_says_nothing(tmp_path):
     out = tmp_path / "arm.png"
     proc = run_cli("show", "stanford_arm", "--quiet", "-o", out)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "" and proc.stderr == ""
     assert out.stat().st_size > 0
-
 
 def test_draw_robot_frames_follow_forward_kinematics():
     """The drawn joints are the origins forward_kinematics gives (an independent path: the

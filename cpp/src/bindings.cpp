@@ -42,14 +42,7 @@
 
 // the algorithms are compiled in their own units (instances.hpp)
 namespace robodyn {
-ROBODYN_RNEA(extern, double);
-ROBODYN_ABA(extern, double);
-ROBODYN_CRBA(extern, double);
-ROBODYN_CRBA_LOWER(extern, double);
-ROBODYN_KANE(extern, double);
-ROBODYN_DERIVATIVES(extern, double);
-ROBODYN_REGRESSOR(extern, double);
-ROBODYN_KINEMATICS(extern, double);
+ROBODYN_ALL_GROUPS(extern, double);
 #if defined(ROBODYN_HAVE_D2)
 ROBODYN_RNEA(extern, D2);
 ROBODYN_ABA(extern, D2);

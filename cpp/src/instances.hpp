@@ -71,6 +71,18 @@
   X template bool centroidal_momentum_matrix<S>(const Model&, DataTpl<S>&, const S*, S*);    \
   X template void coriolis_matrix<S>(const Model&, DataTpl<S>&, const S*, const S*, S*)
 
+// every group above for scalar S: ROBODYN_ALL_GROUPS(extern, double) in a unit that calls them
+// all (bindings.cpp, opcount.cpp) compiles none of them
+#define ROBODYN_ALL_GROUPS(X, S) \
+  ROBODYN_RNEA(X, S);            \
+  ROBODYN_ABA(X, S);             \
+  ROBODYN_CRBA(X, S);            \
+  ROBODYN_CRBA_LOWER(X, S);      \
+  ROBODYN_KANE(X, S);            \
+  ROBODYN_DERIVATIVES(X, S);     \
+  ROBODYN_REGRESSOR(X, S);       \
+  ROBODYN_KINEMATICS(X, S)
+
 // the algorithms of robodyn::run_algorithm (algorithms.hpp) for the counting and tracing
 // scalars: update_kinematics for the mass matrix by Kane's method
 #define ROBODYN_UPDATE_KINEMATICS(X, S) \

@@ -22,14 +22,7 @@
 namespace robodyn {
 
 // the double algorithms are compiled in their own units (instances.hpp)
-ROBODYN_RNEA(extern, double);
-ROBODYN_ABA(extern, double);
-ROBODYN_CRBA(extern, double);
-ROBODYN_CRBA_LOWER(extern, double);
-ROBODYN_KANE(extern, double);
-ROBODYN_DERIVATIVES(extern, double);
-ROBODYN_REGRESSOR(extern, double);
-ROBODYN_KINEMATICS(extern, double);
+ROBODYN_ALL_GROUPS(extern, double);
 
 namespace {
 

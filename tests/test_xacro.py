@@ -199,6 +199,17 @@ def test_find_walks_up_to_the_package_and_no_further(tmp_path, monkeypatch):
     assert '<link name="from_other"/>' in expand(ros, xacro_env=True)
 
 
+def test_find_of_a_missing_package_with_env_says_not_found(tmp_path, monkeypatch):
+    """With xacro_env=True a package in neither ROS_PACKAGE_PATH nor ament's index (set or
+    unset) is a clear "Package not found", whichever of rospkg and ament is installed."""
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path))
+    monkeypatch.delenv("AMENT_PREFIX_PATH", raising=False)
+    path = write(tmp_path, "missing.urdf.xacro",
+                 '  <xacro:include filename="$(find nowhere_pkg)/part.xacro"/>\n')
+    with pytest.raises(urdf.URDFError, match=r"Package not found: nowhere_pkg"):
+        expand(path, xacro_env=True)
+
+
 # ---------------------------------------------------------------- bounds
 
 DOUBLING_MACRO = """  <xacro:macro name="d" params="n">

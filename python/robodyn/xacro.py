@@ -295,8 +295,16 @@ class _Expansion:
         if self.allow_env:
             from xacrodoc.packages import PackageFinder
 
+            finder = PackageFinder()  # ament's index when installed, else rospkg's defaults
+            ros_paths = [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+            if ros_paths:
+                finder.look_in(ros_paths)  # searched first, ament or not
             try:
-                found = PackageFinder().get_path(pkg)
+                found = finder.get_path(pkg)
+            except OSError as e:  # ament with AMENT_PREFIX_PATH unset
+                raise self.xacro.XacroException(
+                    f"Package not found: {pkg} (ROS_PACKAGE_PATH: "
+                    f"{os.pathsep.join(ros_paths) or 'unset'}; {e})") from None
             except Exception as e:  # rospkg, ament and xacrodoc raise their own types
                 raise self.xacro.XacroException(f"{type(e).__name__}: {e}") from None
             self.roots.append(os.path.realpath(found))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._core import get_num_threads, set_num_threads
 from ._spec import Body, Frame, ModelSpec
 from .robot import Robot
+from .constraints import ConstrainedRobot, LoopConstraint
 from . import coupling as _coupling  # noqa: F401,E402 (registers CoupledRobot with Robot)
 from .simulation import SimulationResult, simulate
 

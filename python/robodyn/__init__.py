@@ -37,6 +37,8 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     whose root joint is ``floating`` loads that way without the flag.
     A ``.xacro`` file runs no code and reads no environment variable or ROS package path
     unless ``xacro_env=True`` (docs/security.md).
+    A file with ``<loop_joint>`` elements (closed loops, Isaac Sim's convention) loads as a
+    :class:`robodyn.ConstrainedRobot` on its tree of ``<joint>``s (docs/constraints.md).
     """
     from .urdf import MAX_BYTES, URDFFileNotFoundError, load
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from robodyn import safe_io
 from robodyn._spec import Body, Frame, ModelSpec, negative_moments
+from robodyn.loop_urdf import constrained, loop_joints
 
 __all__ = ["URDFError", "URDFFileNotFoundError", "URDFWarning", "parse_urdf", "spec_to_urdf"]
 
@@ -546,7 +547,8 @@ def _tree(reader, links, joints):
             link = by_child[link].parent
         loop = loop[loop.index(link):]
         raise reader.error("robot", "closed loop (cycle) through links "
-                           + " -> ".join(repr(x) for x in loop))
+                           + " -> ".join(repr(x) for x in loop)
+                           + "; close a loop with a <loop_joint> (docs/constraints.md)")
     return roots[0], children
 
 
@@ -672,6 +674,8 @@ def _build(reader, root_el, check_inertia, mimic, floating_base=False):
     ext_el = root_el.find("robodyn")
     if ext_el is not None and ext_el.get("gravity") is not None:
         gravity = reader.vector(ext_el, "gravity", "robot <robodyn>", None)
+    # closed loops (<loop_joint>, robodyn.loop_urdf): kept by the reader for load()
+    reader.loops = loop_joints(reader, root_el, place, names)
     return ModelSpec(bodies=bodies, frames=frames, name=robot_name, base_name=base_name,
                      gravity=gravity)
 
@@ -826,15 +830,16 @@ def parse_urdf(source, gravity=None, armature=None, *, check_inertia=True, stric
     URDFFileNotFoundError (also a FileNotFoundError) for a missing file. Warnings are said once
     per file, attributed to the caller's line.
     """
-    spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args,
-                                max_bytes, floating_base, xacro_env)
+    spec, label, notes, _ = _parse(source, gravity, armature, check_inertia, mimic,
+                                   xacro_args, max_bytes, floating_base, xacro_env)
     _say(label, notes, strict)
     return spec
 
 
 def _parse(source, gravity, armature, check_inertia, mimic, xacro_args, max_bytes=MAX_BYTES,
            floating_base=False, xacro_env=False):
-    """(spec, label, notes): parse_urdf without saying its warnings."""
+    """(spec, label, notes, loops): parse_urdf without saying its warnings, and the
+    <loop_joint>s as LoopConstraint keywords."""
     if mimic not in MIMIC_MODES:
         raise ValueError(f"mimic: expected one of {', '.join(map(repr, MIMIC_MODES))}, "
                          f"got {mimic!r}")
@@ -854,7 +859,7 @@ def _parse(source, gravity, armature, check_inertia, mimic, xacro_args, max_byte
     elif spec.gravity is None:
         spec.gravity = np.array(DEFAULT_GRAVITY)
     _apply_armature(spec, armature)
-    return spec, label, reader.notes
+    return spec, label, reader.notes, reader.loops
 
 
 def _say(label, notes, strict):
@@ -884,8 +889,8 @@ def load(source, gravity=None, armature=None, *, check_inertia=True, strict=Fals
     e.g. Romeo's massless hands) is one more warning, said with the file's others; errors of
     the C++ model are URDFErrors naming the file."""
     Robot = robot_class
-    spec, label, notes = _parse(source, gravity, armature, check_inertia, mimic, xacro_args,
-                                max_bytes, floating_base, xacro_env)
+    spec, label, notes, loops = _parse(source, gravity, armature, check_inertia, mimic,
+                                       xacro_args, max_bytes, floating_base, xacro_env)
     if strict:
         _say(label, notes, True)
     if not spec.bodies:
@@ -903,7 +908,7 @@ def load(source, gravity=None, armature=None, *, check_inertia=True, strict=Fals
         except ValueError as e2:
             raise URDFError(f"{label}: {e2}") from None
     _say(label, notes, strict)
-    return robot
+    return constrained(robot, loops, label) if loops else robot
 
 
 def _vector3(value, what):

@@ -99,3 +99,20 @@ class _ReferenceSystem:
 
     def bias_acceleration(self, q, v):
         return RC.bias_acceleration(self._spec, q, v, self._system.constraints)
+
+    def forward_dynamics(self, q, v, tau):
+        """The KKT system [M -J'; J 0] [qdd; lam] = [tau - h; -gamma - kd J v - kp phi],
+        solved densely (minimum-norm lam through lstsq)."""
+        robot = self._system.robot
+        M = robot.mass_matrix(q)
+        h = robot.inverse_dynamics(q, v, np.zeros(robot.nv))
+        J = self.jacobian(q)
+        rhs = -self.bias_acceleration(q, v)
+        phi, Jv = self.residual(q), J @ v
+        for c, sl in zip(self._system.constraints, self._system.row_slices):
+            kp, kd = c.baumgarte
+            rhs[sl] -= kd * Jv[sl] + kp * phi[sl]
+        m = J.shape[0]
+        K = np.block([[M, -J.T], [J, np.zeros((m, m))]])
+        x = np.linalg.lstsq(K, np.concatenate([tau - h, rhs]), rcond=None)[0]
+        return x[:robot.nv], x[robot.nv:]

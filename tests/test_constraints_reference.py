@@ -84,7 +84,7 @@ def test_translation_rows_are_the_derivative_of_the_residual(base, rng):
 
 @pytest.mark.parametrize("base", ["fixed", "floating"])
 def test_angular_rows_rotate_the_relative_orientation(base, rng):
-    # d(R1' R2)/dt = skew(J_ang v) R1' R2, with J_ang the weld's first three rows
+    # d(R1' R2)/dt = -skew(J_ang v) R1' R2, with J_ang the weld's first three rows
     spec, q, v, _ = model(base, rng)
     names = [b.name for b in spec.bodies] + [f.name for f in spec.frames]
     for a, b in [(names[0], names[-1]), (names[2], None), (None, names[4])]:
@@ -99,11 +99,11 @@ def test_angular_rows_rotate_the_relative_orientation(base, rng):
         h = 1e-6
         dR = (R12(h) - R12(-h)) / (2 * h)
         w = C.jacobian(spec, q, [lp])[:3] @ v
-        close(dR, F.skew(w) @ R12(0.0), rtol=1e-7, atol=1e-7)
+        close(dR, -F.skew(w) @ R12(0.0), rtol=1e-7, atol=1e-7)
 
 
 def test_angular_rows_are_the_derivative_of_the_log_when_aligned(rng):
-    # a weld whose frames coincide at q: d log(R1' R2)/dt = J_ang v there
+    # a weld whose frames coincide at q: d log(R2' R1)/dt = J_ang v there
     spec, q, v, _ = model("fixed", rng)
     poses = F.fk(spec, q)
     T2 = R.random_pose(rng)
@@ -150,12 +150,12 @@ def test_translation_acceleration_by_a_second_difference(rng):
 
 
 def test_a_world_point_is_the_featherstone_jacobian(rng):
-    # body 2 at its own origin pinned to the world origin frame: J = the world-aligned
-    # linear rows of featherstone.jacobian, phi = the body's world position
+    # the world origin (frame 1) holding body 2's origin: phi = minus the body's world
+    # position, J = minus the world-aligned linear rows of featherstone.jacobian
     spec, q, _, _ = model("fixed", rng)
     lp = C.loop(None, spec.bodies[5].name)
-    close(C.residual(spec, q, [lp]), F.fk(spec, q)[5][:3, 3])
-    close(C.jacobian(spec, q, [lp]), F.jacobian(spec, q, 5)[3:])
+    close(C.residual(spec, q, [lp]), -F.fk(spec, q)[5][:3, 3])
+    close(C.jacobian(spec, q, [lp]), -F.jacobian(spec, q, 5)[3:])
 
 
 def test_a_loop_closed_by_construction_has_zero_residual(rng):
@@ -174,7 +174,7 @@ def test_a_loop_closed_by_construction_has_zero_residual(rng):
                 "axes", ("rx", "ry", "x", "y", "z"))
     close(C.residual(spec, q, [lp]), np.zeros(5), atol=1e-12)
     full = C.residual(spec, q, [lp._replace(rows=tuple(range(6)))])
-    close(full[2], 2.0)
+    close(full[2], -2.0)
 
 
 def test_so3_log_inverts_exp(rng):

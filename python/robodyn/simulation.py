@@ -369,6 +369,7 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     ----------
     robot : robodyn.Robot
         The plant, integrated as ``qdd = robot.forward_dynamics(q, qd, tau, method=method)``.
+        A :class:`robodyn.ConstrainedRobot` runs in :mod:`robodyn.constrained_simulation`.
     controller : callable ``ctrl(t, q, qd, ref) -> tau`` or ``-> (tau, wrenches)``, or None
         ``ref`` is ``(q_ref, qd_ref, qdd_ref)`` at ``t``. ``None`` applies zero torque
         (passive motion). Controllers from :mod:`robodyn.control` may carry their own,
@@ -405,6 +406,10 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         With hard stops, the fraction of the outward velocity a joint keeps (reversed) when it
         is stopped; 0 (default) stops it dead.
     """
+    if hasattr(robot, "constraints"):  # a ConstrainedRobot: robodyn.constrained_simulation
+        args = dict(locals())
+        from .constrained_simulation import simulate_constrained
+        return simulate_constrained(**args)
     nq, n = _sizes(robot)
     floating = nq != n
     duration = _positive(duration, "duration")

@@ -3,18 +3,19 @@
 The test oracle for robodyn.constraints, built on reference.featherstone (no robodyn code, no
 compiled core). One small function per quantity, plain 3x3 algebra in world axes.
 
-Conventions (docs/constraints.md):
-- a loop holds frame 2 (pose T2 on body 2, or in the world for None) to frame 1 (T1 on body 1);
+Conventions (docs/constraints.md; lam, the wrench on body 1, enters as M qdd + h = tau + J' lam):
+- a loop holds frame 1 (pose T1 on body 1, or in the world for None) to frame 2 (T2 on body 2);
   its world poses are (R1, p1) and (R2, p2);
-- the full residual is the weld's [log(R1' R2); R1' (p2 - p1)] (rotation vector, then the
-  translation of frame 2 in frame 1), in frame 1's axes; a loop keeps `rows` of it, ascending
-  indices into [rx, ry, rz, x, y, z]: a point (3, 4, 5), a weld 0-5, a revolute about z
-  (0, 1, 3, 4, 5);
-- the constraint velocity J v is the motion of frame 2 relative to frame 1 in frame 1's axes,
-  [R1' (w2 - w1); R1' (v2 - v1 - w1 x (p2 - p1))] (w world angular velocities, v world
+- the full residual is the weld's [log(R2' R1); R1' (p1 - p2)]: the pose of frame 1 relative
+  to frame 2 (rotation vector, then origin 1 minus origin 2), in frame 1's axes (the rotation
+  vector of R2' R1 has the same coordinates in both frames); a loop keeps `rows` of it,
+  ascending indices into [rx, ry, rz, x, y, z]: a point (3, 4, 5), a weld 0-5, a revolute
+  about z (0, 1, 3, 4, 5);
+- the constraint velocity J v is the motion of frame 1 relative to frame 2 in frame 1's axes,
+  [R1' (w1 - w2); R1' (v1 - v2 - w1 x (p1 - p2))] (w world angular velocities, v world
   velocities of the frame origins): its linear rows are the exact time derivative of the
-  translation residual; its angular rows satisfy d(R1' R2)/dt = skew(J_ang v) R1' R2 (they equal
-  d log(R1' R2)/dt where R1' R2 = 1);
+  translation residual; its angular rows satisfy d(R1' R2)/dt = -skew(J_ang v) R1' R2 (they
+  equal the rate of log(R2' R1) where R1' R2 = 1);
 - gamma(q, v) = dJ/dt v, so J qdd + gamma is the time derivative of J v.
 """
 
@@ -123,7 +124,7 @@ def frame_motion(spec, q, v, name, T):
 def _full_residual(spec, q, lp):
     R1, p1 = frame_pose(spec, q, lp.body1, lp.frame1)
     R2, p2 = frame_pose(spec, q, lp.body2, lp.frame2)
-    return np.concatenate([so3_log(R1.T @ R2), R1.T @ (p2 - p1)])
+    return np.concatenate([so3_log(R2.T @ R1), R1.T @ (p1 - p2)])
 
 
 def _full_jacobian(spec, q, lp):
@@ -131,17 +132,17 @@ def _full_jacobian(spec, q, lp):
     _, p2 = frame_pose(spec, q, lp.body2, lp.frame2)
     W1, V1 = frame_jacobian(spec, q, lp.body1, lp.frame1)
     W2, V2 = frame_jacobian(spec, q, lp.body2, lp.frame2)
-    # w1 x (p2 - p1) = -skew(p2 - p1) w1
-    return np.vstack([R1.T @ (W2 - W1), R1.T @ (V2 - V1 + F.skew(p2 - p1) @ W1)])
+    # w1 x (p1 - p2) = -skew(p1 - p2) w1
+    return np.vstack([R1.T @ (W1 - W2), R1.T @ (V1 - V2 + F.skew(p1 - p2) @ W1)])
 
 
 def relative_twist(spec, q, v, lp):
-    """(6,) [R1' (w2 - w1); R1' (v2 - v1 - w1 x (p2 - p1))]: J v from the frames' motion."""
+    """(6,) [R1' (w1 - w2); R1' (v1 - v2 - w1 x (p1 - p2))]: J v from the frames' motion."""
     R1, p1 = frame_pose(spec, q, lp.body1, lp.frame1)
     _, p2 = frame_pose(spec, q, lp.body2, lp.frame2)
     w1, v1, _, _ = frame_motion(spec, q, v, lp.body1, lp.frame1)
     w2, v2, _, _ = frame_motion(spec, q, v, lp.body2, lp.frame2)
-    return np.concatenate([R1.T @ (w2 - w1), R1.T @ (v2 - v1 - np.cross(w1, p2 - p1))])
+    return np.concatenate([R1.T @ (w1 - w2), R1.T @ (v1 - v2 - np.cross(w1, p1 - p2))])
 
 
 def _full_bias(spec, q, v, lp):
@@ -149,11 +150,11 @@ def _full_bias(spec, q, v, lp):
     _, p2 = frame_pose(spec, q, lp.body2, lp.frame2)
     w1, v1, al1, a1 = frame_motion(spec, q, v, lp.body1, lp.frame1)
     w2, v2, al2, a2 = frame_motion(spec, q, v, lp.body2, lp.frame2)
-    d = p2 - p1
-    # d/dt R1' x = R1' (x' - w1 x x), applied to x = w2 - w1 and to u = v2 - v1 - w1 x d
-    u = v2 - v1 - np.cross(w1, d)
-    du = a2 - a1 - np.cross(al1, d) - np.cross(w1, v2 - v1)
-    return np.concatenate([R1.T @ (al2 - al1 - np.cross(w1, w2 - w1)),
+    d = p1 - p2
+    # d/dt R1' x = R1' (x' - w1 x x), applied to x = w1 - w2 and to u = v1 - v2 - w1 x d
+    u = v1 - v2 - np.cross(w1, d)
+    du = a1 - a2 - np.cross(al1, d) - np.cross(w1, v1 - v2)
+    return np.concatenate([R1.T @ (al1 - al2 - np.cross(w1, w1 - w2)),
                            R1.T @ (du - np.cross(w1, u))])
 
 

@@ -31,13 +31,16 @@ def load(name):
 # a short run of each script (and its options that shorten it more), and the words its
 # summary prints
 SHORT = {
+    "ackermann": ("1", "inner wheel up to"),
     "adaptive_control": ("0.3", "RMS tracking error"),
     "computed_torque_wrong_model": ("0.2", "max tracking error"),
     "falling_cat": ("0.2 --steps 800 --frames 4", "turned"),
+    "fourbar": ("0.1", "Freudenstein"),
     "intelledex_thesis_motion": ("0.2", "peak torques"),
     "jpl_spacecraft": ("0.2", "Case 2"),
     "lqr_hold": ("0.3", "closed-loop poles"),
     "lynch_satellite": ("0.2", "momentum"),
+    "slider_crank_3d": ("0.1", "slider against the closed form"),
     "stanford_rest_to_rest": ("0.2", "FD(q, qd, ID(q, qd, qdd))"),
     "triple_pendulum": ("0.2", "46.0, 67.7, 198.6"),
 }

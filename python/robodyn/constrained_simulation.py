@@ -173,7 +173,7 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
     wall = time.perf_counter()
     for i in range(n):
         t = float(grid[i])
-        if i and not continuous and flags[i]:
+        if i and (continuous or flags[i]):
             tau = control(t, q, v)
             calls["control"] += 1
         Q[i], V[i], TAU[i] = q, v, tau

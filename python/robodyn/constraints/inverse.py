@@ -21,7 +21,7 @@ import numpy as np
 
 from .assembly import RANK_RTOL, _vector
 
-__all__ = ["ActuationError", "inverse_dynamics", "gravity_compensation"]
+__all__ = ["ActuationError", "inverse_dynamics", "gravity_compensation", "ComputedTorque"]
 
 # relative tolerance of the consistency checks (J qdd + gamma, the force balance)
 CONSISTENCY_RTOL = 1e-8
@@ -113,3 +113,42 @@ def gravity_compensation(system, q):
     """``(tau, lam)`` holding the mechanism at rest at q: inverse dynamics with v = qdd = 0."""
     nv = system.robot.nv
     return inverse_dynamics(system, q, np.zeros(nv), np.zeros(nv))
+
+
+class ComputedTorque:
+    """Computed torque through the constrained inverse dynamics: a controller
+    ``ctrl(t, q, v, ref) -> tau`` for :func:`robodyn.simulate` on a ConstrainedRobot.
+
+    ``ref = (q_ref, qd_ref, qdd_ref)`` of the whole robot (e.g. from
+    :func:`~robodyn.constraints.assembly.kinematic_analysis`); only the actuated joints' entries
+    are servoed: ``a = qdd_ref + kd (qd_ref - v) + kp (q_ref - q)`` on them. The acceleration
+    commanded is the one the constraints allow that is nearest ``a`` on the actuated joints
+    (qdd = -J^+ gamma + Z y, y the least-squares fit of S' Z y to the rest), and the torques
+    are :func:`inverse_dynamics` of it. ``kp``, ``kd``: scalars or one gain per actuated joint.
+    """
+
+    def __init__(self, system, kp=100.0, kd=20.0):
+        from .assembly import joint_indices
+
+        self.system = system
+        self.iq, self.iv = joint_indices(system.robot, system.actuated, "actuated")
+        k = self.iv.size
+        self.kp = np.broadcast_to(np.asarray(kp, dtype=float), (k,)).copy()
+        self.kd = np.broadcast_to(np.asarray(kd, dtype=float), (k,)).copy()
+        if not (np.all(np.isfinite(self.kp)) and np.all(np.isfinite(self.kd))):
+            raise ValueError("kp, kd: expected finite gains")
+
+    def __call__(self, t, q, v, ref):
+        system, robot = self.system, self.system.robot
+        q_ref, qd_ref, qdd_ref = (np.asarray(x, dtype=float) for x in ref)
+        iq, iv = self.iq, self.iv
+        a = qdd_ref[iv] + self.kd * (qd_ref[iv] - v[iv]) + self.kp * (q_ref[iq] - q[iq])
+        nv = robot.nv
+        if system.rows:
+            J = np.asarray(system.jacobian(q), dtype=float)
+            base = -np.linalg.pinv(J) @ np.asarray(system.bias_acceleration(q, v), dtype=float)
+            Z = _nullspace(J, nv)
+        else:
+            base, Z = np.zeros(nv), np.eye(nv)
+        y = np.linalg.lstsq(Z[iv], a - base[iv], rcond=None)[0]
+        return inverse_dynamics(system, q, v, base + Z @ y, check=False)[0]

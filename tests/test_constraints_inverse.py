@@ -150,3 +150,25 @@ def test_floating_base_welded_foot(rng):
     tau, lam = I.inverse_dynamics(system, q, v, qdd)
     close(tau[:6], np.zeros(6), atol=0)
     close(balance(system, q, v, qdd, tau, lam), np.zeros(12), atol=1e-9)
+
+
+@pytest.mark.parametrize("theta2", [0.4, 2.2])
+def test_fourbar_loop_force_is_the_free_body_balance(fourbar, theta2):
+    # at rest, the rocker and the coupler are each in moment balance about their own
+    # (unactuated) joints under gravity and the loop force: lam on the rocker at its tip
+    # (frame 1's x and z axes), minus lam on the coupler at the same point
+    system, g = fourbar
+    q = M.fourbar_q(theta2, g)
+    _, lam = I.gravity_compensation(system, q)
+    poses = system.robot.forward_kinematics(q)
+    gvec = np.array([0.0, 0.0, -G])
+    R4, O4 = poses[2][:3, :3], poses[2][:3, 3]
+    R3, B = poses[1][:3, :3], poses[1][:3, 3]
+    P = O4 + R4 @ [g["c"], 0, 0]
+    c4, c3 = O4 + R4 @ [g["c"] / 2, 0, 0], B + R3 @ [g["b"] / 2, 0, 0]
+    m4, m3 = 2 * g["c"], 2 * g["b"]
+    # moments (y components) as a linear function of (lam_x, lam_z): columns R4 e_x, R4 e_z
+    A = np.array([[np.cross(P - O4, R4[:, k])[1] for k in (0, 2)],
+                  [np.cross(P - B, -R4[:, k])[1] for k in (0, 2)]])
+    b = -np.array([np.cross(c4 - O4, m4 * gvec)[1], np.cross(c3 - B, m3 * gvec)[1]])
+    close(lam, np.linalg.solve(A, b), rtol=1e-10, atol=1e-12)

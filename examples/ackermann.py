@@ -48,7 +48,8 @@ def _link(name, mass=0.5):
 def ackermann_urdf():
     half_rack = W / 2 - ARM * math.sin(BETA) - TIE
     rack_y = -ARM * math.cos(BETA)
-    joints = ['<joint name="rack" type="prismatic"><parent link="chassis"/><child link="rack_link"/>'
+    joints = ['<joint name="rack" type="prismatic"><parent link="chassis"/>'
+              '<child link="rack_link"/>'
               f'<origin xyz="0 {rack_y} 0"/><axis xyz="1 0 0"/>'
               '<limit lower="-0.2" upper="0.2" effort="0" velocity="0"/></joint>']
     for side, name in ((-1, "left"), (1, "right")):

@@ -21,6 +21,7 @@ Writes slider_crank_3d.png and slider_crank_3d.csv.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,8 @@ def slider_crank_urdf():
             + _joint("crank", "continuous", "ground", "crank_link", "0 0 0", "1 0 0",
                      damping=DAMPING)
             + _joint("slide", "prismatic", "ground", "slider", f"0 0 {-E}", "1 0 0")
-            + _joint("u1", "continuous", "slider", "cross", "0 0 0", "0 0 1", rpy="0 0 3.141592653589793")
+            + _joint("u1", "continuous", "slider", "cross", "0 0 0", "0 0 1",
+                     rpy=f"0 0 {math.pi}")
             + _joint("u2", "continuous", "cross", "rod", "0 0 0", "0 1 0")
             + '</robot>')
 

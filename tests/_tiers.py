@@ -26,6 +26,7 @@ TABLE = {
     # the Pinocchio, MuJoCo and example-robot-data cross-checks (found by running the fast tier
     # with those packages hidden: every test that skipped there is listed here)
     "test_pinocchio.py": "peers",
+    "test_constraints_pinocchio.py": "peers",
     "test_real_robots.py": "peers",
     "test_centroidal.py::test_against_pinocchio": "peers",
     "test_centroidal.py::test_solo12_against_pinocchio": "peers",

@@ -57,6 +57,8 @@ using boundary::Input;
 
 // simulate.cpp: _core._simulate_fixed; `view` gives a RobotCore's model and generated kernels
 void register_simulation(py::module_& m, SimHeld (*view)(py::handle));
+// constraints_bindings.cpp: _core.ConstraintSystem; `model_of` gives a RobotCore's model
+void register_constraints(py::module_& m, std::shared_ptr<const Model> (*model_of)(py::handle));
 
 namespace {
 
@@ -1267,4 +1269,5 @@ pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q:
     return SimHeld{SimRobot{r.model_.get(), r.kernels_.id, r.kernels_.g, r.kernels_.fd},
                    r.model_};
   });
+  register_constraints(m, [](py::handle h) { return h.cast<RobotCore&>().model_; });
 }

@@ -32,6 +32,7 @@
 
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
+#include "robodyn/factorization.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/spatial.hpp"
@@ -203,78 +204,6 @@ void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
   for (int k = 1; k <= n; ++k)
     if (m.damping[k] != 0) dqd[m.iv[k] * (nv + 1)] += S(m.damping[k]);
 }
-
-namespace detail {
-
-// M = L' L in place on the lower triangle of d.M (Featherstone, RBDA Table 6.3): L lower
-// triangular with the tree's sparsity, L(i, j) != 0 only for j = i or an ancestor coordinate
-// of i (m.vparent), so nothing fills in and the factor costs O(sum of depth^2). Returns false
-// when M is not positive definite.
-template <class S>
-bool ltl_factor(const Model& m, DataTpl<S>& d) {
-  using std::sqrt;
-  auto& M = d.M;
-  d.M_pattern = false;  // (no fill-in; cleared as by every writer of M but crba)
-  const int* lambda = m.vparent.data();
-  for (int k = m.nv - 1; k >= 0; --k) {
-    if (!(M(k, k) > S(0))) return false;
-    const S lkk = sqrt(M(k, k));
-    M(k, k) = lkk;
-    const S inv = S(1) / lkk;
-    for (int i = lambda[k]; i >= 0; i = lambda[i]) M(k, i) *= inv;
-    for (int i = lambda[k]; i >= 0; i = lambda[i])
-      for (int j = i; j >= 0; j = lambda[j]) M(i, j) -= M(k, i) * M(k, j);
-  }
-  return true;
-}
-
-// x := M^-1 x with M = L' L (RBDA Table 6.4): L' y = x from the tips, then L x = y from the
-// root; x (nv,)
-template <class S>
-void ltl_solve(const Model& m, const DataTpl<S>& d, S* x) {
-  const auto& L = d.M;
-  const int* lambda = m.vparent.data();
-  for (int i = m.nv - 1; i >= 0; --i) {
-    x[i] /= L(i, i);
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[j] -= L(i, j) * x[i];
-  }
-  for (int i = 0; i < m.nv; ++i) {
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[i] -= L(i, j) * x[j];
-    x[i] /= L(i, i);
-  }
-}
-
-// B := M^-1 B (negate: -M^-1 B) for B (nv, nv) row-major, the two passes of ltl_solve on
-// whole rows (contiguous: the inner loops vectorise); inv[i] = 1 / L(i, i). O(nv sum of
-// depths) instead of the O(nv^3) of a dense factor.
-template <class S>
-void ltl_solve_rows(const Model& m, const DataTpl<S>& d, const S* inv, S* B, bool negate) {
-  const auto& L = d.M;
-  const int* lambda = m.vparent.data();
-  const int n = m.nv;
-  if (negate)
-    for (int k = 0; k < n * n; ++k) B[k] = -B[k];
-  for (int i = n - 1; i >= 0; --i) {
-    S* bi = B + i * n;
-    for (int c = 0; c < n; ++c) bi[c] *= inv[i];
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) {
-      const S lij = L(i, j);
-      S* bj = B + j * n;
-      for (int c = 0; c < n; ++c) bj[c] -= lij * bi[c];
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    S* bi = B + i * n;
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) {
-      const S lij = L(i, j);
-      const S* bj = B + j * n;
-      for (int c = 0; c < n; ++c) bi[c] -= lij * bj[c];
-    }
-    for (int c = 0; c < n; ++c) bi[c] *= inv[i];
-  }
-}
-
-}  // namespace detail
 
 // Derivatives of forward dynamics qdd = FD(q, qd, tau) (all terms of rnea):
 //   dqdd/dq = -M^-1 dtau/dq, dqdd/dqd = -M^-1 dtau/dqd at qdd = FD(q, qd, tau), dqdd/dtau = M^-1

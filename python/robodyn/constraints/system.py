@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _core
 from .loop import LoopConstraint
 
 __all__ = ["ConstrainedRobot"]
@@ -29,6 +30,11 @@ class ConstrainedRobot:
             if not isinstance(c, LoopConstraint):
                 raise ValueError(f"constraints[{k}]: expected a LoopConstraint, got "
                                  f"{type(c).__name__}")
+        names = [c.name for c in constraints]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"constraints: the name {name!r} is repeated (names identify "
+                                 "the constraints' rows and forces)")
         links = list(robot.link_names)
         for c in constraints:
             for which, body in (("body1", c.body1), ("body2", c.body2)):
@@ -42,6 +48,50 @@ class ConstrainedRobot:
         self.rows = int(starts[-1])
         self.row_slices = tuple(slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:]))
         self.actuated, self.actuated_dofs = self._actuation(robot, actuated)
+        loops = [dict(name=c.name, frame1=-1 if c.body1 is None else links.index(c.body1),
+                      pose1=c.frame1, frame2=-1 if c.body2 is None else links.index(c.body2),
+                      pose2=c.frame2, rows=list(c.rows), kp=c.baumgarte[0], kd=c.baumgarte[1])
+                 for c in constraints]
+        self._core = _core.ConstraintSystem(robot, loops)
+
+    def residual(self, q, out=None) -> np.ndarray:
+        """phi(q), shape (rows,): per constraint its rows of the pose of frame 1 relative to
+        frame 2 in frame 1's axes, [rotation vector; origin 1 minus origin 2]; zero when every
+        loop is closed. (N, nq) batches give (N, rows); ``out`` is written in place."""
+        return self._core.residual(q, out)
+
+    def jacobian(self, q, out=None) -> np.ndarray:
+        """J(q), shape (rows, nv): J v is the constraint velocity, the velocity of frame 1
+        relative to frame 2 in frame 1's axes ([angular; linear], the constraints' rows): the
+        rate of :meth:`residual` (of its angular rows where the loop is closed)."""
+        return self._core.jacobian(q, out)
+
+    def bias_acceleration(self, q, v, out=None) -> np.ndarray:
+        """gamma(q, v), shape (rows,): the constraint acceleration is J qdd + gamma (the rate
+        of J v at qdd = 0, the turning of frame 1 included)."""
+        return self._core.bias_acceleration(q, v, out)
+
+    def operational_space_inverse_inertia(self, q, out=None) -> np.ndarray:
+        """J M^-1 J', shape (rows, rows), through M's tree-sparse factor."""
+        return self._core.operational_space_inverse_inertia(q, out)
+
+    def forward_dynamics(self, q, v, tau, mu=0.0, max_iter=1, tol=1e-12, out=None):
+        """(qdd, lam) of ``M qdd + h = tau + J' lam``, ``J qdd = -gamma - kd J v - kp phi``.
+
+        ``lam`` (rows,): per constraint the wrench it applies to body 1, in frame 1's axes,
+        its rows of [moment; force] (body 2 receives the opposite). ``mu = 0`` solves the KKT
+        system once and raises ValueError naming the constraint whose row depends on the
+        others (rank-deficient J); ``mu > 0`` runs proximal iterations until the constraint
+        acceleration error is below ``tol`` or ``max_iter`` iterations: redundant constraints
+        get the minimum-norm forces. (N, n) batches give (N, nv) and (N, rows); ``out`` a
+        tuple of two arrays written in place."""
+        return self._core.forward_dynamics(q, v, tau, mu, max_iter, tol, out)
+
+    def split(self, x) -> dict:
+        """The rows of a stacked (rows,) or (N, rows) vector (residual, lam, ...) by
+        constraint name."""
+        x = np.asarray(x)
+        return {c.name: x[..., s] for c, s in zip(self.constraints, self.row_slices)}
 
     @staticmethod
     def _actuation(robot, actuated):

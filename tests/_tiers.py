@@ -83,6 +83,8 @@ TABLE = {
     "test_hardening.py::test_batch_worker_threads_allocate_nothing": "compile",
     # the examples and the CLI run in subprocesses, fuzzing, long simulations and processes
     "test_examples.py::test_example_runs_from_the_command_line": "slow",
+    "test_constrained_simulation.py::test_passive_fourbar_keeps_energy_and_closure[10.0]":
+        "slow",
     "test_seed_examples.py::test_falling_cat": "slow",
     "test_seed_examples.py::test_jpl_spacecraft": "slow",
     "test_seed_examples.py::test_example_command_line": "slow",

@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 import robodyn
-from reference import constraints as RC
 
 FOURBAR = dict(a=0.2, b=0.5, c=0.4, d=0.45)  # a Grashof crank-rocker, m
 
@@ -73,46 +72,3 @@ def fourbar_q(theta2, g, branch=-1):
     """The tree's joint angles (crank, coupler relative, rocker) at crank angle theta2."""
     t3, t4 = freudenstein(theta2, g["a"], g["b"], g["c"], g["d"], branch)
     return np.array([theta2, t3 - theta2, t4])
-
-
-def with_reference_kinematics(system):
-    """`system` itself if it computes residual, jacobian and bias_acceleration; else a thin
-    wrapper that computes them with the NumPy reference (tests/reference/constraints.py)."""
-    if hasattr(system, "jacobian"):
-        return system
-    return _ReferenceSystem(system)
-
-
-class _ReferenceSystem:
-    def __init__(self, system):
-        self._system = system
-        self._spec = system.robot.spec
-
-    def __getattr__(self, name):
-        return getattr(self._system, name)
-
-    def residual(self, q):
-        return RC.residual(self._spec, q, self._system.constraints)
-
-    def jacobian(self, q):
-        return RC.jacobian(self._spec, q, self._system.constraints)
-
-    def bias_acceleration(self, q, v):
-        return RC.bias_acceleration(self._spec, q, v, self._system.constraints)
-
-    def forward_dynamics(self, q, v, tau):
-        """The KKT system [M -J'; J 0] [qdd; lam] = [tau - h; -gamma - kd J v - kp phi],
-        solved densely (minimum-norm lam through lstsq)."""
-        robot = self._system.robot
-        M = robot.mass_matrix(q)
-        h = robot.inverse_dynamics(q, v, np.zeros(robot.nv))
-        J = self.jacobian(q)
-        rhs = -self.bias_acceleration(q, v)
-        phi, Jv = self.residual(q), J @ v
-        for c, sl in zip(self._system.constraints, self._system.row_slices):
-            kp, kd = c.baumgarte
-            rhs[sl] -= kd * Jv[sl] + kp * phi[sl]
-        m = J.shape[0]
-        K = np.block([[M, -J.T], [J, np.zeros((m, m))]])
-        x = np.linalg.lstsq(K, np.concatenate([tau - h, rhs]), rcond=None)[0]
-        return x[:robot.nv], x[robot.nv:]

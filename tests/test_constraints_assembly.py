@@ -23,7 +23,7 @@ def close(a, b, rtol=1e-10, atol=1e-10):
 @pytest.fixture
 def fourbar():
     system, g = M.fourbar()
-    return M.with_reference_kinematics(system), g
+    return system, g
 
 
 def welded_floating(rng):
@@ -33,7 +33,7 @@ def welded_floating(rng):
     q, _, _ = R.random_floating_state(spec, rng)
     T = F.fk(spec, q)[6]
     loop = robodyn.LoopConstraint(None, spec.bodies[6].name, frame1=T, kind="weld")
-    return M.with_reference_kinematics(robodyn.ConstrainedRobot(robot, [loop])), q
+    return robodyn.ConstrainedRobot(robot, [loop]), q
 
 
 @pytest.mark.parametrize("theta2", [0.0, 0.7, 2.5, -2.0])
@@ -69,7 +69,7 @@ def test_assemble_floating_base(rng):
 def test_assemble_reports_a_loop_that_cannot_close():
     # a crank longer than the other links can reach at theta2 = 0 (non-Grashof)
     system, g = M.fourbar(a=0.6, b=0.2, c=0.2, d=0.45)
-    system = M.with_reference_kinematics(system)
+    system = system
     with pytest.raises(A.AssemblyError, match=r"max \|phi\| = .*'coupler_rocker' row 'x'.*"
                        r"crank held"):
         A.assemble(system, [0.0, 0.1, 0.2], hold=["crank"], max_iter=30)
@@ -142,3 +142,20 @@ def test_kinematic_analysis_refuses_undriven_motion(fourbar):
     with pytest.raises(ValueError, match="qd_driven: expected shape"):
         A.kinematic_analysis(system, ["crank"], [0.0, 0.1], np.zeros((2, 2)), [0.0, 0.0],
                              q_guess=M.fourbar_q(0.0, g))
+
+
+def test_methods_of_the_system(fourbar):
+    system, g = fourbar
+    exact = M.fourbar_q(0.7, g)
+    guess = exact + [0.0, 0.1, -0.1]
+    np.testing.assert_array_equal(system.assemble(guess, hold=["crank"]),
+                                  A.assemble(system, guess, hold=["crank"]))
+    v = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(system.project_velocity(exact, v),
+                                  A.project_velocity(system, exact, v))
+    Q, QD, QDD = system.kinematic_analysis(["crank"], [0.7], [1.0], [0.0], q_guess=exact)
+    close(Q[0], exact, atol=1e-12)
+    tau, lam = system.inverse_dynamics(exact, np.zeros(3), np.zeros(3))
+    close(tau, system.gravity_compensation(exact)[0], atol=0)
+    with pytest.raises(ValueError, match=r"axes \('x', 'z'\) have no URDF loop_joint type"):
+        system.to_urdf()

@@ -58,7 +58,7 @@ def virtual_work_torque(theta2, g):
 @pytest.fixture
 def fourbar():
     system, g = M.fourbar()
-    return M.with_reference_kinematics(system), g
+    return system, g
 
 
 @pytest.mark.parametrize("theta2", [0.0, 0.8, 2.0, 4.0])
@@ -84,7 +84,7 @@ def test_driving_any_single_joint_gives_the_same_power(fourbar):
     _, g = fourbar
     powers = []
     for joint in ("crank", "coupler", "rocker"):
-        system = M.with_reference_kinematics(M.fourbar(actuated=(joint,))[0])
+        system = M.fourbar(actuated=(joint,))[0]
         q, v, qdd = fourbar_motion(system, g, 1.1)
         tau, lam = I.inverse_dynamics(system, q, v, qdd)
         close(balance(system, q, v, qdd, tau, lam), np.zeros(3), atol=1e-11)
@@ -94,7 +94,7 @@ def test_driving_any_single_joint_gives_the_same_power(fourbar):
 
 def test_redundant_actuation_gives_the_minimum_torque(fourbar):
     _, g = fourbar
-    system = M.with_reference_kinematics(M.fourbar(actuated=("crank", "rocker"))[0])
+    system = M.fourbar(actuated=("crank", "rocker"))[0]
     q, v, qdd = fourbar_motion(system, g, 0.9)
     tau, lam = I.inverse_dynamics(system, q, v, qdd)
     close(balance(system, q, v, qdd, tau, lam), np.zeros(3), atol=1e-11)
@@ -109,7 +109,7 @@ def test_redundant_actuation_gives_the_minimum_torque(fourbar):
 
 def test_underactuation_is_refused_with_the_deficiency(fourbar):
     _, g = fourbar
-    system = M.with_reference_kinematics(M.fourbar(actuated=())[0])
+    system = M.fourbar(actuated=())[0]
     with pytest.raises(I.ActuationError, match=r"drive 0 of the mechanism's 1 free motions "
                        r"\(1 undriven\)"):
         I.gravity_compensation(system, M.fourbar_q(0.5, g))
@@ -142,7 +142,7 @@ def test_floating_base_welded_foot(rng):
     q, _, _ = R.random_floating_state(spec, rng)
     loop = robodyn.LoopConstraint(None, spec.bodies[6].name, frame1=F.fk(spec, q)[6],
                                   kind="weld")
-    system = M.with_reference_kinematics(robodyn.ConstrainedRobot(robot, [loop]))
+    system = robodyn.ConstrainedRobot(robot, [loop])
     J = system.jacobian(q)
     Z = np.linalg.svd(J)[2][6:].T
     v = Z @ rng.standard_normal(6)

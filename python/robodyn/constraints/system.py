@@ -122,3 +122,46 @@ class ConstrainedRobot:
     def __repr__(self) -> str:
         return (f"ConstrainedRobot({self.robot.name!r}, {len(self.constraints)} constraints, "
                 f"{self.rows} rows)")
+
+    # assembly, inverse dynamics and URDF output: thin methods over
+    # robodyn.constraints.assembly, robodyn.constraints.inverse and robodyn.loop_urdf
+
+    def assemble(self, q_guess, hold=(), tol=1e-12, max_iter=50) -> np.ndarray:
+        """q near ``q_guess`` closing every loop, the joints in ``hold`` kept
+        (:func:`robodyn.constraints.assembly.assemble`)."""
+        from .assembly import assemble
+
+        return assemble(self, q_guess, hold, tol, max_iter)
+
+    def project_velocity(self, q, v, hold=()) -> np.ndarray:
+        """The v nearest the given one with J v = 0, the held joints' rates kept
+        (:func:`robodyn.constraints.assembly.project_velocity`)."""
+        from .assembly import project_velocity
+
+        return project_velocity(self, q, v, hold)
+
+    def kinematic_analysis(self, driven, q_driven, qd_driven, qdd_driven, q_guess, tol=1e-12):
+        """(Q, QD, QDD) when the ``driven`` joints follow the given motion
+        (:func:`robodyn.constraints.assembly.kinematic_analysis`)."""
+        from .assembly import kinematic_analysis
+
+        return kinematic_analysis(self, driven, q_driven, qd_driven, qdd_driven, q_guess, tol)
+
+    def inverse_dynamics(self, q, v, qdd):
+        """(tau, lam): the actuated joints' torques and the constraint forces
+        (:func:`robodyn.constraints.inverse.inverse_dynamics`)."""
+        from .inverse import inverse_dynamics
+
+        return inverse_dynamics(self, q, v, qdd)
+
+    def gravity_compensation(self, q):
+        """(tau, lam) holding the mechanism at rest at q."""
+        from .inverse import gravity_compensation
+
+        return gravity_compensation(self, q)
+
+    def to_urdf(self) -> str:
+        """The robot's URDF with one ``<loop_joint>`` per constraint (robodyn.loop_urdf)."""
+        from ..loop_urdf import write
+
+        return write(self)

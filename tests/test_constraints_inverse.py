@@ -172,3 +172,32 @@ def test_fourbar_loop_force_is_the_free_body_balance(fourbar, theta2):
                   [np.cross(P - B, -R4[:, k])[1] for k in (0, 2)]])
     b = -np.array([np.cross(c4 - O4, m4 * gvec)[1], np.cross(c3 - B, m3 * gvec)[1]])
     close(lam, np.linalg.solve(A, b), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("theta2", [0.3, 2.9])
+def test_round_trip_with_constrained_forward_dynamics(fourbar, theta2):
+    # the torques of inverse dynamics, fed to the constrained forward dynamics, give back the
+    # desired acceleration and the same loop force
+    system, g = fourbar
+    q, v, qdd = fourbar_motion(system, g, theta2)
+    tau, lam = I.inverse_dynamics(system, q, v, qdd)
+    qdd2, lam2 = system.forward_dynamics(q, v, tau)
+    close(qdd2, qdd, rtol=1e-10, atol=1e-10)
+    close(lam2, lam, rtol=1e-10, atol=1e-10)
+
+
+def test_round_trip_floating_base(rng):
+    spec = R.random_floating(6, rng, "chain", friction=False)
+    robot = robodyn.Robot(spec)
+    q, _, _ = R.random_floating_state(spec, rng)
+    loop = robodyn.LoopConstraint(None, spec.bodies[6].name, frame1=F.fk(spec, q)[6],
+                                  kind="weld")
+    system = robodyn.ConstrainedRobot(robot, [loop])
+    J = system.jacobian(q)
+    Z = np.linalg.svd(J)[2][6:].T
+    v = Z @ rng.standard_normal(6)
+    qdd = Z @ rng.standard_normal(6) - np.linalg.pinv(J) @ system.bias_acceleration(q, v)
+    tau, lam = I.inverse_dynamics(system, q, v, qdd)
+    qdd2, lam2 = system.forward_dynamics(q, v, tau)
+    close(qdd2, qdd, rtol=1e-9, atol=1e-9)
+    close(lam2, lam, rtol=1e-9, atol=1e-9)

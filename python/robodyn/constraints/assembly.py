@@ -104,7 +104,7 @@ def assemble(system, q_guess, hold=(), tol=1e-12, max_iter=50):
     phi = system.residual(q)
     err = float(np.abs(phi).max())
     damping = float(phi @ phi)
-    for _ in range(int(max_iter)):
+    for _ in range(int(max_iter) if free.size else 0):
         if err <= tol:
             return q
         J = system.jacobian(q)[:, free]

@@ -140,3 +140,14 @@ def test_a_cycle_of_joints_is_still_refused():
 def test_parse_urdf_reads_the_tree():
     spec = robodyn.urdf.parse_urdf(fourbar_file(REVOLUTE))
     assert [b.joint_name for b in spec.bodies] == ["crank", "coupler", "rocker"]
+
+
+@pytest.mark.parametrize("command", ["info", "simulate", "opcount"])
+def test_command_line_refuses_loops_clearly(command, tmp_path, capsys):
+    from robodyn import cli
+
+    path = tmp_path / "fourbar.urdf"
+    path.write_text(fourbar_file(REVOLUTE))
+    assert cli.main([command, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "closes loops with <loop_joint> elements" in err and "Traceback" not in err

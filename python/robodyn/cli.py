@@ -96,6 +96,9 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
                                       xacro_env=xacro_env)
         for w in caught:
             say_warning(w.message)
+        if hasattr(robot, "constraints"):  # <loop_joint>s: a ConstrainedRobot
+            raise UsageError(f"{text}: closes loops with <loop_joint> elements; the command "
+                             "line handles trees: use the Python API (docs/constraints.md)")
         return robot
     if xacro_args or xacro_env:
         flag = "--xacro-arg" if xacro_args else "--xacro-allow-env"

@@ -130,3 +130,23 @@ def test_computed_torque_tracks_a_kinematic_analysis():
     # e(t) = (e0 + (de0 + 10 e0) t) exp(-10 t)
     expect = (err[0] + (2.0 + 10 * err[0]) * res.t) * np.exp(-10 * res.t)
     np.testing.assert_allclose(err, expect, atol=1e-6)
+
+
+def test_redundant_revolute_loop_joint_simulates_with_proximal_iterations():
+    # the four-bar closed by a URDF revolute loop joint (5 rows, 3 of them zero in the plane)
+    # moves like the one closed by the planar pin (2 rows); mu = 0 refuses the redundancy
+    g = M.FOURBAR
+    text = M.fourbar_urdf(g["a"], g["b"], g["c"], g["d"]).replace(
+        "</robot>", f'<loop_joint name="knee" type="revolute"><link1 link="rocker_link" '
+        f'xyz="{g["c"]} 0 0"/><link2 link="coupler_link" xyz="{g["b"]} 0 0"/>'
+        '<axis xyz="0 -1 0"/></loop_joint></robot>')
+    revolute = robodyn.load_urdf(text)
+    planar, _ = fourbar(actuated=())
+    q0 = M.fourbar_q(0.3, g)
+    with pytest.raises(ValueError, match="rank deficient"):
+        robodyn.simulate(revolute, duration=0.01, q0=q0)
+    a = simulate_constrained(revolute, duration=0.5, dt=1e-3, q0=q0, mu=1e-8,
+                             control_rate="continuous")
+    b = robodyn.simulate(planar, duration=0.5, dt=1e-3, q0=q0, control_rate="continuous")
+    np.testing.assert_allclose(a.q, b.q, atol=1e-9)
+    assert a.residual.max() < 1e-9

@@ -90,15 +90,17 @@ def _command(system, tau, nv, k, t):
 
 def simulate_constrained(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
                          control_rate=1000.0, integrator="rk4", q0=None, qd0=None, *,
-                         project=True, tol=1e-12, max_steps=2_000_000, progress=None,
-                         **options):
+                         project=True, tol=1e-12, mu=0.0, fd_iterations=50,
+                         max_steps=2_000_000, progress=None, **options):
     """Simulate the :class:`robodyn.ConstrainedRobot` ``robot`` (``robodyn.simulate``
     dispatches here) and return a :class:`ConstrainedSimulationResult`.
 
     ``q0``: default a configuration that closes the loops near the robot's neutral one
     (``assemble``); a given q0 is assembled too (its actuated joints held) and ``qd0``
     (default zero) projected, so the run starts on the constraints. ``project``: project q
-    and v after every step (to ``tol``); False leaves only the Baumgarte terms. The
+    and v after every step (to ``tol``); False leaves only the Baumgarte terms. ``mu > 0``:
+    the forward dynamics runs proximal iterations (at most ``fd_iterations``), which
+    redundant constraints need (a planar loop closed by a revolute loop joint). The
     other parameters are :func:`robodyn.simulate`'s; its ``rtol``, ``atol``, ``method``,
     ``engine``, ``joint_limits`` and ``restitution`` are not used here (a non-default value
     is an error; joint limits are not enforced).
@@ -126,6 +128,12 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
     if int(max_steps) != max_steps or max_steps < 1:
         raise ValueError(f"max_steps: expected a positive integer, got {max_steps!r}")
     grid, flags = _time_grid(duration, dt, period, int(max_steps))
+    mu = float(mu)
+    if not (mu >= 0 and math.isfinite(mu)):
+        raise ValueError(f"mu: expected a finite number >= 0, got {mu!r}")
+    if int(fd_iterations) != fd_iterations or fd_iterations < 1:
+        raise ValueError(f"fd_iterations: expected a positive integer, got {fd_iterations!r}")
+    iterations = int(fd_iterations) if mu > 0 else 1
 
     # the start: on the constraints
     if q0 is None:
@@ -154,7 +162,7 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
 
     def accel(q, v, tau):
         calls["fd"] += 1
-        qdd, lam = system.forward_dynamics(q, v, tau)
+        qdd, lam = system.forward_dynamics(q, v, tau, mu=mu, max_iter=iterations)
         return np.asarray(qdd, dtype=float), np.asarray(lam, dtype=float)
 
     def slope(theta, v):

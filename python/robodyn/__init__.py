@@ -57,7 +57,13 @@ def load_urdf(path_or_xml_string, gravity=None, armature=None, *, check_inertia=
     return load(path_or_xml_string, gravity=gravity, armature=armature,
                 check_inertia=check_inertia, strict=strict, mimic=mimic, xacro_args=xacro_args,
                 robot_class=Robot, max_bytes=MAX_BYTES if max_bytes is None else max_bytes,
-                floating_base=floating_base, xacro_env=xacro_env)
+                floating_base=floating_base, xacro_env=xacro_env,
+                constrained_class=_with_loops)
+
+
+def _with_loops(robot, loops):
+    """The ConstrainedRobot of a URDF's tree and its <loop_joint>s (LoopConstraint keywords)."""
+    return ConstrainedRobot(robot, [LoopConstraint(**kw) for kw in loops])
 
 
 def from_dh(rows, convention="standard", gravity=(0.0, 0.0, -9.81), name="dh_robot", *,

@@ -30,6 +30,27 @@ TYPES = ("spherical", "fixed", "revolute")
 REVOLUTE_AXES = ("rx", "ry", "x", "y", "z")
 
 
+def _rpy(roll, pitch, yaw):
+    """URDF's fixed-axis rpy: Rz(yaw) Ry(pitch) Rx(roll)."""
+    cr, sr, cp, sp, cy, sy = (np.cos(roll), np.sin(roll), np.cos(pitch), np.sin(pitch),
+                              np.cos(yaw), np.sin(yaw))
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _rpy_of(R):
+    """(roll, pitch, yaw) of a rotation matrix (the inverse of _rpy)."""
+    roll = np.arctan2(R[2, 1], R[2, 2])
+    M = R @ _rpy(roll, 0.0, 0.0).T  # Rz(yaw) Ry(pitch)
+    return roll, np.arctan2(-M[2, 0], M[2, 2]), np.arctan2(-M[0, 1], M[1, 1])
+
+
+def _text(values):
+    """Numbers as the shortest text that parses back to the same doubles."""
+    return " ".join(repr(float(x)) for x in values)
+
+
 def _align_z(axis):
     """A rotation whose z column is the unit vector ``axis`` (identity for +z)."""
     z = axis / np.linalg.norm(axis)
@@ -51,8 +72,6 @@ def loop_joints(reader, root_el, place, joint_names):
     ``place``: link name -> (body index or -1 for the fixed base, pose in that body or None
     for the identity); ``joint_names``: the ``<joint>`` names (a loop joint may not reuse one).
     """
-    from .urdf import _rpy_to_matrix
-
     out, seen = [], set()
     for i, el in enumerate(root_el.findall("loop_joint")):
         name = reader.name(el, f"loop_joint #{i + 1}")
@@ -73,8 +92,8 @@ def loop_joints(reader, root_el, place, joint_names):
                 raise reader.error(f"{where} <{tag}>", f"no link named {link!r}")
             T = np.eye(4)
             T[:3, 3] = reader.vector(found[0], "xyz", f"{where} <{tag}>", (0.0, 0.0, 0.0))
-            T[:3, :3] = _rpy_to_matrix(*reader.vector(found[0], "rpy", f"{where} <{tag}>",
-                                                      (0.0, 0.0, 0.0)))
+            T[:3, :3] = _rpy(*reader.vector(found[0], "rpy", f"{where} <{tag}>",
+                                            (0.0, 0.0, 0.0)))
             body, pose = place[link]
             if body == -1:
                 # on the fixed base: the world, the pose in the root frame
@@ -119,22 +138,17 @@ def _gains(reader, el, where):
     return tuple(values)
 
 
-def constrained(robot, loops, label):
-    """The ConstrainedRobot of a loaded tree and its loop joints (errors name the file)."""
-    from .constraints import ConstrainedRobot, LoopConstraint
-    from .urdf import URDFError
-
+def constrained(robot, loops, make, error):
+    """``make(robot, loops)`` (robodyn.load_urdf's: the ConstrainedRobot of the tree and the
+    loop joints' keywords); a ValueError it raises becomes ``error(message)``."""
     try:
-        return ConstrainedRobot(robot, [LoopConstraint(**kw) for kw in loops])
+        return make(robot, loops)
     except ValueError as e:
-        raise URDFError(f"{label}: {e}") from None
+        raise error(str(e)) from None
 
 
 def _element(parent, tag, link, T):
-    from .urdf import _matrix_to_rpy, _vec
-
-    ET.SubElement(parent, tag, link=link, xyz=_vec(T[:3, 3]),
-                  rpy=_vec(_matrix_to_rpy(T[:3, :3])))
+    ET.SubElement(parent, tag, link=link, xyz=_text(T[:3, 3]), rpy=_text(_rpy_of(T[:3, :3])))
 
 
 def write(system) -> str:
@@ -168,7 +182,6 @@ def write(system) -> str:
         if kind == "revolute":
             ET.SubElement(el, "axis", xyz="0 0 1")
         if any(g != 0.0 for g in c.baumgarte):
-            ET.SubElement(el, "robodyn", baumgarte=" ".join(repr(float(g))
-                                                              for g in c.baumgarte))
+            ET.SubElement(el, "robodyn", baumgarte=_text(c.baumgarte))
     ET.indent(root, space="  ")
     return '<?xml version="1.0"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

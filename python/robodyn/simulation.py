@@ -408,8 +408,7 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     """
     if hasattr(robot, "constraints"):  # a ConstrainedRobot: robodyn.constrained_simulation
         args = dict(locals())
-        from .constrained_simulation import simulate_constrained
-        return simulate_constrained(**args)
+        return robot._simulate(args)
     nq, n = _sizes(robot)
     floating = nq != n
     duration = _positive(duration, "duration")

@@ -883,9 +883,10 @@ SINGULAR = ("the mass matrix is singular: a joint moves no mass or inertia (inve
 
 def load(source, gravity=None, armature=None, *, check_inertia=True, strict=False,
          mimic="couple", xacro_args=None, max_bytes=MAX_BYTES, floating_base=False,
-         robot_class=None, xacro_env=False):
+         robot_class=None, xacro_env=False, constrained_class=None):
     """robodyn.load_urdf: parse_urdf, then the Robot (of ``robot_class``, robodyn.Robot: passed
-    in, as robot.py imports this module); a singular mass matrix (a joint that moves no mass,
+    in, as robot.py imports this module), or with <loop_joint>s ``constrained_class(robot,
+    loops)`` (robodyn.load_urdf's ConstrainedRobot, passed in likewise); a singular mass matrix (a joint that moves no mass,
     e.g. Romeo's massless hands) is one more warning, said with the file's others; errors of
     the C++ model are URDFErrors naming the file."""
     Robot = robot_class
@@ -908,7 +909,11 @@ def load(source, gravity=None, armature=None, *, check_inertia=True, strict=Fals
         except ValueError as e2:
             raise URDFError(f"{label}: {e2}") from None
     _say(label, notes, strict)
-    return constrained(robot, loops, label) if loops else robot
+    if not loops:
+        return robot
+    if constrained_class is None:
+        raise URDFError(f"{label}: has <loop_joint> elements: load it with robodyn.load_urdf")
+    return constrained(robot, loops, constrained_class, lambda m: URDFError(f"{label}: {m}"))
 
 
 def _vector3(value, what):

@@ -165,3 +165,9 @@ class ConstrainedRobot:
         from ..loop_urdf import write
 
         return write(self)
+
+    def _simulate(self, args):
+        """robodyn.simulate(self, **args) (robodyn.constrained_simulation)."""
+        from ..constrained_simulation import simulate_constrained
+
+        return simulate_constrained(**args)

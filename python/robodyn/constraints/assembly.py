@@ -58,6 +58,8 @@ def _vector(x, n, what):
 
 def _free(system, hold):
     nv = system.robot.nv
+    if isinstance(hold, (tuple, list)) and not hold:
+        return np.arange(nv)
     held = joint_indices(system.robot, hold)[1]
     return np.setdiff1d(np.arange(nv), held)
 

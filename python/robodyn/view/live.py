@@ -20,7 +20,7 @@ import numpy as np
 from .model import RobotGeometry, robot_source
 from .scene import RobotScene, _neutral, camera_for
 
-__all__ = ["Viewer", "show", "serve", "start_server", "free_port"]
+__all__ = ["Viewer", "show", "serve", "start_server", "free_port", "require"]
 
 HOST = "127.0.0.1"
 _TOGGLES = (("frames", "Link frames"), ("axes", "Joint axes"), ("com", "Centres of mass"),
@@ -34,13 +34,22 @@ def free_port():
         return s.getsockname()[1]
 
 
+def require():
+    """Raise ImportError (naming the ``view`` extra) unless viser and trimesh import."""
+    try:
+        import trimesh  # noqa: F401
+        import viser  # noqa: F401
+    except ImportError as e:
+        raise ImportError(f"the 3-D view needs viser and trimesh ({e}): pip install "
+                          "robodyn[view]") from None
+
+
 def start_server(port=None):
     """A ``viser.ViserServer`` on 127.0.0.1 (``port``, default a free one), its banner
     silenced; ``server.get_port()`` is the port it took."""
-    try:
-        import viser
-    except ImportError:
-        raise ImportError("the 3-D view needs viser: pip install robodyn[view]") from None
+    require()
+    import viser
+
     if port is not None and (isinstance(port, bool) or not isinstance(port, int)
                              or not 0 < port < 65536):
         raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")

@@ -1,0 +1,155 @@
+"""The 3-D view in a real browser (tier `view`: the `view` extra, websocket-client and Debian's
+chromium, which .ci/run installs): headless Chromium opens the live page of `robodyn view` and
+a saved HTML playback, with host names unresolvable and every request recorded. Screenshots
+show the robot inside its projected bounding box (the red of the test robot, not a blank
+canvas), and those pixels change when a joint slider or the time slider is moved through the
+page (a click on the slider, sent through the DevTools protocol). The server and the browser
+are stopped by pid within a bound."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("viser")
+pytest.importorskip("websocket")
+
+import robodyn  # noqa: E402
+from robodyn.view.model import RobotGeometry  # noqa: E402
+from robodyn.view.scene import camera_for  # noqa: E402
+
+import _browser  # noqa: E402
+import _viewbot  # noqa: E402
+
+if _browser.chromium_path() is None:
+    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+FOV = 75.0 * np.pi / 180.0  # Viser's initial camera
+SHOTS = Path(os.environ.get("ROBODYN_VIEW_SHOTS", "")) if os.environ.get(
+    "ROBODYN_VIEW_SHOTS") else None
+
+
+def _save(img, name):
+    """Keep a screenshot when ROBODYN_VIEW_SHOTS names a folder (to look at them)."""
+    if SHOTS is not None:
+        from PIL import Image
+
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(img).save(SHOTS / name)
+
+
+def _box(lo, hi, camera, canvas):
+    """The robot's projected bounding box (x0, y0, x1, y1) in page pixels, in the canvas."""
+    w, h = canvas["width"], canvas["height"]
+    px = _browser.project(_browser.box_corners(lo, hi), camera[0], camera[1], FOV, w, h)
+    x0, y0 = np.floor(px.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(px.max(axis=0)).astype(int)
+    return (max(x0, 0), max(y0, 0), min(x1, int(w)), min(y1, int(h)))
+
+
+def _shot_until(browser, ok, timeout=60.0):
+    """Screenshots until ok(img) (bounded); the last one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        img = browser.screenshot()
+        if ok(img) or time.monotonic() > deadline:
+            return img
+        time.sleep(0.5)
+
+
+def _slider(browser, index):
+    """The page rectangle of the index-th slider track."""
+    rect = browser.wait_for(
+        "(() => { const s = document.querySelectorAll('.mantine-Slider-root');"
+        f" if (s.length <= {index}) return null;"
+        f" const r = s[{index}].getBoundingClientRect();"
+        " return r.width > 0 ? [r.x, r.y, r.width, r.height] : null; })()", timeout=60)
+    return rect
+
+
+def _canvas(browser):
+    return browser.wait_for(
+        "(() => { const c = document.querySelector('canvas');"
+        " if (!c) return null; const r = c.getBoundingClientRect();"
+        " return r.height > 0 ? {width: r.width, height: r.height} : null; })()", timeout=60)
+
+
+def _diff(a, b, box):
+    x0, y0, x1, y1 = box
+    return float(np.abs(a[y0:y1, x0:x1].astype(int) - b[y0:y1, x0:x1].astype(int)).mean())
+
+
+def test_live_page_shows_the_robot_and_a_joint_slider_moves_it(tmp_path):
+    urdf, packages = _viewbot.write(tmp_path)
+    robot = robodyn.load_urdf(str(urdf))
+    geo = RobotGeometry.build(robot, urdf, [packages])
+    camera = camera_for(*geo.bounds(robot, np.zeros(2)))
+    # the box swept by the arm as joint 2 turns (the slider goes to 90 % of its range)
+    boxes = [geo.bounds(robot, [0.0, a]) for a in np.linspace(0.0, 2.4, 7)]
+    lo, hi = np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(robodyn.__file__).parents[1])] + sys.path))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "robodyn.cli", "view", str(urdf), "--package-path",
+         str(packages), "--seconds", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env, start_new_session=True)
+    try:
+        line = server.stdout.readline()  # "robodyn view: http://127.0.0.1:PORT/ ..."
+        assert line.startswith("robodyn view: http://127.0.0.1:"), line
+        url = line.split()[2]
+        with _browser.Chromium(1000, 700) as browser:
+            browser.open(url)
+            canvas = _canvas(browser)
+            box = _box(lo, hi, camera, canvas)
+            start = _box(*geo.bounds(robot, np.zeros(2)), camera, canvas)
+            before = _shot_until(browser, lambda img: _viewbot.red_fraction(img, start) > 0.1)
+            _save(before, "live_before.png")
+            assert _viewbot.red_fraction(before, start) > 0.1  # the robot, not a blank canvas
+            x, y, w, h = _slider(browser, 1)  # joint j2
+            browser.click(x + 0.9 * w, y + h / 2)
+            after = _shot_until(browser, lambda img: _diff(before, img, box) > 3.0, 30)
+            _save(after, "live_after.png")
+            assert _diff(before, after, box) > 3.0
+            assert _viewbot.red_fraction(after, box) > 0.05
+            assert browser.outside_requests() == []
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=20)
+        assert server.returncode == 0, err
+        assert "Traceback" not in err
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
+
+
+def test_saved_html_plays_back_offline_and_the_time_slider_moves_the_robot(tmp_path):
+    urdf, packages = _viewbot.write(tmp_path)
+    robot = robodyn.load_urdf(str(urdf))
+    ref = robodyn.trajectories.smooth([0.0, 0.0], [2.0, 1.6], 1.0)
+    res = robodyn.simulate(robot, robodyn.control.ComputedTorque(robot), ref, duration=1.0)
+    path = res.save_html(tmp_path / "run.html", urdf=urdf, package_path=[packages])
+    geo = RobotGeometry.build(robot, urdf, [packages])
+    boxes = [geo.bounds(robot, q) for q in res.q[::50]]
+    lo, hi = np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)
+    mid = [geo.bounds(robot, res.q[k]) for k in (0, len(res.q) // 2, len(res.q) - 1)]
+    camera = camera_for(np.min([b[0] for b in mid], axis=0), np.max([b[1] for b in mid], axis=0))
+    with _browser.Chromium(1000, 700) as browser:
+        browser.open(Path(path).resolve().as_uri())
+        canvas = _canvas(browser)
+        box = _box(lo, hi, camera, canvas)
+        x, y, w, h = _slider(browser, 0)  # the playback bar's time slider
+        browser.click(x + 0.02 * w, y + h / 2)  # t near 0: the arm upright (and paused)
+        early = _shot_until(browser, lambda img: _viewbot.red_fraction(img, box) > 0.05)
+        _save(early, "html_early.png")
+        assert _viewbot.red_fraction(early, box) > 0.05
+        browser.click(x + 0.98 * w, y + h / 2)  # t near 1 s: both joints turned
+        late = _shot_until(browser, lambda img: _diff(early, img, box) > 3.0, 30)
+        _save(late, "html_late.png")
+        assert _diff(early, late, box) > 3.0
+        assert _viewbot.red_fraction(late, box) > 0.05
+        assert browser.outside_requests() == []

@@ -59,7 +59,8 @@ TABLE = {
     "test_urdf_policy.py::test_written_urdf_loads_in_pinocchio_and_mujoco_with_the_same_dynamics":
         "peers",
     "test_usability.py::test_one_name_resolver_for_every_command": "peers",
-    # the 3-D view in a real browser (headless Chromium)
+    # the 3-D view: Talos of example-robot-data saved as HTML; a real browser (headless Chromium)
+    "test_view.py::test_talos_ten_second_html_size": "peers",
     "test_view_browser.py": "view",
     # ROS 2 nodes
     "test_ros.py": "ros",

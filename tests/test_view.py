@@ -220,3 +220,27 @@ def test_saved_html_holds_everything(viewbot, tmp_path):
     assert 0.7e6 < os.path.getsize(path) < 2e6
     with pytest.raises(ValueError, match="fps"):
         res.save_html(tmp_path / "x.html", urdf=urdf, package_path=[packages], fps=0)
+
+
+def test_talos_ten_second_html_size(tmp_path):
+    """The figure of docs/view.md: a 10 s run of Talos (floating base, 52 meshes) saved as
+    HTML at 30 frames per second is about 3.4 MB, every mesh found."""
+    pytest.importorskip("viser")
+    ur5 = robodyn.robots.example_robot_data_urdf("ur5")
+    if ur5 is None:
+        pytest.skip("example-robot-data is not installed")
+    urdf = ur5.parents[2] / "talos_data" / "robots" / "talos_reduced.urdf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", robodyn.urdf.URDFWarning)
+        robot = robodyn.load_urdf(str(urdf), floating_base=True)
+    robot.gravity = [0.0, 0.0, 0.0]
+    q0 = np.zeros(robot.nq)
+    q0[2], q0[6] = 1.0, 1.0
+    qd0 = np.zeros(robot.nv)
+    qd0[:6] = [0.3, 0.2, 0.5, 0.0, 0.0, 0.1]
+    res = robodyn.simulate(robot, None, None, duration=10.0, q0=q0, qd0=qd0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MeshWarning)  # every mesh is found
+        path = res.save_html(tmp_path / "talos.html", urdf=urdf)
+    size = os.path.getsize(path)
+    assert 3.0e6 < size < 3.8e6, size

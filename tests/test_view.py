@@ -244,3 +244,75 @@ def test_talos_ten_second_html_size(tmp_path):
         path = res.save_html(tmp_path / "talos.html", urdf=urdf)
     size = os.path.getsize(path)
     assert 3.0e6 < size < 3.8e6, size
+
+
+def _cli(*argv, timeout=120):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(robodyn.__file__).parents[1])] + sys.path))
+    return subprocess.run([sys.executable, "-m", "robodyn.cli", *map(str, argv)],
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_simulate_view_and_html_from_the_command_line(tmp_path):
+    pytest.importorskip("viser")
+    html = tmp_path / "run.html"
+    proc = _cli("simulate", "intelledex_605", "--duration", "0.2", "--html", html, "--view",
+                "--seconds", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "robodyn view: http://127.0.0.1:" in proc.stdout and f"wrote {html}" in proc.stdout
+    assert html.stat().st_size > 0.8e6 and "Traceback" not in proc.stderr
+    proc = _cli("view", "intelledex_605", "--q", "1", "2")
+    assert proc.returncode == 2 and "--q: expected 6 values" in proc.stderr
+    proc = _cli("view", "--run", "3")
+    assert proc.returncode == 2 and "--run: needs --campaign DIR" in proc.stderr
+
+
+def test_campaign_run_played_back(tmp_path):
+    pytest.importorskip("viser")
+    pytest.importorskip("pyarrow")
+    from robodyn.campaign import Campaign, read_trajectories
+    from robodyn.view.command import campaign_result
+
+    c = Campaign("intelledex_605", simulation={"duration": 0.2},
+                 grid={"controller.kp": [100.0, 400.0]}, samples=1, trajectories=True)
+    c.run(tmp_path / "out", "serial", progress=False)
+    robot = robodyn.robots.load("intelledex_605")
+    res = campaign_result(tmp_path / "out", 1, robot)
+    table = read_trajectories(tmp_path / "out", run=1).to_pydict()
+    np.testing.assert_array_equal(res.q[:, 2], table["q_2"])
+    np.testing.assert_array_equal(res.q_ref[:, 5], table["q_ref_5"])
+    assert res.robot is robot
+    proc = _cli("view", "--campaign", tmp_path / "out", "--run", "1", "--seconds", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "robodyn view: http://127.0.0.1:" in proc.stdout
+    proc = _cli("view", "--campaign", tmp_path / "out", "--run", "7", "--seconds", "1")
+    assert proc.returncode == 2 and "no trajectory of run 7" in proc.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_view_stops_cleanly_on_ctrl_c_and_sigterm(sig):
+    pytest.importorskip("viser")
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(robodyn.__file__).parents[1])] + sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "robodyn.cli", "view", "intelledex_605"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("robodyn view: http://127.0.0.1:"), line
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=20)
+        assert proc.returncode == 0 and err == "", err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)

@@ -146,14 +146,7 @@ def show_result(result, *, seconds=None, **kwargs):
     """Play ``result`` back in the browser (:class:`Playback`) until Ctrl-C (or ``seconds``).
     Returns the :func:`robodyn.view.live.serve` reason."""
     playback = Playback(result, **kwargs)
-
-    class _Stop:
-        url = playback.url
-
-        def close(self):
-            playback.close()
-
-    return serve(_Stop(), seconds, say=lambda url: print(f"robodyn view: {url} (Ctrl-C stops)",
+    return serve(playback, seconds, say=lambda url: print(f"robodyn view: {url} (Ctrl-C stops)",
                                                         flush=True))
 
 

@@ -62,14 +62,43 @@ def _shot_until(browser, ok, timeout=60.0):
         time.sleep(0.5)
 
 
-def _slider(browser, index):
-    """The page rectangle of the index-th slider track."""
-    rect = browser.wait_for(
-        "(() => { const s = document.querySelectorAll('.mantine-Slider-root');"
-        f" if (s.length <= {index}) return null;"
-        f" const r = s[{index}].getBoundingClientRect();"
-        " return r.width > 0 ? [r.x, r.y, r.width, r.height] : null; })()", timeout=60)
-    return rect
+def _settled(read, timeout=30.0):
+    """``read()`` once two reads 0.5 s apart agree (the GUI panel has finished its layout)."""
+    deadline = time.monotonic() + timeout
+    last = read()
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = read()
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+def _slider(browser, label=None):
+    """The page rectangle of the track of the GUI slider labelled ``label`` (None: the
+    playback bar's slider of a saved HTML page, the only one there)."""
+    if label is None:
+        find = "document.querySelector('.mantine-Slider-root')"
+    else:
+        find = ("(() => { const l = [...document.querySelectorAll('label')].find("
+                f"l => l.innerText.trim() === {label!r}); let a = l;"
+                " for (let i = 0; a && i < 8; i++, a = a.parentElement) {"
+                " const s = a.querySelector('.mantine-Slider-root'); if (s) return s; }"
+                " return null; })()")
+    return _settled(lambda: browser.wait_for(
+        f"(() => {{ const s = {find}; if (!s) return null; const r = s.getBoundingClientRect();"
+        " return r.width > 0 ? [r.x, r.y, r.width, r.height] : null; })()", timeout=60))
+
+
+def _checkbox(browser, label):
+    """``(centre x, centre y, checked)`` of the GUI checkbox labelled ``label``."""
+    return _settled(lambda: browser.wait_for(
+        "(() => { const l = [...document.querySelectorAll('label')].find("
+        f"l => l.innerText.trim() === {label!r}); if (!l) return null;"
+        " const c = document.getElementById(l.htmlFor); if (!c) return null;"
+        " const r = c.getBoundingClientRect(); if (r.width === 0) return null;"
+        " return [r.x + r.width / 2, r.y + r.height / 2, c.checked ? 1 : 0]; })()", timeout=60))
 
 
 def _canvas(browser):
@@ -110,7 +139,7 @@ def test_live_page_shows_the_robot_and_a_joint_slider_moves_it(tmp_path):
             before = _shot_until(browser, lambda img: _viewbot.red_fraction(img, start) > 0.1)
             _save(before, "live_before.png")
             assert _viewbot.red_fraction(before, start) > 0.1  # the robot, not a blank canvas
-            x, y, w, h = _slider(browser, 1)  # joint j2
+            x, y, w, h = _slider(browser, "j2")
             browser.click(x + 0.9 * w, y + h / 2)
             after = _shot_until(browser, lambda img: _diff(before, img, box) > 3.0, 30)
             _save(after, "live_after.png")
@@ -142,7 +171,7 @@ def test_saved_html_plays_back_offline_and_the_time_slider_moves_the_robot(tmp_p
         browser.open(Path(path).resolve().as_uri())
         canvas = _canvas(browser)
         box = _box(lo, hi, camera, canvas)
-        x, y, w, h = _slider(browser, 0)  # the playback bar's time slider
+        x, y, w, h = _slider(browser)  # the playback bar's time slider
         browser.click(x + 0.02 * w, y + h / 2)  # t near 0: the arm upright (and paused)
         early = _shot_until(browser, lambda img: _viewbot.red_fraction(img, box) > 0.05)
         _save(early, "html_early.png")
@@ -153,3 +182,58 @@ def test_saved_html_plays_back_offline_and_the_time_slider_moves_the_robot(tmp_p
         assert _diff(early, late, box) > 3.0
         assert _viewbot.red_fraction(late, box) > 0.05
         assert browser.outside_requests() == []
+
+
+def test_live_playback_time_slider_moves_the_robot(tmp_path):
+    urdf, packages = _viewbot.write(tmp_path)
+    robot = robodyn.load_urdf(str(urdf))
+    geo = RobotGeometry.build(robot, urdf, [packages])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(robodyn.__file__).parents[1])] + sys.path))
+    csv = tmp_path / "run.csv"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "robodyn.cli", "simulate", str(urdf), "--duration", "1",
+         "--csv", str(csv), "--quiet", "--view", "--package-path", str(packages),
+         "--seconds", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, start_new_session=True)
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("robodyn view: http://127.0.0.1:"), line + server.stderr.read()
+        url = line.split()[2]
+        q = np.loadtxt(csv, delimiter=",", skiprows=1)[:, 1:3]
+        boxes = [geo.bounds(robot, qk) for qk in q[::50]]
+        lo, hi = np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)
+        mid = [geo.bounds(robot, q[k]) for k in (0, len(q) // 2, len(q) - 1)]
+        camera = camera_for(np.min([b[0] for b in mid], axis=0),
+                            np.max([b[1] for b in mid], axis=0))
+        with _browser.Chromium(1000, 700) as browser:
+            browser.open(url)
+            canvas = _canvas(browser)
+            box = _box(lo, hi, camera, canvas)
+            x, y, w, h = _slider(browser, "time (s)")  # the Playback folder's time slider
+            px, py, playing = _checkbox(browser, "play")
+            assert playing
+            browser.click(px, py)  # pause
+            deadline = time.monotonic() + 30
+            while _checkbox(browser, "play")[2] and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not _checkbox(browser, "play")[2]
+            browser.click(x + 0.02 * w, y + h / 2)
+            early = _shot_until(browser, lambda img: _viewbot.red_fraction(img, box) > 0.05)
+            _save(early, "playback_early.png")
+            assert _viewbot.red_fraction(early, box) > 0.05
+            time.sleep(1.0)
+            still = browser.screenshot()  # paused: nothing moves
+            assert _diff(early, still, box) < 1.0
+            browser.click(x + 0.98 * w, y + h / 2)
+            late = _shot_until(browser, lambda img: _diff(early, img, box) > 3.0, 30)
+            _save(late, "playback_late.png")
+            assert _diff(early, late, box) > 3.0
+            assert browser.outside_requests() == []
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=20)
+        assert server.returncode == 0 and "Traceback" not in err, err
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)

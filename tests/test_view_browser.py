@@ -108,12 +108,19 @@ def _canvas(browser):
         " return r.height > 0 ? {width: r.width, height: r.height} : null; })()", timeout=60)
 
 
+def _changed(a, b, box):
+    """The fraction of the pixels in ``box`` that differ by more than 40 in some channel."""
+    x0, y0, x1, y1 = box
+    d = np.abs(a[y0:y1, x0:x1].astype(int) - b[y0:y1, x0:x1].astype(int)).max(axis=2)
+    return float((d > 40).mean())
+
+
 def _diff(a, b, box):
     x0, y0, x1, y1 = box
     return float(np.abs(a[y0:y1, x0:x1].astype(int) - b[y0:y1, x0:x1].astype(int)).mean())
 
 
-def test_live_page_shows_the_robot_and_a_joint_slider_moves_it(tmp_path):
+def test_live_page_shows_the_robot_a_joint_slider_moves_it_a_toggle_shows_overlays(tmp_path):
     urdf, packages = _viewbot.write(tmp_path)
     robot = robodyn.load_urdf(str(urdf))
     geo = RobotGeometry.build(robot, urdf, [packages])
@@ -145,6 +152,12 @@ def test_live_page_shows_the_robot_and_a_joint_slider_moves_it(tmp_path):
             _save(after, "live_after.png")
             assert _diff(before, after, box) > 3.0
             assert _viewbot.red_fraction(after, box) > 0.05
+            px, py, shown = _checkbox(browser, "Inertia boxes")  # an overlay's toggle
+            assert not shown
+            browser.click(px, py)
+            boxes = _shot_until(browser, lambda img: _changed(after, img, box) > 0.005, 30)
+            _save(boxes, "live_inertia_boxes.png")
+            assert _changed(after, boxes, box) > 0.005
             assert browser.outside_requests() == []
         server.send_signal(signal.SIGTERM)
         out, err = server.communicate(timeout=20)

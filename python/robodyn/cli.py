@@ -548,14 +548,14 @@ def _write_results(args, res):
         written.append(args.animate)
     if getattr(args, "html", None):
         from .view.command import write_html
-        written.append(write_html(args, res))
+        written.append(write_html(args, res, robot_options(args)))
     if not args.quiet:
         print(res.summary())
         for path in written:
             print(f"wrote {path}")
     if getattr(args, "view", False):
         from .view.command import view_result
-        view_result(args, res)
+        view_result(args, res, robot_options(args))
     return 0
 
 
@@ -754,13 +754,20 @@ COMMANDS["campaign"] = (_campaign_arguments, _campaign_run)
 def _view_arguments(p):
     from .view.command import add_arguments
     add_arguments(p)
+    add_robot_options(p)
+    add_floating_option(p)
 
 
 def _view_run(args):
     """the robot in the browser (a local server on 127.0.0.1): meshes, joint sliders, frames,
     axes, centres of mass, inertia boxes; or a campaign run's playback"""
     from .view.command import run
-    return run(args)
+    opts = robot_options(args)
+
+    def load(name, floating_base):
+        return load_robot(name, **opts, floating_base=floating_base)
+
+    return run(args, load, lambda tokens, n: parse_vector(tokens, n, "--q"), opts)
 
 
 COMMANDS["view"] = (_view_arguments, _view_run)

@@ -49,9 +49,7 @@ def _server_options(p):
 
 
 def add_arguments(p):
-    """The options of ``robodyn view``."""
-    from ..cli import add_floating_option, add_robot_options
-
+    """The options of ``robodyn view`` (the command line adds its robot options)."""
     p.add_argument("robot", metavar="ROBOT", nargs="?",
                    help="robot name or URDF/xacro file path (with --campaign: default the "
                         "campaign's robot)")
@@ -64,8 +62,6 @@ def add_arguments(p):
     p.add_argument("--run", type=int, default=None, metavar="I",
                    help="the run of --campaign to play back")
     _server_options(p)
-    add_robot_options(p)
-    add_floating_option(p)
 
 
 def _source(args):
@@ -74,33 +70,23 @@ def _source(args):
     return robot_source(args.robot)
 
 
-def run(args):
-    """the robot in the browser (a local server on 127.0.0.1): meshes, joint sliders, frames,
-    axes, centres of mass, inertia boxes; usage errors are ValueErrors (exit status 2)"""
-    from ..cli import UsageError
-
-    try:
-        return _run(args)
-    except UsageError as e:  # as a ValueError: the same exit status under `python -m`
-        raise ValueError(str(e)) from None
-
-
-def _run(args):
-    from ..cli import UsageError, load_robot, parse_vector, robot_options
-
+def run(args, load, parse_q, options):
+    """``robodyn view``: ``load(name_or_path, floating_base)`` loads the robot,
+    ``parse_q(tokens, n)`` reads ``--q``, ``options`` the robot options (``xacro_args``,
+    ``xacro_env``); usage errors are ValueErrors (exit status 2)."""
     if args.campaign is not None:
-        return _run_campaign(args)
+        return _run_campaign(args, load, options)
     if args.run is not None:
-        raise UsageError("--run: needs --campaign DIR")
+        raise ValueError("--run: needs --campaign DIR")
     if args.robot is None:
-        raise UsageError("ROBOT: give a robot name or URDF path (or --campaign DIR --run I)")
-    opts = robot_options(args)
-    robot = load_robot(args.robot, **opts, floating_base=args.floating_base)
-    q = None if args.q is None else parse_vector(args.q, robot.nq, "--q")
+        raise ValueError("ROBOT: give a robot name or URDF path (or --campaign DIR --run I)")
+    robot = load(args.robot, args.floating_base)
+    q = None if args.q is None else parse_q(args.q, robot.nq)
     from .live import show
 
     show(robot, q, urdf=_source(args), package_path=args.package_path, port=args.port,
-         seconds=args.seconds, xacro_args=opts["xacro_args"], xacro_env=opts["xacro_env"])
+         seconds=args.seconds, xacro_args=options["xacro_args"],
+         xacro_env=options["xacro_env"])
     return 0
 
 
@@ -135,16 +121,14 @@ def campaign_result(folder, run, robot):
                             robot=robot)
 
 
-def _run_campaign(args):
-    from ..cli import UsageError, load_robot, robot_options
-
+def _run_campaign(args, load, options):
     if args.run is None:
-        raise UsageError("--campaign: needs --run I (the run to play back)")
+        raise ValueError("--campaign: needs --run I (the run to play back)")
     if args.q is not None:
-        raise UsageError("--q: not with --campaign (the run gives the motion)")
+        raise ValueError("--q: not with --campaign (the run gives the motion)")
     folder = args.campaign
     if not os.path.isdir(folder):
-        raise UsageError(f"--campaign: no such folder: {folder}")
+        raise ValueError(f"--campaign: no such folder: {folder}")
     name = args.robot
     if name is None:
         from ..safe_io import read_text
@@ -152,15 +136,16 @@ def _run_campaign(args):
         try:
             name = json.loads(read_text(os.path.join(folder, "campaign.json"), 1 << 20))["robot"]
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise UsageError(f"--campaign: cannot read the robot of {folder}/campaign.json "
+            raise ValueError(f"--campaign: cannot read the robot of {folder}/campaign.json "
                              f"({e}); give ROBOT") from None
         args.robot = name
-    robot = load_robot(name, **robot_options(args))
+    robot = load(name, args.floating_base)
     result = campaign_result(folder, args.run, robot)
     from .playback import show_result
 
     show_result(result, urdf=_source(args), package_path=args.package_path, port=args.port,
-                seconds=args.seconds)
+                seconds=args.seconds, xacro_args=options["xacro_args"],
+                xacro_env=options["xacro_env"])
     return 0
 
 
@@ -174,26 +159,23 @@ def add_simulate_arguments(p):
     _server_options(p)
 
 
-def write_html(args, res):
-    """``robodyn simulate --html``: write the playback file; its path."""
-    from ..cli import robot_options
+def write_html(args, res, opts):
+    """``robodyn simulate --html``: write the playback file (``opts``: the robot options,
+    ``xacro_args`` and ``xacro_env``); its path."""
     from .model import robot_source
     from .playback import save_html
 
-    opts = robot_options(args)
     return save_html(res, args.html, urdf=robot_source(args.robot),
                      package_path=args.package_path, xacro_args=opts["xacro_args"],
                      xacro_env=opts["xacro_env"])
 
 
-def view_result(args, res):
+def view_result(args, res, opts):
     """``robodyn simulate --view``: play the run back on the local server until Ctrl-C or
-    ``--seconds``."""
-    from ..cli import robot_options
+    ``--seconds`` (``opts`` as in :func:`write_html`)."""
     from .model import robot_source
     from .playback import show_result
 
-    opts = robot_options(args)
     show_result(res, urdf=robot_source(args.robot), package_path=args.package_path,
                 port=args.port, seconds=args.seconds, xacro_args=opts["xacro_args"],
                 xacro_env=opts["xacro_env"])

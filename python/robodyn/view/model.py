@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import meshes
+from .meshes import MESH_MAX_BYTES, MeshWarning, load_mesh, resolve
 from .visuals import DEFAULT_RGBA, read_visuals
 
 __all__ = ["Part", "RobotGeometry", "inertia_box", "robot_source"]
@@ -124,7 +124,7 @@ class RobotGeometry:
 
     @classmethod
     def build(cls, robot, source=None, package_path=(), xacro_args=None, xacro_env=False,
-              max_mesh_bytes=meshes.MESH_MAX_BYTES):
+              max_mesh_bytes=MESH_MAX_BYTES):
         """Gather the geometry of ``robot`` with the visuals of the URDF ``source`` (a path;
         None: the inertia boxes stand for the links). Missing meshes are
         :class:`robodyn.view.meshes.MeshWarning` (also kept in ``warnings``); refused ones
@@ -166,18 +166,18 @@ class RobotGeometry:
                     self.parts[node[link]].append(Part(v.kind, v.origin, rgba, dims))
                     continue
                 with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", meshes.MeshWarning)
-                    path = meshes.resolve(v.filename, base_dir, package_path)
+                    warnings.simplefilter("always", MeshWarning)
+                    path = resolve(v.filename, base_dir, package_path)
                 for w in caught:
                     self.warnings.append(str(w.message))
-                    warnings.warn(w.message, meshes.MeshWarning, stacklevel=3)
+                    warnings.warn(w.message, MeshWarning, stacklevel=3)
                 if path is None:
                     self.parts[node[link]].append(Part("box", v.origin, rgba,
                                                        (MISSING_BOX,) * 3))
                     continue
                 key = (os.path.realpath(path), tuple(v.scale))
                 if key not in cache:
-                    mesh = meshes.load_mesh(path, max_mesh_bytes).copy()
+                    mesh = load_mesh(path, max_mesh_bytes).copy()
                     mesh.apply_scale(v.scale)
                     cache[key] = mesh
                 mesh = cache[key]

@@ -75,20 +75,55 @@ def _settled(read, timeout=30.0):
     return last
 
 
-def _slider(browser, label=None):
-    """The page rectangle of the track of the GUI slider labelled ``label`` (None: the
-    playback bar's slider of a saved HTML page, the only one there)."""
+def _find_slider(label):
+    """JavaScript for the Slider root of the GUI slider labelled ``label`` (None: the playback
+    bar's slider of a saved HTML page, the only one there)."""
     if label is None:
-        find = "document.querySelector('.mantine-Slider-root')"
-    else:
-        find = ("(() => { const l = [...document.querySelectorAll('label')].find("
-                f"l => l.innerText.trim() === {label!r}); let a = l;"
-                " for (let i = 0; a && i < 8; i++, a = a.parentElement) {"
-                " const s = a.querySelector('.mantine-Slider-root'); if (s) return s; }"
-                " return null; })()")
+        return "document.querySelector('.mantine-Slider-root')"
+    return ("(() => { const l = [...document.querySelectorAll('label')].find("
+            f"l => l.innerText.trim() === {label!r}); let a = l;"
+            " for (let i = 0; a && i < 8; i++, a = a.parentElement) {"
+            " const s = a.querySelector('.mantine-Slider-root'); if (s) return s; }"
+            " return null; })()")
+
+
+def _slider(browser, label=None):
+    """The page rectangle of a slider's track (:func:`_find_slider`)."""
     return _settled(lambda: browser.wait_for(
-        f"(() => {{ const s = {find}; if (!s) return null; const r = s.getBoundingClientRect();"
+        f"(() => {{ const s = {_find_slider(label)}; if (!s) return null;"
+        " const r = s.getBoundingClientRect();"
         " return r.width > 0 ? [r.x, r.y, r.width, r.height] : null; })()", timeout=60))
+
+
+def _slide(browser, fraction, ok, label=None, tries=3):
+    """Click a slider's track at ``fraction`` of its width until its value (the hidden input
+    Mantine keeps in the slider) satisfies ``ok``; that value."""
+    value = None
+    for _ in range(tries):
+        x, y, w, h = _slider(browser, label)
+        browser.click(x + fraction * w, y + h / 2)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            value = float(browser.wait_for(
+                f"(() => {{ const s = {_find_slider(label)};"
+                " const i = s && s.querySelector('input'); return i ? i.value : null; })()"))
+            if ok(value):
+                return value
+            time.sleep(0.3)
+    return value
+
+
+def _stable_shot(browser, box, timeout=30.0):
+    """A screenshot once two taken 0.7 s apart agree inside ``box`` (the frame has settled)."""
+    deadline = time.monotonic() + timeout
+    last = browser.screenshot()
+    while time.monotonic() < deadline:
+        time.sleep(0.7)
+        now = browser.screenshot()
+        if _diff(last, now, box) < 0.3:
+            return now
+        last = now
+    return last
 
 
 def _checkbox(browser, label):
@@ -143,12 +178,13 @@ def test_live_page_shows_the_robot_a_joint_slider_moves_it_a_toggle_shows_overla
             canvas = _canvas(browser)
             box = _box(lo, hi, camera, canvas)
             start = _box(*geo.bounds(robot, np.zeros(2)), camera, canvas)
-            before = _shot_until(browser, lambda img: _viewbot.red_fraction(img, start) > 0.1)
+            _shot_until(browser, lambda img: _viewbot.red_fraction(img, start) > 0.1)
+            before = _stable_shot(browser, box)
             _save(before, "live_before.png")
             assert _viewbot.red_fraction(before, start) > 0.1  # the robot, not a blank canvas
-            x, y, w, h = _slider(browser, "j2")
-            browser.click(x + 0.9 * w, y + h / 2)
+            assert _slide(browser, 0.9, lambda v: v > 2.0, "j2") > 2.0  # joint j2 to ~2.4 rad
             after = _shot_until(browser, lambda img: _diff(before, img, box) > 3.0, 30)
+            after = _stable_shot(browser, box)
             _save(after, "live_after.png")
             assert _diff(before, after, box) > 3.0
             assert _viewbot.red_fraction(after, box) > 0.05
@@ -184,12 +220,12 @@ def test_saved_html_plays_back_offline_and_the_time_slider_moves_the_robot(tmp_p
         browser.open(Path(path).resolve().as_uri())
         canvas = _canvas(browser)
         box = _box(lo, hi, camera, canvas)
-        x, y, w, h = _slider(browser)  # the playback bar's time slider
-        browser.click(x + 0.02 * w, y + h / 2)  # t near 0: the arm upright (and paused)
-        early = _shot_until(browser, lambda img: _viewbot.red_fraction(img, box) > 0.05)
+        # t near 0 (the arm upright), which pauses the playback
+        assert _slide(browser, 0.02, lambda t: t < 0.1) < 0.1
+        early = _stable_shot(browser, box)
         _save(early, "html_early.png")
         assert _viewbot.red_fraction(early, box) > 0.05
-        browser.click(x + 0.98 * w, y + h / 2)  # t near 1 s: both joints turned
+        assert _slide(browser, 0.98, lambda t: t > 0.9) > 0.9  # t near 1 s: both joints turned
         late = _shot_until(browser, lambda img: _diff(early, img, box) > 3.0, 30)
         _save(late, "html_late.png")
         assert _diff(early, late, box) > 3.0
@@ -223,7 +259,6 @@ def test_live_playback_time_slider_moves_the_robot(tmp_path):
             browser.open(url)
             canvas = _canvas(browser)
             box = _box(lo, hi, camera, canvas)
-            x, y, w, h = _slider(browser, "time (s)")  # the Playback folder's time slider
             px, py, playing = _checkbox(browser, "play")
             assert playing
             browser.click(px, py)  # pause
@@ -231,14 +266,14 @@ def test_live_playback_time_slider_moves_the_robot(tmp_path):
             while _checkbox(browser, "play")[2] and time.monotonic() < deadline:
                 time.sleep(0.2)
             assert not _checkbox(browser, "play")[2]
-            browser.click(x + 0.02 * w, y + h / 2)
-            early = _shot_until(browser, lambda img: _viewbot.red_fraction(img, box) > 0.05)
+            assert _slide(browser, 0.02, lambda t: t < 0.1, "time (s)") < 0.1
+            early = _stable_shot(browser, box)
             _save(early, "playback_early.png")
             assert _viewbot.red_fraction(early, box) > 0.05
             time.sleep(1.0)
             still = browser.screenshot()  # paused: nothing moves
             assert _diff(early, still, box) < 1.0
-            browser.click(x + 0.98 * w, y + h / 2)
+            assert _slide(browser, 0.98, lambda t: t > 0.9, "time (s)") > 0.9
             late = _shot_until(browser, lambda img: _diff(early, img, box) > 3.0, 30)
             _save(late, "playback_late.png")
             assert _diff(early, late, box) > 3.0

@@ -316,3 +316,12 @@ def test_view_stops_cleanly_on_ctrl_c_and_sigterm(sig):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
+
+
+def test_unknown_geometry_is_skipped_with_a_warning():
+    text = ('<robot name="r"><link name="a"><visual><geometry><capsule radius="1" length="2"/>'
+            '</geometry></visual><visual><geometry><sphere radius="0.5"/></geometry></visual>'
+            '</link></robot>')
+    with pytest.warns(robodyn.urdf.URDFWarning, match=r"<capsule>: not drawn"):
+        v = read_visuals(text)
+    assert [x.kind for x in v["a"]] == ["sphere"]

@@ -60,7 +60,7 @@ def start_server(port=None):
     return server
 
 
-def _slider_range(robot, j, lo, hi, prismatic):
+def _slider_range(j, lo, hi, prismatic):
     """Slider bounds of coordinate j: its limits where finite, else +-pi rad or +-1 m."""
     span = 1.0 if prismatic else math.pi
     a = float(lo[j]) if np.isfinite(lo[j]) else -span
@@ -124,7 +124,7 @@ class Viewer:
         with self.server.gui.add_folder("Joints"):
             for k, name in enumerate(names):
                 j = first + k
-                a, b = _slider_range(robot, j, lo, hi, kinds.get(name) == "prismatic")
+                a, b = _slider_range(j, lo, hi, kinds.get(name) == "prismatic")
                 value = float(np.clip(self.q[j], a, b))
                 slider = self.server.gui.add_slider(name, min=a, max=b, step=(b - a) / 1000,
                                                     initial_value=value)

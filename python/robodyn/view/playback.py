@@ -86,7 +86,7 @@ def _add_motion_scene(viewer, motion, result):
     if motion.path.shape[0] > 1:
         seg = np.stack([motion.path[:-1], motion.path[1:]], axis=1)
         viewer.server.scene.add_line_segments("/ee_path", seg, (230, 60, 40),
-                                              thickness=viewer.scene._scale() / 15)
+                                              thickness=viewer.scene.scale / 15)
     return ghost
 
 

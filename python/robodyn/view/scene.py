@@ -43,7 +43,7 @@ class RobotScene:
         self._last = None
         self.overlays = {"frames": [], "axes": [], "com": [], "inertia": []}
         opacity = 0.35 if ghost else None
-        scale = self._scale()
+        self.scale = scale = self._scale()
         for k, name in enumerate(geometry.names):
             frame = scene.add_frame(f"{prefix}/{k}_{_safe(name)}", show_axes=False,
                                     axes_length=scale, axes_radius=scale / 20)

@@ -10,6 +10,7 @@ filename, resolved and read by :mod:`robodyn.view.meshes`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,7 +84,9 @@ def _geometry(reader, link, visual, where):
         if shape.get("scale") is not None:
             v.scale = np.asarray(reader.vector(shape, "scale", at, None), dtype=float)
     else:
-        raise reader.error(at, "unknown geometry: expected box, cylinder, sphere or mesh")
+        warnings.warn(f"{reader.label}: {at}: not drawn (box, cylinder, sphere and mesh are)",
+                      _urdf.URDFWarning, stacklevel=4)
+        return None
     return v
 
 

@@ -325,3 +325,22 @@ def test_unknown_geometry_is_skipped_with_a_warning():
     with pytest.warns(robodyn.urdf.URDFWarning, match=r"<capsule>: not drawn"):
         v = read_visuals(text)
     assert [x.kind for x in v["a"]] == ["sphere"]
+
+
+def test_server_binds_127_0_0_1_only():
+    pytest.importorskip("viser")
+    import socket
+
+    from robodyn.view import Viewer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = robodyn.robots.load("intelledex_605")
+    with Viewer(robot) as v:
+        port = v.server.get_port()
+        assert v.server.get_host() == "127.0.0.1" and v.url == f"http://127.0.0.1:{port}/"
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+        # another address of this machine (127.0.0.2 is loopback too) is not served
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.2", port), timeout=5).close()

@@ -8,6 +8,8 @@ minutes. The others, which `.ci/run` runs one by one:
 - `compile`: runs the C++ compiler (kernels compiled on demand, the C++ allocation test)
 - `ros`: ROS 2 nodes (the `ros` extra)
 - `campaign`: Dask clusters and datasets in subprocesses
+- `view`: the 3-D view's servers from the command line and in headless Chromium (the `view`
+  extra and Debian's `chromium`)
 - `slow`: needs no more than `fast`, but takes long (subprocess runs of the examples and the CLI,
   fuzzing, long simulations)
 - `timing`: asserts a wall-clock time (or a CPU-time bound that a loaded machine exceeds), so it
@@ -20,7 +22,7 @@ fence line), else the first entry of TABLE that names it: "file::test[param]", t
 
 import pytest
 
-TIERS = ("fast", "peers", "compile", "ros", "campaign", "slow", "timing")
+TIERS = ("fast", "peers", "compile", "ros", "campaign", "view", "slow", "timing")
 
 TABLE = {
     # the Pinocchio, MuJoCo and example-robot-data cross-checks (found by running the fast tier
@@ -59,6 +61,12 @@ TABLE = {
     "test_urdf_policy.py::test_written_urdf_loads_in_pinocchio_and_mujoco_with_the_same_dynamics":
         "peers",
     "test_usability.py::test_one_name_resolver_for_every_command": "peers",
+    # the 3-D view: Talos of example-robot-data saved as HTML; a real browser (headless Chromium)
+    "test_view.py::test_talos_ten_second_html_size": "peers",
+    "test_view_browser.py": "view",
+    "test_view.py::test_simulate_view_and_html_from_the_command_line": "view",
+    "test_view.py::test_campaign_run_played_back": "view",
+    "test_view.py::test_view_stops_cleanly_on_ctrl_c_and_sigterm": "view",
     # ROS 2 nodes
     "test_ros.py": "ros",
     # Dask clusters, campaigns and datasets in subprocesses, killed and resumed

@@ -21,8 +21,9 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\S*)(.*)$")
-TIERS = {"peers", "ros", "campaign", "compile", "slow"}
-NEEDS = {"peers": "pinocchio", "ros": "rclpy", "campaign": "distributed"}  # skip without
+TIERS = {"peers", "ros", "campaign", "compile", "slow", "view"}
+NEEDS = {"peers": "pinocchio", "ros": "rclpy", "campaign": "distributed",
+         "view": "viser"}  # skip without
 SHOWN = {"text", "toml", "xml", "console-output"}
 README_COMMANDS = ['pip install . && robodyn simulate stanford_arm',
                    'pip install ".[test]" && python -m pytest -q -m fast tests']

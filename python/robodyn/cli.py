@@ -398,6 +398,8 @@ def _simulate_arguments(p):
                    help="frames per second of --animate (default 25)")
     p.add_argument("--csv", metavar="CSV", help="write the time series as CSV")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    from .view.command import add_simulate_arguments
+    add_simulate_arguments(p)  # --html, --view (the 3-D playback)
 
 
 # the reference of `robodyn simulate` without --reference (kept here under its old name)
@@ -492,6 +494,9 @@ def _simulate_run(args):
     if args.plot or args.animate:
         from .plotting import require_matplotlib
         require_matplotlib(animation=bool(args.animate))  # fail before a long run, not after
+    if args.html or args.view:
+        from .view.live import require
+        require()
     if robot.nq != n:
         return _simulate_floating(args, robot, simulate)
     if args.reference:
@@ -544,10 +549,16 @@ def _write_results(args, res):
     if args.animate:
         res.animate(args.animate, fps=args.fps, progress=not args.quiet)
         written.append(args.animate)
+    if getattr(args, "html", None):
+        from .view.command import write_html
+        written.append(write_html(args, res, robot_options(args)))
     if not args.quiet:
         print(res.summary())
         for path in written:
             print(f"wrote {path}")
+    if getattr(args, "view", False):
+        from .view.command import view_result
+        view_result(args, res, robot_options(args))
     return 0
 
 
@@ -741,6 +752,28 @@ def _campaign_run(args):
 
 
 COMMANDS["campaign"] = (_campaign_arguments, _campaign_run)
+
+
+def _view_arguments(p):
+    from .view.command import add_arguments
+    add_arguments(p)
+    add_robot_options(p)
+    add_floating_option(p)
+
+
+def _view_run(args):
+    """the robot in the browser (a local server on 127.0.0.1): meshes, joint sliders, frames,
+    axes, centres of mass, inertia boxes; or a campaign run's playback"""
+    from .view.command import run
+    opts = robot_options(args)
+
+    def load(name, floating_base):
+        return load_robot(name, **opts, floating_base=floating_base)
+
+    return run(args, load, lambda tokens, n: parse_vector(tokens, n, "--q"), opts)
+
+
+COMMANDS["view"] = (_view_arguments, _view_run)
 
 def register(name, add_arguments, run):
     """Add (or replace) subcommand ``name``; see the module docstring."""

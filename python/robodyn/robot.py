@@ -321,6 +321,11 @@ class Robot(_core.RobotCore):
 
         return spec_to_urdf(self.spec)
 
+    def show(self, q=None, **kwargs):
+        """The robot at ``q`` in the browser until Ctrl-C (robodyn.view.show; docs/view.md)."""
+        from .view import show
+        return show(self, q, **kwargs)
+
     def op_counts(self, algorithm: str = "rnea") -> dict:
         """Arithmetic operations of one call, counted by running the C++ code with a counting
         scalar at a general state: {"mul": multiplications + divisions, "add": additions +

@@ -1519,6 +1519,16 @@ class SimulationResult:
         from .plotting import plot_result
         return plot_result(self, path=path, show=show)
 
+    def show(self, **kwargs):
+        """Play the run back in the browser until Ctrl-C (robodyn.view.show_result)."""
+        from .view import show_result
+        return show_result(self, **kwargs)
+
+    def save_html(self, path, **kwargs):
+        """Write the run's 3-D playback as one self-contained HTML file (robodyn.view)."""
+        from .view import save_html
+        return save_html(self, path, **kwargs)
+
     def animate(self, path, fps=25.0, max_frames=250, progress=False):
         """Write the motion as an animated GIF at ``path``: the robot as a 3-D stick figure
         with its joint frames (robodyn.plotting.animate_result; needs matplotlib and pillow,

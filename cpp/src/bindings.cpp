@@ -57,6 +57,8 @@ using boundary::Input;
 
 // simulate.cpp: _core._simulate_fixed; `view` gives a RobotCore's model and generated kernels
 void register_simulation(py::module_& m, SimHeld (*view)(py::handle));
+void register_forces(py::module_& m, SimHeld (*view)(py::handle));  // forces_bindings.cpp
+const robodyn::ForceSet* force_set_of(py::handle robot);            // forces_bindings.cpp
 
 namespace {
 
@@ -1262,9 +1264,12 @@ pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q:
     Py_DECREF(descr);
   }
 
-  register_simulation(m, [](py::handle h) {
+  SimHeld (*view)(py::handle) = [](py::handle h) {
     RobotCore& r = h.cast<RobotCore&>();
-    return SimHeld{SimRobot{r.model_.get(), r.kernels_.id, r.kernels_.g, r.kernels_.fd},
+    return SimHeld{SimRobot{r.model_.get(), r.kernels_.id, r.kernels_.g, r.kernels_.fd,
+                            force_set_of(h)},
                    r.model_};
-  });
+  };
+  register_simulation(m, view);
+  register_forces(m, view);
 }

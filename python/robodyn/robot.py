@@ -315,6 +315,13 @@ class Robot(_core.RobotCore):
         B[..., n:, :] = dtau
         return A, B
 
+    def with_forces(self, forces) -> "Robot":
+        """A new robot (:class:`robodyn.forces.ForcedRobot`) with this model and the force
+        elements ``forces`` (robodyn.Spring, RotationalSpring, BodyForce; docs/forces.md)."""
+        from .forces import with_forces
+
+        return with_forces(self, forces)
+
     def to_urdf(self) -> str:
         """The model as URDF text; loading it gives identical dynamics."""
         from .urdf import spec_to_urdf

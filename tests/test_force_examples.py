@@ -1,0 +1,78 @@
+"""The seed systems with force elements (examples/spring_mass_damper.py, five_link_chain.py,
+beam_pendulum.py): the figures the Matlab toolbox thesis quotes, checked on the examples'
+results."""
+
+import importlib.util
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+if not EXAMPLES.is_dir():
+    pytest.skip("examples/ is not next to the tests (installed package)", allow_module_level=True)
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_spring_mass_damper(tmp_path):
+    ex = load("spring_mass_damper")
+    out = ex.run(duration=2.0, dt=1e-4, out_dir=tmp_path)
+    assert out["engine"] == "cpp"
+    # 5 lbf on 50 lbf/ft: 0.1 ft static, 0.2 ft peak, w = sqrt(g / 0.1 ft)
+    assert out["static_deflection_ft"] == pytest.approx(0.1, rel=1e-12)
+    assert out["period"] == pytest.approx(2 * math.pi / math.sqrt(9.80665 / 0.03048), rel=1e-12)
+    assert out["peak_ft"] == pytest.approx(0.2, abs=1e-6)
+    assert out["error_ft"] < 1e-6
+    assert out["damped_error_ft"] < 1e-6
+    assert out["energy_drift"] < 1e-8 * out["energy_scale"]
+    # with the damper it settles at -mg/k
+    late = ex.run(duration=10.0, dt=2e-4, out_dir=tmp_path)
+    assert late["damped_final_ft"] == pytest.approx(-0.1, abs=1e-3)
+    assert late["error_ft"] < 1e-6
+
+
+def test_five_link_chain_against_a_hand_written_lagrangian(tmp_path):
+    """The initial accelerations from rest, horizontal: M(0) qdd = -g(0) with M and g from the
+    links' mass centres written out by hand (complex-step Jacobians), and energy constant."""
+    ex = load("five_link_chain")
+    out = ex.run(duration=1.0, dt=5e-4, out_dir=tmp_path)
+    assert out["energy_drift"] < 1e-8 * out["energy_scale"]
+    n, L, m = 5, 1.0, 1.0
+
+    def coms(q):
+        # a turn about +y by the sum of the joint angles takes x toward -z
+        phi = np.cumsum(q)
+        tips = np.cumsum(np.stack([L * np.cos(phi), -L * np.sin(phi)]), axis=1)
+        starts = tips - np.stack([L * np.cos(phi), -L * np.sin(phi)])
+        return starts + 0.5 * np.stack([L * np.cos(phi), -L * np.sin(phi)])  # (2, n): x, z
+
+    q = np.zeros(n)
+    J = np.zeros((n, 2, n))
+    for j in range(n):
+        qc = q.astype(complex)
+        qc[j] += 1e-20j
+        J[:, :, j] = coms(qc).imag.T / 1e-20
+    Iyy = m * L ** 2 / 12
+    W = np.tril(np.ones((n, n)))  # link k turns with joints 0..k
+    M = m * np.einsum("kai,kaj->ij", J, J) + Iyy * W.T @ W
+    g = m * 9.81 * J[:, 1, :].sum(axis=0)  # dV/dq with V = sum m g z
+    np.testing.assert_allclose(out["initial_qdd"], np.linalg.solve(M, -g), rtol=1e-11)
+
+
+def test_beam_pendulum(tmp_path):
+    ex = load("beam_pendulum")
+    out = ex.run(duration=2.0, dt=5e-4, out_dir=tmp_path)
+    assert out["engine"] == "cpp"
+    assert out["k"] == pytest.approx(192 * 210e9 * 1e-6 / 3.8 ** 3, rel=1e-12)
+    # "about .1 meters" at the bottom of the swing; quasi-statically 3 m g / k = 0.14 m
+    assert 0.08 < out["max_deflection"] < 0.2
+    assert out["energy_drift"] < 1e-8 * out["energy_scale"]

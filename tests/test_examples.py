@@ -36,6 +36,7 @@ SHORT = {
     "five_link_chain": ("0.2", "total energy constant"),
     "spring_mass_damper": ("0.2", "static deflection"),
     "computed_torque_wrong_model": ("0.2", "max tracking error"),
+    "dasc_cat_control": ("0.2", "angular momentum"),
     "falling_cat": ("0.2 --steps 800 --frames 4", "turned"),
     "intelledex_thesis_motion": ("0.2", "peak torques"),
     "jpl_spacecraft": ("0.2", "Case 2"),

@@ -429,3 +429,20 @@ def test_computed_torque_with_a_forced_model_in_both_engines():
     off = robodyn.simulate(robot, ComputedTorque(_two_link()), ref, duration=1.0, dt=1e-3,
                            control_rate="continuous")
     assert np.max(off.max_error) > 100 * np.max(runs[0].max_error)
+
+
+def test_specialized_forced_robot_keeps_its_elements():
+    import pickle
+
+    robot = robodyn.robots.stanford_arm().with_forces([
+        Spring("link2", [0.0, 0.1, 0.0], None, [0.0, 0.3, 0.0], k=400.0, c=5.0),
+        RotationalSpring("joint1", k=3.0, c=0.5)])
+    special = robot.specialized()
+    assert special.is_specialized() and len(special.forces) == 2
+    q, qd, tau = np.full(6, 0.3), np.full(6, 0.1), np.zeros(6)
+    np.testing.assert_allclose(special.forward_dynamics(q, qd, tau),
+                               robot.forward_dynamics(q, qd, tau), rtol=1e-10, atol=1e-12)
+    back = pickle.loads(pickle.dumps(special))
+    assert back.is_specialized() and len(back.forces) == 2
+    runs = [robodyn.simulate(r, duration=0.2, engine="cpp") for r in (robot, special)]
+    np.testing.assert_allclose(runs[0].q, runs[1].q, rtol=1e-9, atol=1e-12)

@@ -230,12 +230,21 @@ class ForcedRobot(Robot):
         """A new ForcedRobot with these elements added to this one's."""
         return with_forces(self, forces)
 
+    def specialized(self) -> "ForcedRobot":
+        """A ForcedRobot with the same elements whose rigid part runs generated code
+        (:meth:`robodyn.Robot.specialized`); the elements are evaluated as before."""
+        from ..codegen import specialize_spec
+
+        forces = self._forces
+        return specialize_spec(self.spec, lambda spec: ForcedRobot(spec, forces))
+
     def __reduce__(self):
-        return (_rebuild_forced, (self.spec, self._forces))
+        return (_rebuild_forced, (self.spec, self._forces, self.is_specialized()))
 
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", {len(self._forces)} force elements>"
 
 
-def _rebuild_forced(spec, forces):
-    return ForcedRobot(spec, forces)
+def _rebuild_forced(spec, forces, specialized=False):
+    robot = ForcedRobot(spec, forces)
+    return robot.specialized() if specialized else robot

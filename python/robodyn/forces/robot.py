@@ -248,3 +248,6 @@ class ForcedRobot(Robot):
 def _rebuild_forced(spec, forces, specialized=False):
     robot = ForcedRobot(spec, forces)
     return robot.specialized() if specialized else robot
+
+
+Robot._with_forces = with_forces

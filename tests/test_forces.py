@@ -198,20 +198,23 @@ def _conservative():
                rest_length=SPRING_A["l0"]),
         Spring("lower", SPRING_B["p1"], None, SPRING_B["world"], k=SPRING_B["k"]),
         RotationalSpring("j2", k=ROT["k"], rest=ROT["rest"],
-                         stiffness_curve=Curve([-1.0, 0.0, 0.5, 2.0], [8.0, 5.0, 6.0, 20.0],
+                         stiffness_curve=Curve([-3.0, 0.0, 0.5, 3.0], [8.0, 5.0, 6.0, 20.0],
                                                kind="cubic")),
     ])
 
 
 def test_energy_is_conserved_without_damping():
-    """Kinetic + gravity + spring energy over 10 s: C++ loop, RK4 at dt = 1e-4 s."""
+    """Kinetic + gravity + spring energy over 10 s: C++ loop, RK4 at dt = 1e-4 s (3e-13 J
+    against 13 J of kinetic energy; the stiffness curve's knots span the motion: crossing
+    an end knot, where the held value makes the slope jump, costs RK4 its order, 3e-8 J)."""
     robot = _conservative()
     res = robodyn.simulate(robot, duration=10.0, dt=1e-4, q0=[0.4, -0.9], qd0=[1.0, 2.0],
                            engine="cpp")
     assert res.stats["engine"] == "cpp"
     E = res.energy
     assert np.ptp(res.potential) > 1.0  # the springs and gravity exchange energy
-    assert np.max(np.abs(E - E[0])) < 1e-8 * np.max(res.kinetic)
+    assert np.max(np.abs(E - E[0])) < 1e-8  # J
+    assert np.max(np.abs(E - E[0])) < 1e-11 * np.max(res.kinetic)
 
 
 def test_damper_dissipates_c_ldot_squared():

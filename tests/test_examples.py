@@ -33,7 +33,11 @@ def load(name):
 SHORT = {
     "ackermann": ("1", "inner wheel up to"),
     "adaptive_control": ("0.3", "RMS tracking error"),
+    "beam_pendulum": ("0.2", "midspan"),
+    "five_link_chain": ("0.2", "total energy constant"),
+    "spring_mass_damper": ("0.2", "static deflection"),
     "computed_torque_wrong_model": ("0.2", "max tracking error"),
+    "dasc_cat_control": ("0.2", "angular momentum"),
     "falling_cat": ("0.2 --steps 800 --frames 4", "turned"),
     "fourbar": ("0.1", "Freudenstein"),
     "intelledex_thesis_motion": ("0.2", "peak torques"),

@@ -59,6 +59,8 @@ using boundary::Input;
 void register_simulation(py::module_& m, SimHeld (*view)(py::handle));
 // constraints_bindings.cpp: _core.ConstraintSystem; `model_of` gives a RobotCore's model
 void register_constraints(py::module_& m, std::shared_ptr<const Model> (*model_of)(py::handle));
+void register_forces(py::module_& m, SimHeld (*view)(py::handle));  // forces_bindings.cpp
+const robodyn::ForceSet* force_set_of(py::handle robot);            // forces_bindings.cpp
 
 namespace {
 
@@ -1264,10 +1266,13 @@ pin.getFrameJacobian(..., pin.LOCAL_WORLD_ALIGNED) (tests/test_pinocchio.py). q:
     Py_DECREF(descr);
   }
 
-  register_simulation(m, [](py::handle h) {
+  SimHeld (*view)(py::handle) = [](py::handle h) {
     RobotCore& r = h.cast<RobotCore&>();
-    return SimHeld{SimRobot{r.model_.get(), r.kernels_.id, r.kernels_.g, r.kernels_.fd},
+    return SimHeld{SimRobot{r.model_.get(), r.kernels_.id, r.kernels_.g, r.kernels_.fd,
+                            force_set_of(h)},
                    r.model_};
-  });
+  };
+  register_simulation(m, view);
+  register_forces(m, view);
   register_constraints(m, [](py::handle h) { return h.cast<RobotCore&>().model_; });
 }

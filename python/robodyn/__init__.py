@@ -8,6 +8,7 @@ from .robot import Robot
 from .constraints import ConstrainedRobot, LoopConstraint
 from . import coupling as _coupling  # noqa: F401,E402 (registers CoupledRobot with Robot)
 from .simulation import SimulationResult, simulate
+from .forces import BodyForce, Curve, RotationalSpring, Spring  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -100,4 +101,4 @@ def __getattr__(name):
 
 __all__ = ["Robot", "ModelSpec", "Body", "Frame", "load_urdf", "from_dh", "set_num_threads", "SimulationResult",
            "get_num_threads", "robots", "trajectories", "control", "simulate", "dataset",
-           "campaign"]
+           "campaign", "Spring", "RotationalSpring", "BodyForce", "Curve"]

@@ -557,7 +557,10 @@ class Campaign:
         for b, m, s in zip(spec.bodies, ms, js):
             b.mass = float(b.mass) * float(m)
             b.inertia = np.asarray(b.inertia, dtype=float) * float(s)
-        return robodyn.Robot(spec)
+        plant = robodyn.Robot(spec)
+        # the nominal robot's force elements (robodyn.forces) act on the perturbed plant too
+        forces = getattr(self.robot, "forces", ())
+        return plant.with_forces(forces) if forces else plant
 
     def _reference(self, cfg, robot, duration):
         from . import trajectories as tr

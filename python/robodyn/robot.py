@@ -163,6 +163,9 @@ class Robot(_core.RobotCore):
     # not the other way round)
     _coupled_class = None
 
+    # robodyn.forces.with_forces, which registers itself here when robodyn imports it
+    _with_forces = None
+
     def __new__(cls, spec=None, *args, **kwargs):
         if cls is Robot and isinstance(spec, ModelSpec) and any(
                 getattr(b, "mimic", None) is not None for b in spec.bodies):
@@ -314,6 +317,13 @@ class Robot(_core.RobotCore):
         B = np.zeros(lead + (2 * n, n))
         B[..., n:, :] = dtau
         return A, B
+
+    def with_forces(self, forces) -> "Robot":
+        """A new robot (:class:`robodyn.forces.ForcedRobot`) with this model and the force
+        elements ``forces`` (robodyn.Spring, RotationalSpring, BodyForce; docs/forces.md)."""
+        if Robot._with_forces is None:  # robodyn/__init__ imports robodyn.forces
+            raise RuntimeError("robodyn.forces is not loaded: import robodyn")
+        return Robot._with_forces(self, forces)
 
     def to_urdf(self) -> str:
         """The model as URDF text; loading it gives identical dynamics."""

@@ -540,6 +540,8 @@ def _cpp_engine(robot, controller, reference, integrator, method):
         return None, "the plant is not a robodyn.Robot"
     if hasattr(robot, "coupling"):
         return None, "the plant has coupled (mimic) joints (robodyn.coupling runs in Python)"
+    if getattr(robot, "force_callables", False):
+        return None, "the plant has force elements with Python callables (robodyn.forces)"
     if method not in ("aba", "crba", "kane"):
         return None, f"method {method!r} is not one of 'aba', 'crba', 'kane'"
     if controller is None:
@@ -554,6 +556,8 @@ def _cpp_engine(robot, controller, reference, integrator, method):
         return None, "the controller's model is not a robodyn.Robot"
     if hasattr(spec.robot, "coupling"):
         return None, "the controller's model has coupled (mimic) joints"
+    if getattr(spec.robot, "force_callables", False):
+        return None, "the controller's model has force elements with Python callables"
     if spec.law != "pd_gravity" and spec.method not in ("rnea", "kane"):
         return None, f"controller method {spec.method!r} is not 'rnea' or 'kane'"
     if not callable(getattr(reference, "sample", None)):
@@ -700,6 +704,20 @@ class _Loop:
             q_probe[6] = 1.0  # the identity quaternion
         self.fd = _with_out(robot.forward_dynamics, q_probe, np.zeros(n), np.zeros(n),
                             method=method)
+        # force elements with Python callables (robodyn.forces) are evaluated at each stage's
+        # time: the loops set clock[0] before every forward-dynamics call
+        self.clock = None
+        if getattr(robot, "force_callables", False):
+            if self.nq != n:
+                raise ValueError("robot: a free-floating robot with force elements that are "
+                                 "Python callables is not simulated (use constants or curves)")
+            self.clock = clock = [0.0]
+            fd = self.fd
+
+            def timed_fd(q, qd, tau, method="aba", out=None):
+                return fd(q, qd, tau, method=method, out=out, t=clock[0])
+
+            self.fd = timed_fd
         self.ref_buf = np.empty((3, n))
         self.n_control = 0
         self._link_index = None
@@ -795,6 +813,12 @@ class _Loop:
         stepper = FixedStep(self.robot, integrator, self.method, tau=tau, fd=self.fd)
         step = stepper.step
         stage_control = control if cont else None
+        clock = self.clock
+        if clock is not None:
+            def stage_control(ts, q_s, qd_s, _control=stage_control):
+                clock[0] = ts
+                if _control is not None:
+                    _control(ts, q_s, qd_s)
         y, q, v = stepper.y, stepper.q, stepper.qd
         y[:self.n] = q0
         y[self.n:] = qd0
@@ -808,6 +832,8 @@ class _Loop:
                     control(t, q, v)
                 copyto(Yr[k], y)
                 copyto(TAUr[k], tau)
+                if clock is not None:
+                    clock[0] = t
                 step(grid[k + 1] - t, t, stage_control)
                 if limits is not None:
                     limits(q, v)
@@ -859,6 +885,8 @@ class _Loop:
             q, qd = state[:n], state[n:]
             if cont:
                 control(t, q, qd)
+            if self.clock is not None:
+                self.clock[0] = t
             fd(q, qd, tau, method=method, out=qdd)
             return np.concatenate((qd, qdd))
 

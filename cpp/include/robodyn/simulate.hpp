@@ -23,6 +23,7 @@
 #include "robodyn/control.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/data.hpp"
+#include "robodyn/forces.hpp"
 #include "robodyn/integrator.hpp"
 #include "robodyn/kane.hpp"
 #include "robodyn/model.hpp"
@@ -37,6 +38,8 @@ struct SimRobot {
   IdKernel id = nullptr;             // replaces rnea()
   GravityKernel gravity = nullptr;   // replaces gravity_torques()
   FdKernel fd = nullptr;             // replaces aba() and forward_dynamics_crba()
+  const ForceSet* forces = nullptr;  // force elements (forces.hpp): the plant's FD adds their
+                                     // Q(q, qd) to tau, the controller's ID subtracts it
 };
 
 // A SimRobot with its model held (shared ownership) for as long as a run uses it: the
@@ -194,7 +197,8 @@ class Simulator {
         limits_(limits),
         n_(plant.model->n), pd_(*plant.model),
         cd_(controller.robot.model ? *controller.robot.model : *plant.model),
-        Z_(4 * 3 * n_, 0.0), tmp_(2 * n_, 0.0), tau_(n_, 0.0), v_(n_, 0.0), g_(n_, 0.0) {
+        Z_(4 * 3 * n_, 0.0), tmp_(2 * n_, 0.0), tau_(n_, 0.0), v_(n_, 0.0), g_(n_, 0.0),
+        Q_(n_, 0.0) {
     ideal_ = ctrl_.noise_q == nullptr && ctrl_.noise_qd == nullptr && ctrl_.delay == 0;
   }
 
@@ -228,6 +232,7 @@ class Simulator {
   std::vector<double> tau_;  // (n,) applied (held) torque
   std::vector<double> v_;    // (n,) commanded acceleration / feedback torque
   std::vector<double> g_;    // (n,) gravity torques
+  std::vector<double> Q_;    // (n,) force elements' generalized force (plus tau_ in forward)
   long calls_ = 0, saturated_ = 0, fd_calls_ = 0;
 };
 
@@ -236,14 +241,21 @@ class Simulator {
 inline bool Simulator::forward(const double* q, const double* qd, double* qdd) {
   const Model& m = *plant_.model;
   ++fd_calls_;
+  // the applied force: tau_, plus the force elements' Q(q, qd)
+  const double* tau = tau_.data();
+  if (plant_.forces) {
+    generalized_forces(m, *plant_.forces, pd_, q, qd, nullptr, nullptr, nullptr, Q_.data());
+    for (int i = 0; i < n_; ++i) Q_[i] += tau_[i];
+    tau = Q_.data();
+  }
   if (plant_.fd && method_ != SimForward::Kane) {
-    plant_.fd(q, qd, tau_.data(), qdd);
+    plant_.fd(q, qd, tau, qdd);
     return finite(qdd, n_);
   }
   switch (method_) {
-    case SimForward::Aba: return aba(m, pd_, q, qd, tau_.data(), qdd);
-    case SimForward::Crba: return forward_dynamics_crba(m, pd_, q, qd, tau_.data(), qdd);
-    case SimForward::Kane: return kane_forward(m, pd_, q, qd, tau_.data(), qdd);
+    case SimForward::Aba: return aba(m, pd_, q, qd, tau, qdd);
+    case SimForward::Crba: return forward_dynamics_crba(m, pd_, q, qd, tau, qdd);
+    case SimForward::Kane: return kane_forward(m, pd_, q, qd, tau, qdd);
   }
   return false;
 }
@@ -258,6 +270,11 @@ inline void Simulator::inverse(const double* q, const double* qd, const double* 
     ctrl_.robot.id(q, qd, qdd, tau);
   else
     rnea(m, cd_, q, qd, qdd, tau);
+  // a controller model with force elements: the torque that adds to their Q
+  if (ctrl_.robot.forces) {
+    generalized_forces(m, *ctrl_.robot.forces, cd_, q, qd, nullptr, nullptr, nullptr, Q_.data());
+    for (int i = 0; i < n_; ++i) tau[i] -= Q_[i];
+  }
 }
 
 // tau_ from the control law at the measured state, reference row `row`; false if the torque

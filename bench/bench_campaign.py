@@ -46,7 +46,7 @@ import numpy as np
 
 import robodyn
 from robodyn import campaign as cp
-from robodyn.datasets import uniform_sampler
+from robodyn.campaign.datasets import uniform_sampler
 
 
 def load():

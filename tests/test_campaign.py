@@ -18,8 +18,8 @@ pytest.importorskip("distributed")
 pa = pytest.importorskip("pyarrow")
 
 import robodyn  # noqa: E402
-from robodyn import campaign as cp  # noqa: E402
-from robodyn.datasets import read_dataset  # noqa: E402
+from robodyn.campaign import campaigns as cp  # noqa: E402
+from robodyn.campaign.datasets import read_dataset  # noqa: E402
 
 ROBODYN = shutil.which("robodyn") or str(Path(sys.executable).with_name("robodyn"))
 

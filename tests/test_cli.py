@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn import cli
+from robodyn.cli import commands as cli
 
 
 def run(capsys, *argv):
@@ -246,7 +246,7 @@ def test_module_runs_as_a_program():
 
 
 def test_bench_command_runs_on_a_bundled_robot(capsys):
-    from robodyn import cli
+    from robodyn.cli import commands as cli
 
     assert cli.main(["bench", "stanford_arm", "--peers", "none", "--rounds", "3", "--batch", "16",
                      "--quantities", "id"]) == 0

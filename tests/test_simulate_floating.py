@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn import _lie
+from robodyn.model import lie as _lie
 from robodyn import simulation as S
 from reference import featherstone as F
 from reference import random_models as R

@@ -72,8 +72,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-import robodyn
-from robodyn.control import ComputedTorque, Feedforward, PDGravity
+from robodyn import control
+from robodyn.control import ComputedTorque, Feedforward, PDGravity, trajectories
+from robodyn.io import load_urdf, robots
 
 __all__ = ["ControllerNode", "RobotNode", "ConfigError", "JointOrder", "Reference",
            "load_robot", "reference_from_points", "segment_coefficients", "parse_trajectory",
@@ -131,16 +132,16 @@ def load_robot(robot: str = "", robot_description: str = "", xacro_env: bool = F
     robot, text = robot.strip(), robot_description.strip()
     if bool(robot) == bool(text):
         raise ConfigError("set exactly one of the parameters 'robot' (bundled name or URDF "
-                          f"path; bundled: {', '.join(robodyn.robots.available())}) and "
+                          f"path; bundled: {', '.join(robots.available())}) and "
                           "'robot_description' (URDF text), or neither to take the URDF from "
                           "the robot_description topic")
     try:
         if text:
-            loaded = robodyn.load_urdf(text)
-        elif robot in robodyn.robots.available():
-            loaded = robodyn.robots.load(robot)
+            loaded = load_urdf(text)
+        elif robot in robots.available():
+            loaded = robots.load(robot)
         elif os.path.isfile(robot):
-            loaded = robodyn.load_urdf(robot, xacro_env=bool(xacro_env)
+            loaded = load_urdf(robot, xacro_env=bool(xacro_env)
                                        and robot.endswith(".xacro"))
         else:
             loaded = None
@@ -148,7 +149,7 @@ def load_robot(robot: str = "", robot_description: str = "", xacro_env: bool = F
         raise ConfigError(f"cannot load the robot: {type(exc).__name__}: {exc}") from None
     if loaded is None:
         raise ConfigError(f"robot: {robot!r} is neither a bundled robot "
-                          f"({', '.join(robodyn.robots.available())}) nor a URDF file")
+                          f"({', '.join(robots.available())}) nor a URDF file")
     if getattr(loaded, "nq", loaded.n) != loaded.n:
         raise ConfigError(f"robot: {loaded.name} has a floating base; the nodes command joint "
                           "torques of fixed-base arms")
@@ -338,7 +339,7 @@ def segment_coefficients(times, P, V=None, A=None) -> np.ndarray:
         C[:, 3] = (-2.0 * dp / h + v0 + v1) / h**2
         return C
     # quintic Hermite: the end conditions of robodyn.trajectories' quintic, per segment
-    c = robodyn.trajectories.quintic_coefficients(p0, p1, h, v0, v1, A[:-1], A[1:])
+    c = trajectories.quintic_coefficients(p0, p1, h, v0, v1, A[:-1], A[1:])
     C[:] = np.moveaxis(c, 0, 1)
     return C
 
@@ -761,18 +762,18 @@ def trajectory_message(joint_names, times, positions, velocities=None, accelerat
     return msg
 
 
-def _descriptor(text, dynamic=False, read_only=True):
+def descriptor(text, dynamic=False, read_only=True):
     return ParameterDescriptor(description=text, read_only=read_only, dynamic_typing=dynamic)
 
 
 def declare_robot_parameters(node: Node):
     """Declare ``robot`` and ``robot_description``; the robot they name, or None if both are
     empty (the URDF then comes from the robot_description topic). Raises ConfigError."""
-    node.declare_parameter("robot", "", _descriptor(
+    node.declare_parameter("robot", "", descriptor(
         "bundled robot name (intelledex_605, stanford_arm) or URDF path"))
-    node.declare_parameter("robot_description", "", _descriptor(
+    node.declare_parameter("robot_description", "", descriptor(
         "URDF text; with neither parameter, the URDF comes from the robot_description topic"))
-    node.declare_parameter("xacro_allow_env", False, _descriptor(
+    node.declare_parameter("xacro_allow_env", False, descriptor(
         "let a .xacro robot file read environment variables and ROS package paths"))
     name = node.get_parameter("robot").value
     text = node.get_parameter("robot_description").value
@@ -800,14 +801,14 @@ def check_number(name, value, *, positive=False):
 def number_parameter(node: Node, name: str, default: float, text: str, *, positive=False,
                      read_only=True):
     """Declare a float parameter that also accepts an integer; return it checked."""
-    node.declare_parameter(name, default, _descriptor(text, dynamic=True, read_only=read_only))
+    node.declare_parameter(name, default, descriptor(text, dynamic=True, read_only=read_only))
     return check_number(name, node.get_parameter(name).value, positive=positive)
 
 
 def choice_parameter(node: Node, name: str, default: str, choices, text: str, *,
                      read_only=True):
     """Declare a string parameter with a fixed set of values; return it checked."""
-    node.declare_parameter(name, default, _descriptor(f"{text}: {' | '.join(choices)}",
+    node.declare_parameter(name, default, descriptor(f"{text}: {' | '.join(choices)}",
                                                       read_only=read_only))
     value = node.get_parameter(name).value
     if value not in choices:
@@ -818,7 +819,7 @@ def choice_parameter(node: Node, name: str, default: str, choices, text: str, *,
 def priority_parameter(node: Node) -> int:
     """Declare ``realtime_priority`` (0: normal scheduling; 1-99: SCHED_FIFO at that priority
     for the thread that spins the executor, set by :func:`run`); return it checked."""
-    node.declare_parameter("realtime_priority", 0, _descriptor(
+    node.declare_parameter("realtime_priority", 0, descriptor(
         "0: normal scheduling; 1-99: SCHED_FIFO priority of the executor thread (needs root, "
         "CAP_SYS_NICE or an rtprio limit)"))
     value = node.get_parameter("realtime_priority").value
@@ -829,8 +830,8 @@ def priority_parameter(node: Node) -> int:
 
 def effort_bounds(robot):
     """The (n,) torque bounds of the robot's effort limits as the controllers take them
-    (:func:`robodyn.control.effort_bounds`), or None if no joint has a limit."""
-    lim = robodyn.control.effort_bounds(robot.effort_limits, robot.n)
+    (:func:`control.effort_bounds`), or None if no joint has a limit."""
+    lim = control.effort_bounds(robot.effort_limits, robot.n)
     return lim if np.any(np.isfinite(lim)) else None
 
 
@@ -893,9 +894,9 @@ class ControllerNode(RobotNode):
         self.realtime_priority = priority_parameter(self)
         self.mode = choice_parameter(self, "mode", "gravity_compensation", MODES,
                                      "control law", read_only=False)
-        for name, default in (("kp", robodyn.control.COMPUTED_TORQUE_KP),
-                              ("kd", robodyn.control.COMPUTED_TORQUE_KD)):
-            self.declare_parameter(name, default, _descriptor(
+        for name, default in (("kp", control.COMPUTED_TORQUE_KP),
+                              ("kd", control.COMPUTED_TORQUE_KD)):
+            self.declare_parameter(name, default, descriptor(
                 f"gain {name}: a number or one per joint (computed_torque: 1/s^2 for kp, 1/s "
                 "for kd; pd_gravity: N m/rad and N m s/rad)", dynamic=True, read_only=False))
         self.timeout = number_parameter(
@@ -906,7 +907,7 @@ class ControllerNode(RobotNode):
             self, "joint_state_margin", STATE_MARGIN,
             "a joint state may pass a position limit by this fraction of the joint's range, "
             "and a velocity limit by this fraction of it; beyond: rejected")
-        self.declare_parameter("max_points", MAX_POINTS, _descriptor(
+        self.declare_parameter("max_points", MAX_POINTS, descriptor(
             "largest reference accepted (points)"))
         self.max_points = self.get_parameter("max_points").value
         if isinstance(self.max_points, bool) or not isinstance(self.max_points, int) or (

@@ -23,10 +23,11 @@ import warnings
 
 import numpy as np
 
-from ._messages import say_warning, warning_lines  # noqa: F401 (warning_lines: public here)
+from ..util.messages import say_warning, warning_lines  # noqa: F401 (warning_lines: public here)
 
 __all__ = ["main", "COMMANDS", "register", "load_robot", "add_robot_options", "robot_options",
-           "parse_vector", "UsageError"]
+           "parse_vector", "UsageError", "build_parser", "default_reference", "warning_lines",
+           "peers_benchmark"]
 
 
 class UsageError(Exception):
@@ -78,7 +79,7 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
 
     Loading warnings are printed once to stderr, one line each (:func:`say_warning`);
     ``strict`` turns them into errors (ValueError)."""
-    import robodyn
+    from ..io import load_urdf, robots, urdf
 
     text = str(name_or_path)
     looks_like_path = (os.path.sep in text or text.endswith((".urdf", ".xml", ".xacro"))
@@ -90,10 +91,9 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
             flag = "--xacro-arg" if xacro_args else "--xacro-allow-env"
             raise UsageError(f"{flag}: {text} is not a .xacro file")
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", robodyn.urdf.URDFWarning)
-            robot = robodyn.load_urdf(text, strict=strict, xacro_args=xacro_args,
-                                      floating_base=floating_base,
-                                      xacro_env=xacro_env)
+            warnings.simplefilter("always", urdf.URDFWarning)
+            robot = load_urdf(text, strict=strict, xacro_args=xacro_args,
+                              floating_base=floating_base, xacro_env=xacro_env)
         for w in caught:
             say_warning(w.message)
         return robot
@@ -103,7 +103,7 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            robot = robodyn.robots.resolve(text, strict=strict)
+            robot = robots.resolve(text, strict=strict)
     except ValueError as exc:
         if "unknown robot" in str(exc) or "not installed" in str(exc):
             raise UsageError(str(exc)) from None
@@ -398,18 +398,18 @@ def _simulate_arguments(p):
 
 
 # the reference of `robodyn simulate` without --reference (kept here under its old name)
-from .trajectories import default_reference  # noqa: E402
+from ..control.trajectories import default_reference  # noqa: E402
 
 
 def _perturbed(robot, fraction):
     """A copy of ``robot`` with every mass and inertia scaled by ``1 + fraction``."""
-    import robodyn
+    from ..model.build import robot as build_robot
 
     spec = robot.spec
     for b in spec.bodies:
         b.mass = b.mass * (1.0 + fraction)
         b.inertia = np.asarray(b.inertia, dtype=np.float64) * (1.0 + fraction)
-    return robodyn.Robot(spec)
+    return build_robot(spec)
 
 
 def _check_delay(delay, duration, control_rate, dt):
@@ -422,7 +422,7 @@ def _check_delay(delay, duration, control_rate, dt):
 
 
 def _make_controller(args, robot, reference):
-    from . import control as ct
+    from .. import control as ct
 
     if args.controller == "none":
         return None
@@ -480,14 +480,14 @@ class _Progress:
 
 def _simulate_run(args):
     """controlled simulation with a summary, CSV and plots"""
-    from . import trajectories as tr
-    from .simulation import simulate
+    from ..control import trajectories as tr
+    from ..sim import simulate
 
     robot = load_robot(args.robot, **robot_options(args),
                        floating_base=bool(getattr(args, "floating_base", False)))
     n = robot.n
     if args.plot or args.animate:
-        from .plotting import require_matplotlib
+        from ..sim.plotting import require_matplotlib
         require_matplotlib(animation=bool(args.animate))  # fail before a long run, not after
     if robot.nq != n:
         return _simulate_floating(args, robot, simulate)
@@ -561,10 +561,10 @@ def _simulate_floating(args, robot, simulate):
     if args.q0 is not None:
         q0 = parse_vector(args.q0, nq, "--q0")
     else:
-        import robodyn
+        from ..io import robots
 
         try:
-            q0, qd0 = robodyn.robots.initial_state(robot.name, robot)
+            q0, qd0 = robots.initial_state(robot.name, robot)
         except (ValueError, KeyError, AttributeError):
             q0 = np.zeros(nq)
             q0[6] = 1.0
@@ -612,7 +612,7 @@ def _show_arguments(p):
 
 def _show_run(args):
     """draw the robot at a configuration (3-D stick figure with joint frames)"""
-    from .plotting import default_configuration, draw_robot, require_matplotlib
+    from ..sim.plotting import default_configuration, draw_robot, require_matplotlib
 
     if not all(math.isfinite(a) for a in args.view):
         raise UsageError(f"--view: expected finite angles in degrees, got "
@@ -659,15 +659,38 @@ def _bench_arguments(p):
     add_robot_options(p)
 
 
+def peers_benchmark():
+    """The benchmark of robodyn against its peers (Pinocchio, MuJoCo, the Robotics Toolbox):
+    bench/peers.py of the source tree, which is not part of the installed package; loaded
+    when ``robodyn bench`` runs. UsageError outside a source checkout."""
+    import importlib.util
+    from pathlib import Path
+
+    name = "robodyn_bench_peers"
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[3] / "bench" / "peers.py"
+    if not path.is_file():
+        raise UsageError("bench: the benchmark of peers runs from a source checkout "
+                         f"(bench/peers.py; not found at {path})")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
 def _bench_run(args):
     """timing table: robodyn against Pinocchio, MuJoCo and the Robotics Toolbox"""
-    from .bench import run
-
-    return run(args, robot_options(args))
+    return peers_benchmark().run(args, robot_options(args))
 
 
 def _opcount_arguments(p):
-    from .opcount import add_arguments
+    from ..codegen.opcount import add_arguments
 
     add_arguments(p)
     add_robot_options(p)
@@ -675,14 +698,14 @@ def _opcount_arguments(p):
 
 def _opcount_run(args):
     """operation counts against the published formulations"""
-    from .opcount import run
+    from ..codegen.opcount import run
 
     options = robot_options(args)
     return run(args, lambda name: load_robot(name, **options))
 
 
 def _codegen_arguments(p):
-    from .codegen import add_arguments
+    from ..codegen.command import add_arguments
 
     add_arguments(p)
     add_robot_options(p)
@@ -691,7 +714,7 @@ def _codegen_arguments(p):
 
 def _codegen_run(args):
     """write the robot's generated C++ kernels (.cpp and .h)"""
-    from .codegen import run
+    from ..codegen.command import run
 
     return run(args, load_robot(args.robot, floating_base=args.floating_base,
                                 **robot_options(args)))
@@ -708,7 +731,7 @@ COMMANDS = {
 }
 
 
-# robodyn campaign CONFIG [--scheduler ADDRESS]: python/robodyn/campaign.py (imported when run:
+# robodyn campaign CONFIG [--scheduler ADDRESS]: python/robodyn/campaign/ (imported when run:
 # it needs the `campaign` extra, Dask and pyarrow)
 def _campaign_arguments(p):
     p.add_argument("config", metavar="CONFIG", help="campaign description (TOML file, see "
@@ -732,7 +755,7 @@ def _campaign_arguments(p):
 
 def _campaign_run(args):
     """Run a simulation campaign (a TOML sweep) on Dask; one Parquet row per run."""
-    from .campaign import run_command
+    from ..campaign.campaigns import run_command
 
     return run_command(args)
 
@@ -745,13 +768,13 @@ def register(name, add_arguments, run):
 
 
 def _version():
-    from . import __version__
+    from ..util.version import __version__
 
     return __version__
 
 
 def _description():
-    from . import robots
+    from ..io import robots
 
     fixed = robots.available()
     floating = [n for n in robots.available(floating=True) if n not in fixed]

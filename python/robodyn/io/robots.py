@@ -32,6 +32,8 @@ from pathlib import Path
 import math
 import warnings
 
+from .urdf import load as load_urdf_file
+
 __all__ = ["available", "names", "urdf_path", "load", "resolve", "example_robot_data_urdf",
            "EXAMPLE_ROBOTS", "initial_state", "intelledex_605", "stanford_arm",
            "lynch_satellite", "jpl_spacecraft", "dasc_cat"]
@@ -111,8 +113,6 @@ def resolve(name_or_path, *, strict=False):
     """
     import os
 
-    import robodyn
-
     text = os.fspath(name_or_path) if isinstance(name_or_path, os.PathLike) else name_or_path
     if not isinstance(text, str):
         raise TypeError(f"robot: expected a name or a path, got {type(name_or_path).__name__}")
@@ -123,19 +123,19 @@ def resolve(name_or_path, *, strict=False):
         if path is None:
             raise ValueError(f"robot {text!r} comes from example-robot-data, which is not "
                              f"installed: pip install example-robot-data (or robodyn[peers])")
-        return robodyn.load_urdf(str(path), strict=strict)
+        return load_urdf_file(str(path), strict=strict)
     looks_like_path = (os.sep in text or text.endswith((".urdf", ".xml"))
                        or os.path.exists(text))
     if looks_like_path:
         if not os.path.isfile(text):
             raise FileNotFoundError(f"no such URDF file: {text}")
-        return robodyn.load_urdf(text, strict=strict)
+        return load_urdf_file(text, strict=strict)
     raise ValueError(f"unknown robot {text!r}: give a robot name ({', '.join(names())}) or "
                      f"the path of a URDF file")
 
 
 def _search_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # python/robodyn
     # installed wheel first, then the source checkout (python/robodyn -> repo root)
     return [here / "data" / "urdf", here.parents[1] / "robots" / "urdf"]
 
@@ -167,16 +167,14 @@ def load(name: str, *, strict: bool = False):
     warning saying so; ``strict=True`` refuses it with that text as a ValueError.
     """
     path = urdf_path(name)
-    import robodyn
-
     if name in _WARNINGS:
         if strict:
             raise ValueError(f"{_WARNINGS[name]} (refused: strict)")
         warnings.warn(_WARNINGS[name], UserWarning, stacklevel=2)
     if name in _FLOATING:
-        return robodyn.load_urdf(str(path), check_inertia=_CHECK_INERTIA[name],
-                                 floating_base=True, strict=strict)
-    return robodyn.load_urdf(str(path), check_inertia=_CHECK_INERTIA[name], strict=strict)
+        return load_urdf_file(str(path), check_inertia=_CHECK_INERTIA[name],
+                              floating_base=True, strict=strict)
+    return load_urdf_file(str(path), check_inertia=_CHECK_INERTIA[name], strict=strict)
 
 
 def initial_state(name: str, robot=None):

@@ -41,7 +41,7 @@ import os
 
 import numpy as np
 
-from . import safe_io
+from ..util import safe_io
 
 __all__ = [
     "Trajectory",

@@ -3,7 +3,7 @@
 :func:`expand` drives the ``xacro`` package (through ``xacrodoc``, the ``xacro`` extra) with
 its evaluation points replaced for the duration of the call:
 
-- every ``${...}`` goes to :mod:`robodyn._xacro_eval` (an AST walk over numbers, strings,
+- every ``${...}`` goes to :mod:`robodyn.io._xacro_eval` (an AST walk over numbers, strings,
   arithmetic, comparisons, conditionals, the properties and an allow-list of math), never to
   Python's ``eval``;
 - ``$(...)``: ``arg``, ``find`` and ``eval`` (the same evaluator) are resolved here;
@@ -17,7 +17,7 @@ its evaluation points replaced for the duration of the call:
   :data:`TIME_LIMIT`).
 
 xacro keeps its state in module globals, so expansions run one at a time (a lock).
-Every refusal is a :class:`robodyn.urdf.URDFError` ``"<file>: xacro: <where>: <reason>"``.
+Every refusal is a :class:`robodyn.io.urdf.URDFError` ``"<file>: xacro: <where>: <reason>"``.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import time
 import xml.dom
 from pathlib import Path
 
-from robodyn import safe_io
-from robodyn._xacro_eval import ExpressionError, evaluate
-from robodyn.urdf import _DTD, MAX_BYTES, URDFError, URDFFileNotFoundError, _decode
+from ..util import safe_io
+from ._xacro_eval import ExpressionError, evaluate
+from .urdf_source import DTD, MAX_BYTES, URDFError, URDFFileNotFoundError, decode
 
 __all__ = ["expand", "MAX_MACRO_DEPTH", "MAX_INCLUDE_DEPTH", "TIME_LIMIT"]
 
@@ -77,7 +77,7 @@ def expand(path, args=None, *, allow_env=False, max_bytes=MAX_BYTES, time_limit=
                         "robodyn expands with xacro 2.x")
     top = os.path.abspath(label)
     data = _read(top, label, max_bytes, missing_error=URDFFileNotFoundError)
-    text = _decode(data, label)
+    text = decode(data, label)
     run = _Expansion(xacro, top, text, allow_env, max_bytes, time_limit)
     with _LOCK:
         saved = {name: getattr(xacro, name) for name in _PATCHED}
@@ -387,10 +387,10 @@ class _Expansion:
             self.charge(len(data))
             text = data.decode("utf-8", "replace")
             self.texts[path] = text
-            if _DTD.search(text):
+            if DTD.search(text):
                 raise _Refused(f"include {filename}: a DTD or entity declaration (<!DOCTYPE, "
                                "<!ENTITY) is not allowed")
             inp = io.BytesIO(data)
-        elif isinstance(inp, str) and _DTD.search(inp):
+        elif isinstance(inp, str) and DTD.search(inp):
             raise _Refused("a DTD or entity declaration (<!DOCTYPE, <!ENTITY) is not allowed")
         return self.original["parse"](inp, filename)

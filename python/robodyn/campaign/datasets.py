@@ -524,9 +524,9 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     directory holding an interrupted run of the same dataset computes only the missing chunks;
     ``overwrite=True`` replaces a different dataset or other files there.
     """
-    import robodyn
+    from ..model import Robot
 
-    if not isinstance(robot, robodyn.Robot):
+    if not isinstance(robot, Robot):
         raise TypeError(f"robot: expected a robodyn.Robot, got {type(robot).__name__}")
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"n: expected a positive number of rows, got {n!r}")
@@ -563,9 +563,9 @@ def dataset(robot, n, quantities=("q", "qd", "qdd", "tau"), sampler="uniform", c
     import dask
     from dask.base import tokenize
 
-    from .codegen import _fingerprint
+    from ..model.spec import fingerprint
 
-    key = tokenize(_fingerprint(robot.spec), robot.is_specialized(), quantities, sampler,
+    key = tokenize(fingerprint(robot.spec), robot.is_specialized(), quantities, sampler,
                    int(seed), sizes)
     task = dask.delayed(_chunk, pure=True)
     chunks = [task(robot, quantities, sampler, int(seed), k, m,
@@ -754,7 +754,7 @@ def _compute(tasks, scheduler):
             return dask.compute(*tasks, scheduler=scheduler)
         finally:
             _release_buffers()
-    from .campaign import get_client
+    from .campaigns import get_client
 
     client, owned = get_client(scheduler)
     try:

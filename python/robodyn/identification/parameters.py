@@ -374,7 +374,7 @@ def consistent_fit(robot, q, qd, qdd, tau, prior=None, regularization=1e-5, join
     identified masses, centres of mass, inertias, armature and friction (``.to_urdf()`` writes
     it out)."""
     import scipy.optimize
-    from .robot import Robot
+    from ..model.build import robot as build_robot
 
     prior = robot if prior is None else prior
     n = len(robot.spec.bodies)  # bodies (= joints of the full model)
@@ -435,4 +435,4 @@ def consistent_fit(robot, q, qd, qdd, tau, prior=None, regularization=1e-5, join
             b.armature, b.damping, b.friction = (float(pj[i]), float(pj[n + i]),
                                                  float(pj[2 * n + i]))
     spec.name = f"{spec.name}_identified"
-    return Robot(spec)
+    return build_robot(spec)

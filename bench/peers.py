@@ -1,5 +1,8 @@
 """``robodyn bench``: time robodyn against its peers, from Python, in one process.
 
+This file is outside the installed package: ``robodyn bench`` loads it from the source tree
+(robodyn.cli.commands.peers_benchmark), the scripts of bench/ import it as ``peers``.
+
 What is timed, for each robot and each quantity (inverse dynamics ``id``, mass matrix ``M``,
 forward dynamics ``fd``, gravity torques ``g``):
 
@@ -58,7 +61,7 @@ QUANTITY_NAMES = {"id": "inverse dynamics", "M": "mass matrix", "fd": "forward d
 PEERS = ("pinocchio", "mujoco", "rtb")
 
 # example-robot-data URDFs usable as ROBOT names (robodyn.robots, the one name resolver)
-from .robots import EXAMPLE_ROBOTS, example_robot_data_urdf  # noqa: E402
+from robodyn.io.robots import EXAMPLE_ROBOTS, example_robot_data_urdf  # noqa: E402
 
 
 class BenchError(RuntimeError):
@@ -168,6 +171,7 @@ def load_case(name, strict=False, xacro_args=None, xacro_env=False):
     Mimic joints load as independent joints (as the peers load them); ``strict`` refuses a
     file that would load with warnings."""
     import robodyn
+    from robodyn.io.sources import expand_xacro
 
     text = str(name)
     dh = dh_gravity = None
@@ -184,9 +188,9 @@ def load_case(name, strict=False, xacro_args=None, xacro_env=False):
             raise BenchError(f"unknown robot {text!r}: give a robot name "
                              f"({', '.join(robodyn.robots.names())}) or a URDF file path")
         if text.endswith(".xacro"):
-            source, _ = robodyn.urdf._expand_xacro(text, xacro_args, xacro_env)
+            source, _ = expand_xacro(text, xacro_args, xacro_env)
         else:
-            from . import safe_io
+            from robodyn import safe_io
 
             source = safe_io.read_text(path)  # (a regular file, at most 64 MiB)
         text = path.stem

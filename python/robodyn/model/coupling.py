@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._spec import ModelSpec
-from .robot import Robot, _joint_columns
+from .robot import Robot, joint_columns
+from .spec import ModelSpec
 
 __all__ = ["CoupledRobot", "coupling_matrix"]
 
@@ -70,13 +70,14 @@ def coupling_matrix(spec: ModelSpec):
 
 class CoupledRobot(Robot):
     """A :class:`Robot` with coupled (mimic) joints; its coordinates (``q``, ``joint_names``,
-    ``n``) are the independent joints. ``robodyn.Robot(spec)`` and ``load_urdf`` build one
+    ``n``) are the independent joints. ``robodyn.robot(spec)`` and ``load_urdf`` build one
     when a body of the spec has ``mimic``. See the module documentation for the equations.
 
     ``coupling`` is ``(G, b)``; ``full_configuration(q)`` is ``G q + b``; ``full_joint_names``
     the joints of the full model (the order of ``G``'s rows)."""
 
     _check_full_mass_matrix = False  # the reduced one is checked (a follower may be massless)
+    _couples_joints = True
 
     def __init__(self, spec: ModelSpec):
         if not isinstance(spec, ModelSpec):
@@ -338,7 +339,7 @@ class CoupledRobot(Robot):
         names = ("q", "qd", "qdd")
         q, qd, qdd = self._states(names, (q, qd, qdd))
         self._finite((q, qd, qdd), names)
-        full = _joint_columns(self._expand(qd, False), self._expand(qdd, False))
+        full = joint_columns(self._expand(qd, False), self._expand(qdd, False))
         return np.matmul(self._GT, full)
 
     def kinetic_energy(self, q, qd):
@@ -457,6 +458,3 @@ class CoupledRobot(Robot):
         return (f"<robodyn.Robot '{self.name}' n={self.n} "
                 f"({len(self._followers)} coupled joints)>")
 
-
-# robodyn.Robot(spec) of a spec with coupled joints builds a CoupledRobot (see Robot.__new__)
-Robot._coupled_class = CoupledRobot

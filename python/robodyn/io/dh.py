@@ -55,7 +55,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from robodyn._spec import Body, Frame, ModelSpec
+from ..model.spec import Body, Frame, ModelSpec
 
 __all__ = ["dh_to_spec", "dh_transform"]
 

@@ -6,7 +6,7 @@ of that code does for that robot (operations on model constants, and multiplicat
 constant 0 or +-1 and additions of a constant 0, are folded, and operations the result does
 not need are not counted: docs/opcounts.md). The published algorithm of the seed thesis (Nie 1988) is counted the same way
 by running its pure-Python transcription (``kane_nie.py``) with an instrumented float
-(``opfloat.py``), both in :mod:`robodyn.published`. The other published figures are quoted
+(``opfloat.py``), both in :mod:`robodyn.codegen.published`. The other published figures are quoted
 from docs/opcounts.md (the counting rules and every published figure with its source): Kane &
 Levinson (1983) and Nie (1988) for the two bundled robots, and
 Featherstone (2008) Table 10.1 formulas evaluated at n.
@@ -18,11 +18,9 @@ all-revolute DH chains), :func:`plot_growth`, and the command line pair
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
@@ -102,7 +100,7 @@ def robot_counts(robot, algorithms=ALGORITHMS) -> dict:
 # ---------------------------------------------------------------- the published algorithm
 
 def published_module():
-    """(kane_nie, opfloat): the modules of Nie's published algorithm (robodyn.published)."""
+    """(kane_nie, opfloat): the modules of Nie's published algorithm (robodyn.codegen.published)."""
     from .published import kane_nie, opfloat
 
     return kane_nie, opfloat
@@ -261,7 +259,7 @@ def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True, fit_f
     is at or below the formula for every n >= n0 (None: above it at the top of the range).
     With ``published`` and kane_nie.py available, Nie's algorithm is included as "nie_kane".
     ``progress(n)`` is called after each chain is counted."""
-    import robodyn
+    from ..io import from_dh
 
     if n_lo < 1 or n_hi < n_lo:
         raise ValueError(f"bad n range {n_lo}..{n_hi}: need 1 <= lo <= hi")
@@ -272,7 +270,7 @@ def growth(n_lo=1, n_hi=30, seed=0, algorithms=ALGORITHMS, published=True, fit_f
         algs.append("nie_kane")
     counts = {a: {"mul": [], "add": [], "trig": []} for a in algs}
     for n in ns:
-        robot = robodyn.from_dh(generic_dh_rows(n, seed + n), name=f"generic_dh_{n}")
+        robot = from_dh(generic_dh_rows(n, seed + n), name=f"generic_dh_{n}")
         c = robot_counts(robot, algorithms)
         if mods is not None:
             kn, of = mods
@@ -507,9 +505,9 @@ def run(args, load=None) -> int:
     ``load(name) -> Robot`` reads a ROBOT argument (the command line passes its loader, with
     its --strict / --xacro-arg options); default :func:`robodyn.robots.resolve`.
     """
-    import robodyn
+    from ..io import robots
 
-    load = load or robodyn.robots.resolve
+    load = load or robots.resolve
 
     top = max_n()
     if args.n_range is not None and not 1 <= args.n_range[0] <= args.n_range[1] <= top:
@@ -517,10 +515,10 @@ def run(args, load=None) -> int:
                          f"counts in about a minute), got {args.n_range[0]} {args.n_range[1]}")
     if args.plot:
         plot_growth(None, None, check_only=True)  # fail before the counting, not after
-    names = args.robots or robodyn.robots.available()
-    robots = [(str(name), load(name)) for name in names]
-    reports = [_robot_report(name if name in robodyn.robots.available() else robot.name,
-                             robot) for name, robot in robots]
+    names = args.robots or robots.available()
+    loaded = [(str(name), load(name)) for name in names]
+    reports = [_robot_report(name if name in robots.available() else robot.name,
+                             robot) for name, robot in loaded]
     g = None
     n_range = args.n_range or ((1, 30) if args.plot else None)
     if n_range is not None:

@@ -337,7 +337,7 @@ def default_configuration(robot):
     joints = np.clip(np.zeros(lo.shape[0]), lo, hi)
     if robot.nq == robot.nv:
         return joints
-    from . import robots
+    from ..io import robots
 
     try:
         return robots.initial_state(robot.name, robot)[0]

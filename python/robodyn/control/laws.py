@@ -68,12 +68,13 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from . import _core
+from .. import _core
+from ..util.out import with_out
 from .trajectories import Trajectory
 
 __all__ = ["Controller", "ComputedTorque", "PDGravity", "Feedforward", "AdaptiveComputedTorque",
            "pd_gains", "effort_bounds", "LawSpec", "LAWS", "COMPUTED_TORQUE_KP",
-           "COMPUTED_TORQUE_KD"]
+           "COMPUTED_TORQUE_KD", "saturate"]
 
 # the laws written in C++ (cpp/include/robodyn/control.hpp), by name; index = the C++ enum
 LAWS = tuple(_core.CONTROL_LAWS)
@@ -151,26 +152,10 @@ def _std(x, n, name):
     return g if np.any(g > 0.0) else None
 
 
-class _OutAdapter:
-    """Gives ``fn(*args, out=buf)`` semantics to a method that lacks ``out=``."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __call__(self, *args, out, **kwargs):
-        out[:] = self.fn(*args, **kwargs)
-        return out
-
-
-def _with_out(fn, *args, **kwargs):
-    """``fn`` itself if ``fn(*args, out=buf, **kwargs)`` works (the core's single-state calls
-    take ``out=``), else an adapter that copies the result into ``out``."""
-    buf = np.empty(np.shape(fn(*args, **kwargs)))
-    try:
-        fn(*args, out=buf, **kwargs)
-    except TypeError:
-        return _OutAdapter(fn)
-    return fn
+def saturate(tau, bounds) -> bool:
+    """Clip ``tau`` (n,) in place to ``[-bounds, bounds]``, the controllers' clip (C++
+    control.hpp); True if an entry was clipped."""
+    return bool(_core._saturate(tau, bounds))
 
 
 class Controller:
@@ -356,7 +341,7 @@ class _PDTerms(Controller):
         if method != "rnea":
             fn = functools.partial(fn, method=method)
         z = self._zeros
-        return _with_out(fn, z, z, z)
+        return with_out(fn, z, z, z)
 
 
 class ComputedTorque(_PDTerms):
@@ -387,7 +372,7 @@ class PDGravity(_PDTerms):
 
     def __init__(self, robot, kp, kd, **options):
         super().__init__(robot, kp, kd, **options)
-        self._gravity = _with_out(robot.gravity_torques, self._zeros)
+        self._gravity = with_out(robot.gravity_torques, self._zeros)
 
 
 class Feedforward(_PDTerms):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import safe_io
+from ..util import safe_io
 
 META = "_dataset.json"
 OLD_META = "dataset.json"  # the metadata of folders written before the chunk records

@@ -95,10 +95,11 @@ import time
 
 import numpy as np
 
-from . import trajectories as _traj
-from ._lie import se3_dexpinv
-from . import _core
-from .control import Controller, _with_out
+from .. import _core
+from ..control import trajectories as _traj
+from ..control.laws import Controller
+from ..model.lie import se3_dexpinv
+from ..util.out import with_out
 
 __all__ = ["simulate", "SimulationResult", "SimulationError", "FixedStep", "INTEGRATORS",
            "ENGINES", "JOINT_LIMITS"]
@@ -527,7 +528,7 @@ def _cpp_engine(robot, controller, reference, integrator, method):
     if integrator not in ("rk4", "euler"):
         return None, f"integrator {integrator!r} runs in Python (the C++ loop: rk4, euler)"
     try:
-        from . import _core as core
+        from .. import _core as core
     except ImportError:  # pragma: no cover - the package does not import without its core
         return None, "the C++ core is not available"
     if not hasattr(core, "_simulate_fixed"):
@@ -654,7 +655,7 @@ class FixedStep:
             raise ValueError(f"integrator: expected 'rk4' or 'euler', got {integrator!r}")
         n = int(robot.n)
         if fd is None:
-            fd = _with_out(robot.forward_dynamics, np.zeros(n), np.zeros(n), np.zeros(n),
+            fd = with_out(robot.forward_dynamics, np.zeros(n), np.zeros(n), np.zeros(n),
                            method=method)
         self.n = n
         self.fd = fd
@@ -694,7 +695,7 @@ class _Loop:
         q_probe = np.zeros(self.nq)
         if self.nq != n:
             q_probe[6] = 1.0  # the identity quaternion
-        self.fd = _with_out(robot.forward_dynamics, q_probe, np.zeros(n), np.zeros(n),
+        self.fd = with_out(robot.forward_dynamics, q_probe, np.zeros(n), np.zeros(n),
                             method=method)
         self.ref_buf = np.empty((3, n))
         self.n_control = 0
@@ -923,7 +924,7 @@ class _Loop:
         out_joints)`` puts the tangent-space rate at q0 of a stage at integrate(q0, theta) with
         velocity v in out: Jr(theta_base)^-1 v_base for the free-flyer block, v for the joints
         (``v_joints = v[6:]``, ``out_joints = out[6:]``)."""
-        integrate = _with_out(self.robot.integrate, q, theta, 1.0)
+        integrate = with_out(self.robot.integrate, q, theta, 1.0)
         copyto, dot, sqrt = np.copyto, np.dot, math.sqrt
 
         def retract(q0, theta, out, out_quat):
@@ -1348,7 +1349,7 @@ class SimulationResult:
         origin, N m s; linear, N s] in world axes: gravity's (m g T for the linear part) and
         that of any wrench on the robot (the base block of ``tau``); None unless the robot is
         floating (and known: ``res.robot``). See :mod:`robodyn._momentum`."""
-        from ._momentum import external_impulse
+        from ..model.momentum import external_impulse
 
         return external_impulse(self)
 
@@ -1456,7 +1457,7 @@ class SimulationResult:
             lines.append(f"max tracking error {float(err[worst]):.3e} {self.units(worst)[0]} "
                          f"(joint {self.joint_names[worst]})")
         if self.momentum is not None:
-            from ._momentum import momentum_lines
+            from ..model.momentum import momentum_lines
 
             lines += momentum_lines(self)
         if self.saturated_calls:

@@ -6,10 +6,15 @@ import copy
 
 import numpy as np
 
-from . import _core
-from ._spec import ModelSpec, negative_moments
+from .. import _core
+from .spec import ModelSpec, negative_moments
 
-__all__ = ["Robot"]
+__all__ = ["Robot", "joint_columns", "KERNEL_ALGORITHMS"]
+
+# the algorithms a specialised robot runs in generated code (``op_counts`` names) -> their
+# slot in the core's kernel table (``_set_kernels(inverse_dynamics, mass_matrix, gravity,
+# forward_dynamics)``)
+KERNEL_ALGORITHMS = {"rnea": 0, "crba": 1, "gravity": 2, "aba": 3, "forward_dynamics": 3}
 
 
 def _shallow(obj):
@@ -54,7 +59,7 @@ def _body_dict(b):
     }
 
 
-def _joint_columns(qd, qdd):
+def joint_columns(qd, qdd):
     """[diag(qdd) | diag(qd) | diag(sign(qd))] of (n,) or (N, n) rates: (n, 3n) or (N, n, 3n)."""
     n = qd.shape[-1]
     cols = np.concatenate([qdd, qd, np.sign(qd)], axis=-1)  # (..., 3n)
@@ -103,12 +108,9 @@ def _refuse_negative_inertia(bodies):
                          "negative moment (only a URDF that has one loads it, with a warning)")
 
 
-def _rebuild(cls, spec, specialized):
-    """Unpickling: a Robot of class ``cls`` from ``spec``, specialised if it was."""
-    if specialized:
-        from .codegen import specialize_spec
-
-        return specialize_spec(spec, cls)
+def _rebuild(cls, spec, specialized=False):
+    """Unpickling: a Robot of class ``cls`` from ``spec`` (a specialised robot pickles with
+    the rebuild function its kernels came with, see :meth:`Robot.use_kernels`)."""
     return cls(spec)
 
 
@@ -157,19 +159,10 @@ class Robot(_core.RobotCore):
     """
 
     _check_full_mass_matrix = True  # a CoupledRobot checks its reduced mass matrix instead
-
-    # the class a spec with coupled (mimic) joints builds: robodyn.coupling.CoupledRobot,
-    # which registers itself here when robodyn imports it (coupling.py imports this module,
-    # not the other way round)
-    _coupled_class = None
-
-    def __new__(cls, spec=None, *args, **kwargs):
-        if cls is Robot and isinstance(spec, ModelSpec) and any(
-                getattr(b, "mimic", None) is not None for b in spec.bodies):
-            if Robot._coupled_class is None:  # robodyn/__init__ imports coupling first
-                raise RuntimeError("robodyn.coupling is not loaded: import robodyn")
-            cls = Robot._coupled_class
-        return super().__new__(cls)
+    _couples_joints = False  # a CoupledRobot reads the spec's mimic couplings
+    _kernel_lib = None  # what keeps the generated kernels loaded (use_kernels)
+    _kernel_counts = None  # op_counts algorithm -> counts of the generated code
+    _kernel_rebuild = None  # unpickles a specialised robot specialised
 
     def __init__(self, spec: ModelSpec):
         if "_spec" in self.__dict__:
@@ -180,6 +173,12 @@ class Robot(_core.RobotCore):
         if not isinstance(spec, ModelSpec):
             raise TypeError("Robot(spec): expected a robodyn ModelSpec; use robodyn.load_urdf, "
                             "robodyn.from_dh or robodyn.robots.load to build a robot")
+        if not self._couples_joints:
+            for i, b in enumerate(spec.bodies):
+                if getattr(b, "mimic", None) is not None:
+                    raise ValueError(f"spec: body {i} ('{b.name}') is a coupled (mimic) joint: "
+                                     "build the robot with robodyn.robot(spec) (a "
+                                     "robodyn.coupling.CoupledRobot)")
         bodies = []
         for i, b in enumerate(spec.bodies):
             try:
@@ -278,10 +277,10 @@ class Robot(_core.RobotCore):
             if a.shape[:-1] != args[0].shape[:-1]:
                 raise ValueError(f"{name}: must have the same number of rows as q")
         if not self.floating_base:
-            return _joint_columns(args[1], args[2])
+            return joint_columns(args[1], args[2])
         # body 0 is the free-flyer (v[:6]); body k > 0 is joint v[5 + k]
         nj = self.nv - 6
-        cols = _joint_columns(args[1][..., 6:], args[2][..., 6:])  # (..., nj, 3 nj)
+        cols = joint_columns(args[1][..., 6:], args[2][..., 6:])  # (..., nj, 3 nj)
         out = np.zeros(cols.shape[:-2] + (self.nv, 3 * (nj + 1)))
         for kind in range(3):
             out[..., 6:, kind * (nj + 1) + 1:(kind + 1) * (nj + 1)] = \
@@ -316,8 +315,9 @@ class Robot(_core.RobotCore):
         return A, B
 
     def to_urdf(self) -> str:
-        """The model as URDF text; loading it gives identical dynamics."""
-        from .urdf import spec_to_urdf
+        """The model as URDF text; loading it gives identical dynamics
+        (:func:`robodyn.io.urdf_write.spec_to_urdf`)."""
+        from ..io.urdf_write import spec_to_urdf
 
         return spec_to_urdf(self.spec)
 
@@ -328,9 +328,7 @@ class Robot(_core.RobotCore):
         build-time-specialised evaluation of the code for this robot: operations on model
         constants only are folded, and so are multiplications by a constant 0 or +-1 and
         additions of a constant 0; what depends on q, qd, qdd or tau is counted if the result
-        (or the sin/cos cache) needs it. (Before the issue 16 round every operation of the
-        double code was counted, its work on known zeros and unused values included, so
-        earlier figures are not comparable.) Algorithms: "rnea", "kane",
+        (or the sin/cos cache) needs it. Algorithms: "rnea", "kane",
         "crba" (mass matrix), "aba" (forward dynamics by the articulated-body algorithm, what
         ``forward_dynamics()`` runs by default), "forward_dynamics" (forward dynamics by mass
         matrix + Cholesky, ``method="crba"``), "kane_forward" (``method="kane"``), "gravity".
@@ -338,13 +336,9 @@ class Robot(_core.RobotCore):
         "rnea_derivatives", "forward_dynamics_derivatives", "regressor".
         On a specialised Robot (:meth:`specialized`) "rnea", "crba", "gravity", "aba" and
         "forward_dynamics" report the operations of the generated code that runs instead."""
-        counts = getattr(self, "_kernel_counts", None)
-        if counts:
-            from .codegen import FUNCTIONS, OPCOUNT_ALGORITHMS
-
-            function = OPCOUNT_ALGORITHMS.get(str(algorithm))
-            if function and self._kernels()[FUNCTIONS.index(function)]:
-                return dict(counts[function])
+        slot = KERNEL_ALGORITHMS.get(str(algorithm))
+        if self._kernel_counts and slot is not None and self._kernels()[slot]:
+            return dict(self._kernel_counts[str(algorithm)])
         return self._op_counts(str(algorithm))
 
     def specialized(self) -> "Robot":
@@ -354,9 +348,21 @@ class Robot(_core.RobotCore):
         compiled into the package, others are compiled on first use (cached); without a C++
         compiler this warns and returns a Robot running the generic code. Changing the gravity
         of the result switches the generated code off (its gravity is built in)."""
-        from .codegen import specialize
+        from ..codegen.compiled import specialize
 
         return specialize(self)
+
+    def use_kernels(self, addresses, op_counts, library=None, rebuild=None) -> None:
+        """Run generated code (robodyn.codegen) for the algorithms of ``KERNEL_ALGORITHMS``:
+        ``addresses`` the four C function addresses (inverse dynamics, mass matrix, gravity,
+        forward dynamics; 0 keeps the generic algorithm), ``op_counts`` the counts of the
+        generated code per ``op_counts`` algorithm name, ``library`` the object that keeps
+        the code loaded while the robot lives, ``rebuild(cls, spec, True)`` the module-level
+        function that unpickles the robot specialised again."""
+        self._set_kernels(*[int(a) for a in addresses])
+        self._kernel_lib = library
+        self._kernel_counts = {k: dict(v) for k, v in op_counts.items()}
+        self._kernel_rebuild = rebuild
 
     def is_specialized(self) -> bool:
         """True while generated, robot-specific code runs (see :meth:`specialized`; setting
@@ -367,7 +373,9 @@ class Robot(_core.RobotCore):
         # pickle/copy: the model description travels (a few kB), the C++ model is rebuilt on
         # arrival; a specialised robot is specialised again there, from a per-process cache
         # of loaded kernels (robodyn.codegen.specialize), so workers compile or load it once
-        return (_rebuild, (type(self), self.spec, self.is_specialized()))
+        if self._kernel_rebuild is not None and self.is_specialized():
+            return (self._kernel_rebuild, (type(self), self.spec, True))
+        return (_rebuild, (type(self), self.spec, False))
 
     def cache_stats(self) -> dict:
         """How often the per-configuration cache was reused (hits) or recomputed (misses)."""

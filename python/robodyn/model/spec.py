@@ -16,11 +16,13 @@ it into the immutable C++ model, ``to_urdf`` writes one back out. Frames and uni
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import hashlib
 import math
+import pickle
 
 import numpy as np
 
-__all__ = ["Body", "Frame", "ModelSpec", "negative_moments"]
+__all__ = ["Body", "Frame", "ModelSpec", "negative_moments", "fingerprint"]
 
 
 @dataclass
@@ -84,7 +86,7 @@ def negative_moments(inertias):
     tensor i is finite, symmetric (to 1e-9 of its scale) and has a principal moment below
     ``-max(INERTIA_RTOL * largest |moment|, INERTIA_ATOL)`` (the model's one tolerance);
     ``moments`` (n, 3) ascending (zero for the tensors not analysed)."""
-    from ._core import INERTIA_ATOL, INERTIA_RTOL
+    from .._core import INERTIA_ATOL, INERTIA_RTOL
 
     I = np.asarray(inertias, dtype=float).reshape(-1, 3, 3)
     moments = np.zeros((I.shape[0], 3))
@@ -97,3 +99,9 @@ def negative_moments(inertias):
         tol = np.maximum(INERTIA_RTOL * np.abs(moments).max(axis=1), INERTIA_ATOL)
         bad = usable & (moments[:, 0] < -tol)
     return bad, moments
+
+
+def fingerprint(spec) -> str:
+    """SHA-256 of a model description (its pickle: the numbers, names and options); the key
+    of caches of anything computed from a model (loaded kernels, campaign plants)."""
+    return hashlib.sha256(pickle.dumps(spec, protocol=4)).hexdigest()

@@ -82,7 +82,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import safe_io
+from ..util import safe_io
 
 __all__ = ["Campaign", "CampaignResult", "Sampler", "uniform", "normal", "loguniform", "choice",
            "integers", "read_results", "read_trajectories", "read_toml", "get_client",
@@ -260,17 +260,18 @@ def _plain(x):
 
 
 def _load_robot(robot, xacro_env=False):
-    import robodyn
+    from ..io import load_urdf, robots
+    from ..model import Robot
 
-    if isinstance(robot, robodyn.Robot):
+    if isinstance(robot, Robot):
         return robot
     text = str(robot)
-    if text in robodyn.robots.available():
-        return robodyn.robots.load(text)
+    if text in robots.available():
+        return robots.load(text)
     if os.path.isfile(text):
-        return robodyn.load_urdf(text, xacro_env=bool(xacro_env) and text.endswith(".xacro"))
+        return load_urdf(text, xacro_env=bool(xacro_env) and text.endswith(".xacro"))
     raise ValueError(f"robot: {text!r} is neither a bundled robot "
-                     f"({', '.join(robodyn.robots.available())}) nor a URDF file")
+                     f"({', '.join(robots.available())}) nor a URDF file")
 
 
 class Campaign:
@@ -452,11 +453,11 @@ class Campaign:
 
     def fingerprint(self):
         """SHA-256 of everything that determines the rows (the model included)."""
-        from .codegen import _fingerprint
+        from ..model.spec import fingerprint
 
         text = json.dumps({"format": FORMAT_VERSION, **self.describe()}, sort_keys=True,
                           default=repr)
-        return hashlib.sha256((text + _fingerprint(self.robot.spec)).encode()).hexdigest()
+        return hashlib.sha256((text + fingerprint(self.robot.spec)).encode()).hexdigest()
 
     def _parameter_columns(self):
         """[(key, column names, kind)] of the varying parameters; kind "f", "i", "s", "b"."""
@@ -548,7 +549,7 @@ class Campaign:
         model = cfg["model"]
         if not any(k in model for k in ("mass_scale", "inertia_scale")):
             return self.robot
-        import robodyn
+        from ..model.build import robot as build_robot
 
         n = self.robot.n
         ms = np.broadcast_to(np.asarray(model.get("mass_scale", 1.0), dtype=float), (n,))
@@ -557,10 +558,10 @@ class Campaign:
         for b, m, s in zip(spec.bodies, ms, js):
             b.mass = float(b.mass) * float(m)
             b.inertia = np.asarray(b.inertia, dtype=float) * float(s)
-        return robodyn.Robot(spec)
+        return build_robot(spec)
 
     def _reference(self, cfg, robot, duration):
-        from . import trajectories as tr
+        from ..control import trajectories as tr
 
         ref = cfg["reference"]
         if "q1" in ref:
@@ -573,7 +574,7 @@ class Campaign:
         return tr.default_reference(robot, duration, ref.get("T"))
 
     def _controller(self, cfg, model, reference, i):
-        from . import control as ct
+        from .. import control as ct
 
         c = cfg["controller"]
         kind = c.get("type", "computed-torque")
@@ -597,7 +598,7 @@ class Campaign:
                    delay=c.get("delay", 0), seed=self.noise_seed(i))
 
     def _simulate(self, i):
-        from .simulation import simulate
+        from ..sim import simulate
 
         cfg = self.settings(i)
         sim = cfg["simulation"]

@@ -77,186 +77,22 @@ import math
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..util import safe_io
+from .cluster import get_client
+from .config import (CONTROLLERS, FORMAT_VERSION, INT_METRICS, KEYS, MAX_BATCHES, MAX_RUNS,
+                     METRICS, TOML_MAX_BYTES, VECTOR_KEYS, check_key, integer, plain,
+                     read_toml)
+from .results import (CampaignResult, atomic, atomic_write_text, part_path, read_results,
+                      read_trajectories, run_metrics, trajectory_table)
+from .samplers import Sampler, choice, integers, loguniform, normal, sampler_from, uniform
 
 __all__ = ["Campaign", "CampaignResult", "Sampler", "uniform", "normal", "loguniform", "choice",
            "integers", "read_results", "read_trajectories", "read_toml", "get_client",
-           "run_command", "METRICS"]
-
-CONTROLLERS = ("computed-torque", "pd-gravity", "feedforward", "none")
-
-# keys a campaign may set or vary, by section
-KEYS = {
-    "controller": ("type", "kp", "kd", "noise_std", "velocity_noise_std", "delay", "saturate"),
-    "simulation": ("duration", "dt", "control_rate", "integrator", "method", "max_steps"),
-    "model": ("mass_scale", "inertia_scale"),
-    "reference": ("q0", "q1", "T"),
-    "initial": ("q_offset", "qd"),
-}
-# the parameters that are per joint (or per link) vectors when given as lists
-_VECTOR_KEYS = {"controller.kp", "controller.kd", "controller.noise_std",
-                "controller.velocity_noise_std", "model.mass_scale", "model.inertia_scale",
-                "reference.q0", "reference.q1", "initial.q_offset", "initial.qd"}
-
-# metric columns (float64 unless listed in _INT_METRICS); per-joint "tau_peak_<j>" follow
-METRICS = ("max_tracking_error", "rms_tracking_error", "final_tracking_error", "tau_peak",
-           "energy", "position_limit_violations", "velocity_limit_violations",
-           "max_position_excess", "saturated_calls", "steps")
-_INT_METRICS = {"position_limit_violations", "velocity_limit_violations", "saturated_calls",
-                "steps"}
-
-FORMAT_VERSION = 1  # part of the fingerprint
-MAX_RUNS = 10**9  # runs of one campaign
-MAX_BATCHES = 100_000  # batches of one campaign: a Dask task and a Parquet file each
-TOML_MAX_BYTES = 4 << 20  # the largest campaign file read
-
-
-# ---------------------------------------------------------------------------------------------
-# samplers
-
-
-@dataclass(frozen=True)
-class Sampler:
-    """A random parameter: ``kind`` in uniform, normal, loguniform, choice, integers;
-    ``args`` its numbers (or choices); ``per`` None (one value) or "joint"/"link" (one value
-    per joint; the links are the joints' moving bodies)."""
-
-    kind: str
-    args: tuple
-    per: str | None = None
-
-    def __post_init__(self):
-        kinds = ("uniform", "normal", "loguniform", "choice", "integers")
-        if self.kind not in kinds:
-            raise ValueError(f"sampler: unknown kind {self.kind!r}; expected one of "
-                             f"{', '.join(kinds)}")
-        if self.per not in (None, "joint", "link"):
-            raise ValueError(f"sampler: per must be 'joint' or 'link', got {self.per!r}")
-        if self.kind == "choice":
-            if len(self.args) == 0:
-                raise ValueError("sampler: choice needs at least one value")
-            return
-        if len(self.args) != 2:
-            raise ValueError(f"sampler: {self.kind} takes two numbers, got {list(self.args)}")
-        a, b = (float(x) for x in self.args)
-        if not (math.isfinite(a) and math.isfinite(b)):
-            raise ValueError(f"sampler: {self.kind} bounds must be finite, got {list(self.args)}")
-        if self.kind == "normal" and b < 0:
-            raise ValueError(f"sampler: normal standard deviation must be >= 0, got {b}")
-        if self.kind in ("uniform", "integers") and b < a:
-            raise ValueError(f"sampler: {self.kind} needs low <= high, got {list(self.args)}")
-        if self.kind == "loguniform" and not 0 < a <= b:
-            raise ValueError(f"sampler: loguniform needs 0 < low <= high, got {list(self.args)}")
-        if self.kind == "integers" and not all(
-                float(x).is_integer() and -2**63 <= int(x) < 2**63 for x in self.args):
-            raise ValueError(f"sampler: integers bounds must be whole numbers within the int64 "
-                             f"range (|x| < 9.2e18), got {list(self.args)}")
-
-    def draw(self, rng, n):
-        size = None if self.per is None else n
-        a = self.args
-        if self.kind == "uniform":
-            x = rng.uniform(a[0], a[1], size)
-        elif self.kind == "normal":
-            x = rng.normal(a[0], a[1], size)
-        elif self.kind == "loguniform":
-            x = np.exp(rng.uniform(math.log(a[0]), math.log(a[1]), size))
-        elif self.kind == "integers":
-            x = rng.integers(int(a[0]), int(a[1]), size, endpoint=True)
-        else:
-            k = rng.integers(0, len(a), size)
-            return a[int(k)] if size is None else [a[int(j)] for j in k]
-        return np.asarray(x).tolist()  # a Python number, or a list per joint
-
-    def to_dict(self):
-        d = {self.kind: list(self.args)}
-        if self.per:
-            d["per"] = self.per
-        return d
-
-
-def uniform(low, high, *, per=None):
-    """Uniform on [low, high]."""
-    return Sampler("uniform", (float(low), float(high)), per)
-
-
-def normal(mean, std, *, per=None):
-    """Normal with ``mean`` and standard deviation ``std``."""
-    return Sampler("normal", (float(mean), float(std)), per)
-
-
-def loguniform(low, high, *, per=None):
-    """Log-uniform on [low, high] (0 < low)."""
-    return Sampler("loguniform", (float(low), float(high)), per)
-
-
-def integers(low, high, *, per=None):
-    """Integers uniform in low..high (both included)."""
-    return Sampler("integers", (int(low), int(high)), per)
-
-
-def choice(*values, per=None):
-    """One of ``values``, equally likely."""
-    return Sampler("choice", tuple(values), per)
-
-
-def _sampler_from(value, key):
-    """A Sampler from its TOML form ``{uniform = [a, b], per = "link"}``."""
-    if isinstance(value, Sampler):
-        value = {value.kind: list(value.args), **({"per": value.per} if value.per else {})}
-    if not isinstance(value, dict):
-        raise ValueError(f"random.{key}: expected a sampler such as {{uniform = [0.9, 1.1]}}, "
-                         f"got {value!r}")
-    d = dict(value)
-    per = d.pop("per", None)
-    if len(d) != 1:
-        raise ValueError(f"random.{key}: expected one sampler kind (uniform, normal, "
-                         f"loguniform, choice, integers), got {sorted(d)}")
-    (kind, args), = d.items()
-    if not isinstance(args, (list, tuple)):
-        raise ValueError(f"random.{key}: {kind} expects a list, got {args!r}")
-    try:
-        return Sampler(kind, tuple(args), per)
-    except ValueError as e:
-        raise ValueError(f"random.{key}: {e}") from None
-
-
-# ---------------------------------------------------------------------------------------------
-# the campaign
-
-
-def _check_key(key, where):
-    section, _, name = str(key).partition(".")
-    if section not in KEYS or name not in KEYS[section]:
-        known = ", ".join(f"{s}.{k}" for s, ks in KEYS.items() for k in ks)
-        raise ValueError(f"{where}: unknown parameter {key!r}; known: {known}")
-    return section, name
-
-
-def _integer(value, what, least):
-    """``value`` as an int >= ``least`` (ValueError naming ``what`` otherwise)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= least:
-        return int(value)
-    kind = "a positive" if least == 1 else "a non-negative"
-    raise ValueError(f"{what}: expected {kind} integer, got {value!r}")
-
-
-def _plain(x):
-    """JSON-able form of a configuration value."""
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, dict):
-        return {str(k): _plain(v) for k, v in x.items()}
-    return x
+           "run_command", "METRICS", "TOML_MAX_BYTES"]
 
 
 def _load_robot(robot, xacro_env=False):
@@ -319,29 +155,29 @@ class Campaign:
                 raise ValueError(f"{section}: expected a table of keys, got {values!r}")
             values = dict(values or {})
             for k in values:
-                _check_key(f"{section}.{k}", section)
-            self.base[section] = _plain(values)
+                check_key(f"{section}.{k}", section)
+            self.base[section] = plain(values)
         ctype = self.base["controller"].get("type", "computed-torque")
         self.grid = {}
         for what, value in (("grid", grid), ("random", random)):
             if value is not None and not isinstance(value, dict):
                 raise ValueError(f"{what}: expected a table of parameters, got {value!r}")
         for key, values in dict(grid or {}).items():
-            _check_key(key, "grid")
+            check_key(key, "grid")
             if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not values:
                 raise ValueError(f"grid.{key}: expected a non-empty list of values, "
                                  f"got {values!r}")
-            self.grid[key] = _plain(list(values))
+            self.grid[key] = plain(list(values))
         self.random = {}
         for key, value in dict(random or {}).items():
-            _check_key(key, "random")
+            check_key(key, "random")
             if key in self.grid:
                 raise ValueError(f"random.{key}: also on the grid; give it in one place")
-            self.random[key] = _sampler_from(value, key)
+            self.random[key] = sampler_from(value, key)
         samples, batch, trajectory_stride = (
-            _integer(v, what, 1) for v, what in ((samples, "samples"), (batch, "batch"),
+            integer(v, what, 1) for v, what in ((samples, "samples"), (batch, "batch"),
                                                  (trajectory_stride, "trajectory_stride")))
-        seed = _integer(seed, "seed", 0)
+        seed = integer(seed, "seed", 0)
         runs = math.prod(len(v) for v in self.grid.values()) * samples
         if runs > MAX_RUNS:
             raise ValueError(f"samples: {samples} samples x {runs // samples} grid points make "
@@ -481,7 +317,7 @@ class Campaign:
             if not all(vector) or any(len(v) != n for v in values):
                 raise ValueError(f"{key}: vector values must all have {n} entries (one per "
                                  f"joint), got {values!r}")
-            if key not in _VECTOR_KEYS:
+            if key not in VECTOR_KEYS:
                 raise ValueError(f"{key}: takes a single value, got a vector")
             return [f"{key}_{j}" for j in range(n)], "f"
         if all(isinstance(v, bool) for v in values):
@@ -506,7 +342,7 @@ class Campaign:
             fields += [pa.field(c, types[kind]) for c in names]
         fields += [pa.field("status", pa.string()), pa.field("error", pa.string())]
         for m in METRICS:
-            fields.append(pa.field(m, pa.int64() if m in _INT_METRICS else pa.float64()))
+            fields.append(pa.field(m, pa.int64() if m in INT_METRICS else pa.float64()))
         fields += [pa.field(f"tau_peak_{j}", pa.float64()) for j in range(self.robot.n)]
         return pa.schema(fields)
 
@@ -618,7 +454,7 @@ class Campaign:
                        integrator=sim.get("integrator", "rk4"), q0=q0, qd0=qd0,
                        method=sim.get("method", "aba"),
                        max_steps=int(sim.get("max_steps", 2_000_000)))
-        metrics = _metrics(res, plant)
+        metrics = run_metrics(res, plant)
         traj = None
         if self.trajectories:
             k = self.trajectory_stride
@@ -640,7 +476,7 @@ class Campaign:
                 trajs.append((i, traj))
         schema = self.schema()
         table = pa.Table.from_pylist(rows, schema=schema)
-        ttable = _trajectory_table(trajs, self.robot.n) if self.trajectories else None
+        ttable = trajectory_table(trajs, self.robot.n) if self.trajectories else None
         return table, ttable
 
     def run(self, output, scheduler=None, *, workers=None, progress=True, overwrite=False,
@@ -696,18 +532,18 @@ class Campaign:
             for p in (out / sub).glob(".tmp-*"):  # a write cut short
                 p.unlink()
         if not meta.is_file() or overwrite:
-            _atomic_write_text(meta, json.dumps({"fingerprint": fp, "batches": self.batches,
+            atomic_write_text(meta, json.dumps({"fingerprint": fp, "batches": self.batches,
                                                  **self.describe()}, indent=1, default=repr))
         # (the directory listed once, not a file looked up per batch)
         written = {p.name for p in os.scandir(out / "runs") if p.is_file()}
-        return [b for b in range(self.batches) if _part(out, "runs", b).name not in written]
+        return [b for b in range(self.batches) if part_path(out, "runs", b).name not in written]
 
     def _write(self, out, b, table, ttable):
         import pyarrow.parquet as pq
 
         if ttable is not None:  # first, so that a run file means the batch is complete
-            _atomic(lambda p: pq.write_table(ttable, p), _part(out, "trajectories", b))
-        _atomic(lambda p: pq.write_table(table, p), _part(out, "runs", b))
+            atomic(lambda p: pq.write_table(ttable, p), part_path(out, "trajectories", b))
+        atomic(lambda p: pq.write_table(table, p), part_path(out, "runs", b))
 
     def _run_dask(self, out, todo, scheduler, workers, progress, on_batch):
         from distributed import as_completed
@@ -762,131 +598,6 @@ def _start_progress(futures):
     return t
 
 
-@dataclass
-class CampaignResult:
-    """What :meth:`Campaign.run` did: the directory, the run table (sorted by run), batches
-    computed now and skipped (already written), wall time (s)."""
-
-    output: Path
-    table: object
-    computed: int
-    skipped: int
-    wall_time: float
-    failed: int = field(init=False)
-
-    def __post_init__(self):
-        import pyarrow.compute as pc
-
-        self.failed = int(pc.sum(pc.equal(self.table["status"], "failed")).as_py() or 0)
-
-
-# ---------------------------------------------------------------------------------------------
-# metrics, files
-
-
-def _metrics(res, plant):
-    """The metric columns of a finished run."""
-    q, qd, tau, t = res.q, res.qd, res.tau, res.t
-    err = np.abs(res.q_ref - q)
-    lower, upper = plant.position_limits
-    vmax = plant.velocity_limits
-    below, above = lower - q, q - upper
-    excess = np.maximum(np.maximum(below, above), 0.0)
-    power = np.abs(tau[:-1] * 0.5 * (qd[:-1] + qd[1:]))
-    peaks = np.max(np.abs(tau), axis=0)
-    return {
-        "max_tracking_error": float(err.max()),
-        "rms_tracking_error": float(np.sqrt(np.mean(err * err))),
-        "final_tracking_error": float(err[-1].max()),
-        "tau_peak": float(peaks.max()),
-        "tau_peak_j": [float(x) for x in peaks],
-        "energy": float(np.sum(power.sum(axis=1) * np.diff(t))),
-        "position_limit_violations": int(np.count_nonzero(np.any(excess > 0.0, axis=1))),
-        "velocity_limit_violations": int(np.count_nonzero(np.any(np.abs(qd) > vmax, axis=1))),
-        "max_position_excess": float(excess.max()),
-        "saturated_calls": int(res.saturated_calls),
-        "steps": int(res.stats.get("steps", len(t) - 1)),
-    }
-
-
-def _trajectory_table(trajs, n):
-    import pyarrow as pa
-
-    cols = {"run": [], "t": []}
-    names = ("q", "qd", "tau", "q_ref")
-    for name in names:
-        for j in range(n):
-            cols[f"{name}_{j}"] = []
-    for i, tr in trajs:
-        cols["run"].append(np.full(len(tr["t"]), i, dtype=np.int64))
-        cols["t"].append(tr["t"])
-        for name in names:
-            for j in range(n):
-                cols[f"{name}_{j}"].append(tr[name][:, j])
-    data = {}
-    for k, parts in cols.items():
-        dtype = np.int64 if k == "run" else np.float64
-        data[k] = np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
-    return pa.table(data)
-
-
-def _part(out, sub, b):
-    return out / sub / f"part-{b:06d}.parquet"
-
-
-def _atomic(write, path):
-    """``write(tmp)`` then rename to ``path`` (a reader never sees a partial file)."""
-    tmp = path.with_name(f".tmp-{os.getpid()}-{threading.get_ident()}-{path.name}")
-    try:
-        write(str(tmp))
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def _atomic_write_text(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic(lambda p: Path(p).write_text(text), path)
-
-
-def read_results(output):
-    """The run table of a campaign directory (pyarrow.Table sorted by ``run``)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    parts = sorted((Path(output) / "runs").glob("part-*.parquet"))
-    if not parts:
-        raise FileNotFoundError(f"{output}: no runs written (runs/part-*.parquet)")
-    table = pa.concat_tables([pq.read_table(p) for p in parts])
-    return table.sort_by("run")
-
-
-def read_trajectories(output, run=None):
-    """Time series of a campaign run with ``trajectories=True`` (pyarrow.Table, columns
-    ``run, t, q_j, qd_j, tau_j, q_ref_j``); ``run``: only that run."""
-    import pyarrow.dataset as ds
-
-    d = ds.dataset(str(Path(output) / "trajectories"), format="parquet")
-    if run is None:
-        return d.to_table()
-    return d.to_table(filter=ds.field("run") == int(run))
-
-
-def read_toml(path):
-    """Parse a TOML file (tomllib, or tomli before Python 3.11); ValueError naming the file."""
-    try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib
-    path = Path(path)
-    text = safe_io.read_text(path, TOML_MAX_BYTES)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{path}: not valid TOML: {e}") from None
-
-
 # ---------------------------------------------------------------------------------------------
 # command line: robodyn campaign CONFIG [--scheduler ADDRESS] (the options are in cli.py)
 
@@ -922,32 +633,3 @@ def run_command(args):
               f"batches computed, {result.skipped} already there, {result.wall_time:.1f} s; "
               f"results: {Path(output) / 'runs'}")
     return 0
-
-
-# ---------------------------------------------------------------------------------------------
-# Dask
-
-
-def get_client(scheduler=None, workers=None):
-    """``(client, owned)``: a ``distributed.Client`` for ``scheduler`` (an address or a Client)
-    or, for None, a new LocalCluster on 127.0.0.1 with ``workers`` worker processes (default one
-    per core) of one thread each; ``owned`` says the caller must close it."""
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError as e:
-        raise ImportError("robodyn campaigns need Dask: pip install 'robodyn[campaign]' "
-                          f"({e})") from None
-    if scheduler is not None and not isinstance(scheduler, str):
-        return scheduler, False
-    if scheduler:
-        from ._connect import connect
-
-        return connect(Client, scheduler), True
-    workers = int(workers or os.cpu_count() or 1)
-    # everything on the loopback interface: scheduler, workers, and the scheduler's HTTP
-    # endpoint on a free port (the dashboard, if bokeh is installed)
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address="127.0.0.1:0")
-    return Client(cluster), True
-
-

@@ -39,8 +39,6 @@ def unit_quaternion(q, name):
     return q
 
 
-
-
 class SimulationError(RuntimeError):
     """The simulation diverged (non-finite state) or the adaptive step size collapsed."""
 

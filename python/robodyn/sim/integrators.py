@@ -20,8 +20,6 @@ def dormand_prince():
     return c, a, RK45.E.copy()
 
 
-
-
 class FixedStep:
     """One step of a fixed-step integrator (``"rk4"`` or semi-implicit ``"euler"``) of the plant
     ``qdd = forward_dynamics(q, qd, tau)``: the step :func:`simulate`'s Python loop takes, and

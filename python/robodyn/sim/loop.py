@@ -26,8 +26,6 @@ class HoldPose:
         return self.value
 
 
-
-
 class Loop:
     """The integration loops, with every buffer allocated once."""
 

@@ -15,6 +15,7 @@ import pytest
 
 import robodyn
 from robodyn.cli import commands as cli
+from robodyn.cli import simulate as cli_simulate
 
 PACKAGE = pathlib.Path(robodyn.__file__).resolve().parent
 ROBODYN = shutil.which("robodyn")
@@ -188,7 +189,7 @@ def test_default_gains_agree_everywhere():
     assert np.all(ct.kp == control.COMPUTED_TORQUE_KP) and np.all(ct.kd == 40.0)
     args = cli.build_parser().parse_args(["simulate", "stanford_arm"])
     ref = cli.default_reference(robot, 1.0)
-    made = cli._make_controller(args, robot, ref)
+    made = cli_simulate.make_controller(args, robot, ref)
     assert np.all(made.kp == control.COMPUTED_TORQUE_KP)
     assert np.all(made.kd == control.COMPUTED_TORQUE_KD)
     readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md")

@@ -36,9 +36,11 @@ from std_msgs.msg import Float64MultiArray
 from robodyn.control import saturate
 from robodyn.sim.simulation import FixedStep
 
-from .node import (COMMANDS, EXECUTORS, JOINT_STATES, LATEST_QOS, LOG_THROTTLE, ConfigError,
-                   RobotNode, descriptor, choice_parameter, effort_bounds, exit_process,
-                   number_parameter, priority_parameter, run, vector)
+from .node import (COMMANDS, EXECUTORS, JOINT_STATES, LATEST_QOS, LOG_THROTTLE, RobotNode,
+                   exit_process, run)
+from .params import (ConfigError, choice_parameter, descriptor, effort_bounds, number_parameter,
+                     priority_parameter)
+from .reference import vector
 
 __all__ = ["ArmSimulator", "main", "cli"]
 

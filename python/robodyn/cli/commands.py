@@ -248,25 +248,16 @@ def peers_benchmark():
     """The benchmark of robodyn against its peers (Pinocchio, MuJoCo, the Robotics Toolbox):
     bench/peers.py of the source tree, which is not part of the installed package; loaded
     when ``robodyn bench`` runs. UsageError outside a source checkout."""
-    import importlib.util
+    import importlib
     from pathlib import Path
 
-    name = "robodyn_bench_peers"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).resolve().parents[3] / "bench" / "peers.py"
-    if not path.is_file():
+    bench = Path(__file__).resolve().parents[3] / "bench"
+    if not (bench / "peers.py").is_file():
         raise UsageError("bench: the benchmark of peers runs from a source checkout "
-                         f"(bench/peers.py; not found at {path})")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
+                         f"(bench/peers.py; not found in {bench})")
+    if str(bench) not in sys.path:
+        sys.path.append(str(bench))  # peers imports its sibling modules
+    return importlib.import_module("peers")
 
 
 def _bench_run(args):

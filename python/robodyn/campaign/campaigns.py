@@ -84,7 +84,7 @@ import numpy as np
 from ..util import safe_io
 from .cluster import get_client
 from .config import (CONTROLLERS, FORMAT_VERSION, INT_METRICS, KEYS, MAX_BATCHES, MAX_RUNS,
-                     METRICS, TOML_MAX_BYTES, VECTOR_KEYS, check_key, integer, plain,
+                     METRICS, TOML_MAX_BYTES, TOP_KEYS, VECTOR_KEYS, check_key, integer, plain,
                      read_toml)
 from .results import (CampaignResult, atomic, atomic_write_text, part_path, read_results,
                       read_trajectories, run_metrics, trajectory_table)
@@ -92,7 +92,7 @@ from .samplers import Sampler, choice, integers, loguniform, normal, sampler_fro
 
 __all__ = ["Campaign", "CampaignResult", "Sampler", "uniform", "normal", "loguniform", "choice",
            "integers", "read_results", "read_trajectories", "read_toml", "get_client",
-           "run_command", "METRICS", "TOML_MAX_BYTES"]
+           "METRICS", "TOML_MAX_BYTES"]
 
 
 def _load_robot(robot, xacro_env=False):
@@ -205,12 +205,10 @@ class Campaign:
         for k in list(config):
             if k not in KEYS and k not in ("grid", "random"):
                 top[k] = config.pop(k)
-        known = {"robot", "samples", "seed", "batch", "trajectories", "trajectory_stride",
-                 "specialized", "name", "output"}
-        unknown = sorted(set(top) - known)
+        unknown = sorted(set(top) - set(TOP_KEYS))
         if unknown:
             raise ValueError(f"campaign: unknown key(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(sorted(known))} and the tables "
+                             f"{', '.join(sorted(TOP_KEYS))} and the tables "
                              f"{', '.join(KEYS)}, grid, random")
         if "robot" not in top:
             raise ValueError("campaign: 'robot' is required (a bundled name or a URDF path)")
@@ -596,40 +594,3 @@ def _start_progress(futures):
                          daemon=True)
     t.start()
     return t
-
-
-# ---------------------------------------------------------------------------------------------
-# command line: robodyn campaign CONFIG [--scheduler ADDRESS] (the options are in cli.py)
-
-
-def run_command(args):
-    """``robodyn campaign``: run the TOML campaign ``args.config``; exit status 0, or 1 when
-    batches could not be computed (run again to resume)."""
-    path = Path(args.config)
-    if not path.exists():
-        raise ValueError(f"no such campaign file: {path}")
-    config = read_toml(path)
-    output = args.output or config.get("campaign", {}).get("output") or config.get("output")
-    if output is None:
-        output = path.with_suffix(".campaign")
-    elif not os.path.isabs(output) and not args.output:
-        output = path.parent / output  # relative to the file
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers: expected a positive number, got {args.workers}")
-    if args.serial and args.scheduler:
-        raise ValueError("--serial and --scheduler exclude each other")
-    campaign = Campaign.from_dict(config, base_dir=path.parent,
-                                  xacro_env=bool(getattr(args, "xacro_env", False)))
-    scheduler = "serial" if args.serial else args.scheduler
-    if not args.quiet:
-        where = ("this process" if args.serial else args.scheduler
-                 or f"a local cluster ({args.workers or os.cpu_count()} workers)")
-        print(f"campaign '{campaign.name}': {campaign.runs} runs of {campaign.robot.name} in "
-              f"{campaign.batches} batches on {where} -> {output}", flush=True)
-    result = campaign.run(output, scheduler, workers=args.workers, progress=not args.quiet,
-                          overwrite=args.overwrite)
-    if not args.quiet:
-        print(f"\n{result.table.num_rows} runs ({result.failed} failed), {result.computed} "
-              f"batches computed, {result.skipped} already there, {result.wall_time:.1f} s; "
-              f"results: {Path(output) / 'runs'}")
-    return 0

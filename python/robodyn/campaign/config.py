@@ -12,6 +12,11 @@ from ..util import safe_io
 
 CONTROLLERS = ("computed-torque", "pd-gravity", "feedforward", "none")
 
+# the keys of the [campaign] table (or the file's top level): Campaign's keyword arguments,
+# with the robot and the output directory
+TOP_KEYS = ("robot", "samples", "seed", "batch", "trajectories", "trajectory_stride",
+            "specialized", "name", "output")
+
 # keys a campaign may set or vary, by section
 KEYS = {
     "controller": ("type", "kp", "kd", "noise_std", "velocity_noise_std", "delay", "saturate"),

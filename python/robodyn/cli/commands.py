@@ -331,7 +331,7 @@ def _campaign_arguments(p):
 
 def _campaign_run(args):
     """Run a simulation campaign (a TOML sweep) on Dask; one Parquet row per run."""
-    from ..campaign.campaigns import run_command
+    from ..campaign.command import run_command
 
     return run_command(args)
 

@@ -46,7 +46,7 @@ from robodyn.ros import process as rosnode_process  # noqa: E402
 
 # the longest the peer's executor spins (s); the tests end much earlier
 PEER_LIMIT = 120.0
-_executor = rosnode_process.executor  # the nodes' default executor (rclpy's EventsExecutor)
+_executor = rosnode_process.make_executor  # the nodes' default executor (rclpy's EventsExecutor)
 SCRIPTS = {"node": "robodyn-ros2", "sim": "robodyn-ros2-sim"}
 
 

@@ -26,7 +26,7 @@ from .params import ConfigError
 SPIN_SLICE = 0.02
 SWITCH_INTERVAL = 2e-4
 
-def executor(context=None, kind="events"):
+def make_executor(context=None, kind="events"):
     """The executor ``kind`` (EXECUTORS); "events" is rclpy's C++ EventsExecutor where
     available (lower overhead, steadier timers), else the SingleThreadedExecutor."""
     if kind == "multi_threaded":
@@ -126,7 +126,7 @@ def run(node_factory, args=None, prog="robodyn-ros2", params=""):
             return 2
         node.stop = stop
         set_priority(node)
-        executor = executor(kind=node.executor_kind)
+        executor = make_executor(kind=node.executor_kind)
         executor.add_node(node)
         end = time.monotonic() + node.duration if node.duration > 0.0 else math.inf
         while not stop.done():

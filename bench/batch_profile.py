@@ -38,7 +38,7 @@ def child(robot, quantity, mode, rows, reps, threads):
     import warnings
 
     import bench_floating as bf
-    import robodyn.urdf
+    import robodyn.io.urdf
 
     path = bf.robots_dir() / bf.ROBOTS[robot]
     with warnings.catch_warnings():

@@ -46,7 +46,7 @@ import numpy as np
 
 import robodyn
 from robodyn import campaign as cp
-from robodyn.datasets import uniform_sampler
+from robodyn.campaign.datasets import uniform_sampler
 
 
 def load():
@@ -319,6 +319,7 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
     whole-chunk calls then the transpose (the previous pipeline), the Parquet encoding and
     write, the Dask task around it (synchronous scheduler)."""
     from robodyn import datasets as ds
+    from robodyn.campaign import chunks, dataset_files, writers
 
     robot = robodyn.robots.intelledex_605()
     if QUICK:
@@ -327,7 +328,7 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
     robodyn.set_num_threads(1)
     sampler = uniform_sampler(robot)
     names = [c for q in quantities
-             for c in ds._column_names(q, ds._shape(ds.QUANTITIES[q][2], robot.n))]
+             for c in dataset_files.column_names(q, chunks.shape_of(ds.QUANTITIES[q][2], robot.n))]
     q, qd, qdd = sampler(np.random.default_rng(0), chunk)
     blocks = (512, 2048, 8192, chunk)
     steps = {}
@@ -342,8 +343,8 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
         return [np.ascontiguousarray(v.reshape(chunk, -1).T) for v in parts.values()]
 
     f = str(Path(tmp) / "b.parquet")
-    parts = ds._chunk(robot, quantities, sampler, 0, 0, chunk)
-    cols = ds._chunk_columns(robot, quantities, sampler, 0, 0, chunk)
+    parts = chunks.chunk(robot, quantities, sampler, 0, 0, chunk)
+    cols = chunks.chunk_columns(robot, quantities, sampler, 0, 0, chunk)
     # Parquet layouts and writer options (the same numbers): M's upper triangle only (it is
     # symmetric: 21 of its 36 columns), and a FixedSizeList column per quantity (the row-major
     # arrays as they are, no transpose)
@@ -354,7 +355,7 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
     tri_block = np.empty((2048, n, n))
 
     def pack_upper(r):  # M computed in blocks of 2,048 rows, its upper triangle packed
-        out = ds._buffer("upper", (chunk, len(upper)))
+        out = chunks.buffer("upper", (chunk, len(upper)))
         for i in range(0, chunk, 2048):
             j = min(i + 2048, chunk)
             robot.mass_matrix(q[i:j], out=tri_block[:j - i])
@@ -408,16 +409,16 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
 
     todo = [("batch call ID + M", lambda r: (robot.inverse_dynamics(q, qd, qdd),
                                              robot.mass_matrix(q))),
-            ("draw states", lambda r: ds._states(robot, sampler, 0, r, chunk)),
-            ("draw + whole-chunk calls", lambda r: ds._chunk(robot, quantities, sampler, 0, r,
+            ("draw states", lambda r: chunks.states(robot, sampler, 0, r, chunk)),
+            ("draw + whole-chunk calls", lambda r: chunks.chunk(robot, quantities, sampler, 0, r,
                                                              chunk)),
             ("transpose whole-chunk results", lambda r: transpose(parts))]
     todo += [(f"draw + calls in blocks of {b} + columns",
-              lambda r, b=b: ds._chunk_columns(robot, quantities, sampler, 0, r, chunk, b))
+              lambda r, b=b: chunks.chunk_columns(robot, quantities, sampler, 0, r, chunk, b))
              for b in blocks]
-    todo += [("the same, blocks of 2048, buffers reused", lambda r: ds._chunk_columns(
+    todo += [("the same, blocks of 2048, buffers reused", lambda r: chunks.chunk_columns(
                  robot, quantities, sampler, 0, r, chunk, 2048, reuse=True)),
-             ("Parquet encode + write", lambda r: ds._write_columns(names, cols, f, None)),
+             ("Parquet encode + write", lambda r: writers.write_columns(names, cols, f, None)),
              ("Parquet, store_schema=False", lambda r: parquet(names, cols, store_schema=False)),
              ("Parquet, data pages of 64 MB", lambda r: parquet(names, cols,
                                                                  data_page_size=1 << 26)),
@@ -431,12 +432,12 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
              ("M in blocks, its upper triangle packed", pack_upper),
              ("raw bytes: one write into a new file", raw),
              ("draw + whole-chunk calls into reused buffers (Zarr writer)",
-              lambda r: ds._chunk_reused(robot, quantities, sampler, 0, r, chunk)),
+              lambda r: chunks.chunk_reused(robot, quantities, sampler, 0, r, chunk)),
              ("Zarr write, uncompressed (one chunk per quantity)", zarr_write),
              ("whole chunk task (draw, calls, columns, Parquet)",
-              lambda r: ds._write_chunk(robot, quantities, sampler, 0, r, chunk, f, None)),
+              lambda r: writers.write_chunk(robot, quantities, sampler, 0, r, chunk, f, None)),
              ("whole chunk task, Zarr (draw, calls, write)",
-              lambda r: ds._write_zarr_chunk(robot, quantities, sampler, 0, 2 * r + 1, chunk,
+              lambda r: writers.write_zarr_chunk(robot, quantities, sampler, 0, 2 * r + 1, chunk,
                                              str(zpath), chunk)),
              ("robodyn.dataset, one chunk, synchronous", dataset),
              ("robodyn.dataset, one chunk, synchronous, Zarr",
@@ -451,7 +452,7 @@ def bench_breakdown(tmp, chunk=200_000, rounds=7):
             made = cpu(name, lambda: step(r))
             if isinstance(made, Path):  # (removed, not timed)
                 shutil.rmtree(made) if made.is_dir() else made.unlink()
-    ds._release_buffers()
+    chunks.release_buffers()
     steps = {name: steps[name] for name, _ in todo}
     med = {k: statistics.median(v) for k, v in steps.items()}
     ref = med["batch call ID + M"]
@@ -480,7 +481,7 @@ def bench_dataset_job(dirs, rows=1_600_000, chunk=200_000, rounds=5, pause=3.0, 
     a path, the chunks reduced)."""
     import dask
 
-    from robodyn import datasets as ds
+    from robodyn.campaign import writers
 
     robot = robodyn.robots.intelledex_605()
     if QUICK:
@@ -504,16 +505,16 @@ def bench_dataset_job(dirs, rows=1_600_000, chunk=200_000, rounds=5, pause=3.0, 
 
     def write(format, raw=True, direct=True):
         def run(where, r):
-            saved = ds._raw_layout, ds._DIRECT
+            saved = writers._raw_layout, writers._DIRECT
             if not raw:
-                ds._raw_layout = lambda z: False
-            ds._DIRECT = direct
+                writers._raw_layout = lambda z: False
+            writers._DIRECT = direct
             try:
                 return robodyn.dataset(robot, rows, quantities, chunk=chunk, seed=r,
                                        path=Path(where) / f"job{r}", format=format,
                                        scheduler="synchronous")
             finally:
-                ds._raw_layout, ds._DIRECT = saved
+                writers._raw_layout, writers._DIRECT = saved
         return run
 
     variants = [("batch call ID + M", None, batch), ("draw + batched calls, no file", None,

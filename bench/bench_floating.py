@@ -47,8 +47,8 @@ import warnings
 import numpy as np
 
 import robodyn
-import robodyn.urdf
-from robodyn.bench import Impl, measure
+import robodyn.io.urdf
+from peers import Impl, measure
 
 ROBOTS = {
     "solo12": "solo_description/robots/solo12.urdf",

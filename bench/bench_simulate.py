@@ -27,7 +27,7 @@ import numpy as np
 
 import robodyn
 from robodyn import control as ct
-from robodyn.simulation import simulate
+from robodyn import simulate
 
 
 def per_call(fn, number=20000, repeat=5):

@@ -11,7 +11,6 @@ per load (median and min over the repeats) with the load average (issue 13's fig
 """
 
 import argparse
-import importlib.util
 import pathlib
 import statistics
 import sys
@@ -22,18 +21,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def urdf_module():
-    """robodyn.urdf, imported normally or (core not built yet) loaded from the source tree."""
-    try:
-        import robodyn.urdf as mod
-        return mod
-    except ImportError:
-        pass
-    for name in ("_spec", "urdf"):
-        spec = importlib.util.spec_from_file_location(
-            f"robodyn.{name}", ROOT / "python" / "robodyn" / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[f"robodyn.{name}"] = mod
-        spec.loader.exec_module(mod)
+    """robodyn.io.urdf, the URDF reader."""
+    import robodyn.io.urdf as mod
+
     return mod
 
 

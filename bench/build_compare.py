@@ -24,7 +24,7 @@ import sys
 
 CHILD = r"""
 import json, sys
-from robodyn import bench
+import peers as bench
 import robodyn
 case = bench.load_case(sys.argv[1])
 res = bench.bench_case(case, quantities=tuple(sys.argv[2].split(",")), peers=("pinocchio",),

@@ -26,7 +26,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from robodyn import bench as B  # noqa: E402
+import peers as B  # noqa: E402
 
 CHAIN_SIZES = (6, 12, 18, 24, 30, 36, 42, 48)
 NAMED = ("ur5", "panda", "intelledex_605", "stanford_arm")

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 def _impl(robot, quantity, label):
     import numpy as np
 
-    from robodyn import bench as B
+    import peers as B
 
     case = B.load_case(robot) if not robot.startswith("chain") else __import__(
         "cpp_cases").chain_case(int(robot[5:]))

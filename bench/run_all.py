@@ -39,7 +39,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import robodyn  # noqa: E402
-from robodyn import bench as B  # noqa: E402
+import peers as B  # noqa: E402
 
 import cpp_cases  # noqa: E402
 

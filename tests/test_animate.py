@@ -10,7 +10,7 @@ pytest.importorskip("PIL")
 from _cli import HOPPER_URDF, colour_pixels, gif_frames, run_cli, stderr_lines  # noqa: E402
 
 import robodyn  # noqa: E402
-from robodyn._gif import GifWriter, frame_delay_ms  # noqa: E402
+from robodyn.sim._gif import GifWriter, frame_delay_ms  # noqa: E402
 
 LINK = (64, 64, 64)
 

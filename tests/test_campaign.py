@@ -18,8 +18,8 @@ pytest.importorskip("distributed")
 pa = pytest.importorskip("pyarrow")
 
 import robodyn  # noqa: E402
-from robodyn import campaign as cp  # noqa: E402
-from robodyn.datasets import read_dataset  # noqa: E402
+from robodyn.campaign import campaigns as cp  # noqa: E402
+from robodyn.campaign.datasets import read_dataset  # noqa: E402
 
 ROBODYN = shutil.which("robodyn") or str(Path(sys.executable).with_name("robodyn"))
 
@@ -492,7 +492,7 @@ def test_written_chunks_equal_the_lazy_arrays_across_blocks(tmp_path):
     """A written chunk is computed in blocks of 2,048 rows into reused buffers (the last block
     partial, two chunks through one thread's buffers): the files hold exactly the lazy arrays'
     numbers, and the buffers are freed at the end."""
-    from robodyn import datasets
+    from robodyn.campaign import chunks as datasets
 
     robot = robodyn.robots.intelledex_605()
     quantities = ["q", "tau", "qd", "M", "kinetic_energy", "qdd", "C"]
@@ -528,7 +528,7 @@ def test_zarr_raw_chunks_direct_and_buffered_are_the_same_bytes(tmp_path, monkey
     import errno
     import fcntl
 
-    from robodyn import datasets
+    from robodyn.campaign import writers as datasets
 
     robot = robodyn.robots.intelledex_605()
     quantities = ["q", "tau", "M", "kinetic_energy", "qd", "qdd"]
@@ -591,7 +591,7 @@ def test_zarr_raw_chunk_write_failure_leaves_no_partial_file(tmp_path, monkeypat
     pytest.importorskip("zarr")
     import errno
 
-    from robodyn import datasets
+    from robodyn.campaign import writers as datasets
 
     robot = robodyn.robots.stanford_arm()
     quantities = ["q", "qd", "qdd", "tau", "M"]

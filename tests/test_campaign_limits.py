@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
-from robodyn import campaign as cp  # noqa: E402
+from robodyn.campaign import campaigns as cp  # noqa: E402
 
 ROBODYN = shutil.which("robodyn") or str(Path(sys.executable).with_name("robodyn"))
 CONNECT_TIMEOUT = 4  # s: Dask's connect timeout in the child (30 s by default)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn import cli
+from robodyn.cli import commands as cli
+from robodyn.cli import simulate as cli_simulate
 
 
 def run(capsys, *argv):
@@ -221,14 +222,14 @@ def test_progress_bar_draws_on_a_terminal():
             return True
 
     stream = Tty()
-    bar = cli._Progress(stream, mininterval=0.0)  # (tqdm: on a terminal at once)
+    bar = cli_simulate.Progress(stream, mininterval=0.0)  # (tqdm: on a terminal at once)
     bar(0.5, 2.0)
     bar(2.0, 2.0)
     bar.close()
     text = stream.getvalue()
     assert " 25%" in text and "100%" in text and "t = 2.000 / 2 s" in text
     quiet = io.StringIO()  # not a terminal and fast (under a second): nothing drawn
-    bar = cli._Progress(quiet, mininterval=0.0)
+    bar = cli_simulate.Progress(quiet, mininterval=0.0)
     bar(1.0, 2.0)
     bar.close()
     assert quiet.getvalue() == ""
@@ -246,7 +247,7 @@ def test_module_runs_as_a_program():
 
 
 def test_bench_command_runs_on_a_bundled_robot(capsys):
-    from robodyn import cli
+    from robodyn.cli import commands as cli
 
     assert cli.main(["bench", "stanford_arm", "--peers", "none", "--rounds", "3", "--batch", "16",
                      "--quantities", "id"]) == 0

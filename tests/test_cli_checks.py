@@ -58,7 +58,7 @@ def test_show_view_must_be_finite(view, tmp_path):
 
 
 def test_opcount_n_range_is_bounded_and_quick_to_refuse():
-    from robodyn.opcount import max_n
+    from robodyn.codegen.opcount import max_n
 
     top = max_n()
     for hi in (top + 1, 10**9):

@@ -18,6 +18,7 @@ import pytest
 
 import robodyn
 from robodyn import codegen
+from robodyn.codegen import kernels as codegen_kernels, compiled as codegen_specialize  # noqa: E402,F401
 from reference import random_models as rm
 from _load import example_robot_data_dir
 
@@ -161,7 +162,7 @@ def test_one_table_of_algorithm_names(bundled):
     table, cpp/include/robodyn/algorithms.hpp): every traced name is counted, an unknown
     name is refused by both with the same list of names."""
     robot = bundled["intelledex_605"]
-    for names in codegen._TRACED.values():
+    for names in codegen_kernels._TRACED.values():
         for name in names:
             g, outs = codegen.trace(robot, name)
             counted = robot.op_counts(name)
@@ -251,7 +252,7 @@ def test_compiled_on_demand_random_chain(chain7, monkeypatch):
     def no_compiler(*args, **kwargs):
         raise AssertionError("the compiler ran again")
 
-    monkeypatch.setattr(codegen.subprocess, "run", no_compiler)
+    monkeypatch.setattr(codegen_specialize.subprocess, "run", no_compiler)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         again = robot.specialized()

@@ -23,9 +23,10 @@ import pytest
 
 import robodyn
 from robodyn import codegen
+from robodyn.codegen import kernels as codegen_kernels, compiled as codegen_specialize  # noqa: E402,F401
 from reference import random_models as rm
 
-pytestmark = pytest.mark.skipif(codegen._compiler() is None, reason="needs a C++ compiler")
+pytestmark = pytest.mark.skipif(codegen_specialize._compiler() is None, reason="needs a C++ compiler")
 
 FOREIGN_UID = 4242
 PLANTED = r"""
@@ -48,14 +49,14 @@ def cache(tmp_path, monkeypatch):
     """A robot's kernels compiled into a fresh cache (not loaded), and a planted library."""
     folder = tmp_path / "cache"
     monkeypatch.setenv("ROBODYN_CACHE_DIR", str(folder))
-    monkeypatch.setattr(codegen, "_SPECIALIZED", {})
-    monkeypatch.setattr(codegen, "_LOADED", {})
+    monkeypatch.setattr(codegen_specialize, "_SPECIALIZED", {})
+    monkeypatch.setattr(codegen_specialize, "_LOADED", {})
     robot = robodyn.Robot(rm.random_chain(3, np.random.default_rng(31)))
     lib = codegen.compile_kernels(codegen.generate(robot))
     marker = tmp_path / "marker"
     src, planted = tmp_path / "planted.cpp", tmp_path / "planted.so"
     src.write_text(PLANTED)
-    subprocess.run([*codegen._compiler().split(), "-shared", "-fPIC", f'-DMARKER="{marker}"',
+    subprocess.run([*codegen_specialize._compiler().split(), "-shared", "-fPIC", f'-DMARKER="{marker}"',
                     "-o", str(planted), str(src)], check=True, capture_output=True, timeout=300)
     return SimpleNamespace(robot=robot, folder=folder, lib=lib, record=lib.with_suffix(".sha256"),
                            planted=planted, marker=marker)
@@ -75,8 +76,8 @@ def _foreign(path):
 def _specialize_and_check(c):
     """Specialise the robot again (nothing loaded in this process yet): the planted code must
     not have run, and the kernels must be freshly compiled, private, and right."""
-    codegen._SPECIALIZED.clear()
-    codegen._LOADED.clear()
+    codegen_specialize._SPECIALIZED.clear()
+    codegen_specialize._LOADED.clear()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         special = c.robot.specialized()
@@ -176,8 +177,8 @@ def test_libraries_loaded_in_turn_are_each_their_own(tmp_path, monkeypatch):
     """Each library is loaded from its own open file (/proc/self/fd/N): two robots specialised
     one after the other each run their own kernels (a reused N would give the first again)."""
     monkeypatch.setenv("ROBODYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(codegen, "_SPECIALIZED", {})
-    monkeypatch.setattr(codegen, "_LOADED", {})
+    monkeypatch.setattr(codegen_specialize, "_SPECIALIZED", {})
+    monkeypatch.setattr(codegen_specialize, "_LOADED", {})
     rng = np.random.default_rng(5)
     for n in (2, 4):
         robot = robodyn.Robot(rm.random_chain(n, np.random.default_rng(40 + n)))

@@ -20,6 +20,7 @@ import pytest
 
 import robodyn
 from robodyn import codegen
+from robodyn.codegen import kernels as codegen_kernels, compiled as codegen_specialize  # noqa: E402,F401
 from reference import random_models as rm
 from _load import example_robot_data_dir
 import test_codegen
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ROOT / "cpp" / "generated"
 SEEDS = ("lynch_satellite", "jpl_spacecraft", "dasc_cat")
 TOL = 1e-10
-HAS_CXX = codegen._compiler() is not None
+HAS_CXX = codegen_specialize._compiler() is not None
 
 
 def _load_seed(name):
@@ -175,7 +176,7 @@ def test_shortest_trace_kept_on_a_floating_base():
         gen = codegen.generate(robot)
         for function, kernel in gen.kernels.items():
             costs = {}
-            for algorithm in codegen._TRACED[function]:
+            for algorithm in codegen_kernels._TRACED[function]:
                 c = codegen.simplify(*codegen.trace(robot, algorithm))
                 costs[algorithm] = sum(c[0].counts(c[1])[k] for k in ("mul", "add"))
             assert kernel.traced in costs
@@ -357,7 +358,7 @@ def test_cli_codegen_floating_sources_embed(tmp_path):
         "  robodyn_lynch_satellite_inverse_dynamics(q, qd, x, tau);\n"
         '  for (double t : tau) std::printf("%.17g\\n", t);\n}\n')
     exe = tmp_path / "main"
-    cxx = codegen._compiler().split()
+    cxx = codegen_specialize._compiler().split()
     subprocess.run([*cxx, "-std=c++17", "-O1", "-o", str(exe), str(main_cpp), str(cpp)],
                    check=True, capture_output=True, timeout=300, cwd=tmp_path)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60)

@@ -20,6 +20,7 @@ import pytest
 import robodyn
 import robodyn.cli
 from robodyn import codegen
+from robodyn.codegen import kernels as codegen_kernels, compiled as codegen_specialize  # noqa: E402,F401
 from reference import random_models as rm
 
 TESTS = Path(__file__).resolve().parent
@@ -65,13 +66,13 @@ def test_cli_codegen_beyond_the_bound_is_one_line(tmp_path, capsys):
 
 def test_long_chain_traces_only_its_cheap_formulations(monkeypatch):
     traced = []
-    real = codegen.trace
+    real = codegen_kernels.trace
 
     def recording(robot, algorithm):
         traced.append(algorithm)
         return real(robot, algorithm)
 
-    monkeypatch.setattr(codegen, "trace", recording)
+    monkeypatch.setattr(codegen_kernels, "trace", recording)
     gen = codegen.generate(_chain(24))
     # O(n^3) by mass matrix + Cholesky (or Kane + LDL^T): not traced, ABA is
     assert "forward_dynamics" not in traced and "kane_forward" not in traced
@@ -109,7 +110,7 @@ class _Crafted:
         self.spec = spec
 
     def __reduce__(self):
-        from robodyn.robot import _rebuild
+        from robodyn.codegen.compiled import rebuild as _rebuild
 
         return (_rebuild, (robodyn.Robot, self.spec, True))
 

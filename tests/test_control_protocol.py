@@ -9,7 +9,7 @@ import robodyn
 from robodyn import _core
 from robodyn import control as ct
 from robodyn import trajectories as tr
-from robodyn.simulation import FixedStep, simulate
+from robodyn.sim.simulation import FixedStep, simulate
 
 
 @pytest.fixture(scope="module")

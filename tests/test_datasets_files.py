@@ -15,7 +15,7 @@ pytest.importorskip("dask")
 pa = pytest.importorskip("pyarrow")
 
 import robodyn  # noqa: E402
-from robodyn.datasets import DatasetError, read_dataset  # noqa: E402
+from robodyn.campaign.datasets import DatasetError, read_dataset  # noqa: E402
 
 QUANTITIES = ["q", "qd", "qdd", "tau", "M"]
 

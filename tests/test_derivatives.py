@@ -156,7 +156,7 @@ def test_op_counts_exist_and_grow_quadratically(algorithm):
     # inside _op_counts); rnea_derivatives is O(n^2): second differences constant for chains
     # of one structure (generic DH rows: the counts fold the model's zeros, so random DH
     # chains with their random zeros would differ body by body)
-    from robodyn.opcount import generic_dh_rows
+    from robodyn.codegen.opcount import generic_dh_rows
 
     counts = []
     for n in (4, 5, 6, 7, 8):
@@ -235,7 +235,7 @@ def test_coupled_joints(rng):
     # a follower joint (URDF mimic): the reduced derivatives against finite differences
     spec = R.random_chain(5, rng)
     spec.bodies[3].mimic = (spec.bodies[1].joint_name, 0.7, 0.2)
-    robot = robodyn.Robot(spec)
+    robot = robodyn.robot(spec)
     assert robot.n == 4
     q, qd, qdd = state(robot, rng)
     dq, dqd = robot.inverse_dynamics_derivatives(q, qd, qdd)

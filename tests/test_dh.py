@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn.dh import dh_to_spec
+from robodyn.io.dh import dh_to_spec
 from reference import featherstone as F
 from reference import random_models as R
 

@@ -364,7 +364,7 @@ def test_urdf_floating_root_joint_and_flag(rng):
 
 
 def test_urdf_floating_errors():
-    from robodyn.urdf import URDFError
+    from robodyn.io.urdf import URDFError
 
     nested = URDF.replace('<joint name="hip" type="revolute"', '<joint name="hip" type="floating"')
     nested = nested.replace('name="free" type="floating"', 'name="free" type="fixed"')

@@ -17,7 +17,7 @@ import pytest
 
 import robodyn
 from robodyn import opcount
-from robodyn._spec import Frame
+from robodyn.model.spec import Frame
 
 
 def rot_axis(axis, t):

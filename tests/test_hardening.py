@@ -33,10 +33,12 @@ from hypothesis import strategies as st
 
 import robodyn
 from robodyn import codegen
+from robodyn.codegen import kernels as codegen_kernels, compiled as codegen_specialize  # noqa: E402,F401
+from robodyn.codegen import _kernel_cache as codegen_kernel_cache  # noqa: E402
 from reference import random_models as rm
 
 ROOT = Path(__file__).resolve().parents[1]
-HAS_CXX = codegen._compiler() is not None
+HAS_CXX = codegen_specialize._compiler() is not None
 
 
 def chain_urdf(n, robot_name="chain", link=lambda i: f"l{i}", joint=lambda i: f"j{i}",
@@ -181,7 +183,7 @@ def test_generated_source_with_hostile_names_compiles(tmp_path):
     gen = codegen.generate(r)
     src = tmp_path / "k.cpp"
     src.write_text(gen.source)
-    res = subprocess.run([*codegen._compiler().split(), "-std=c++17", "-fsyntax-only",
+    res = subprocess.run([*codegen_specialize._compiler().split(), "-std=c++17", "-fsyntax-only",
                           "-Wall", str(src)], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "warning" not in res.stderr  # e.g. no "multi-line comment" or trigraph warnings
@@ -206,14 +208,14 @@ def test_kernel_cache_private_and_checked(tmp_path, monkeypatch):
 
     # a library replaced behind the record's back is not loaded: it is compiled again
     calls = []
-    real_run = codegen.subprocess.run
+    real_run = codegen_specialize.subprocess.run
 
     def counting_run(*a, **k):
         calls.append(a)
         return real_run(*a, **k)
 
-    monkeypatch.setattr(codegen.subprocess, "run", counting_run)
-    codegen._LOADED.clear()
+    monkeypatch.setattr(codegen_specialize.subprocess, "run", counting_run)
+    codegen_specialize._LOADED.clear()
     # (a new file, not rewritten in place: the loaded library stays mapped in this process)
     fake = lib.with_name("fake.so")
     fake.write_bytes(b"\x7fELF not what was compiled")
@@ -233,9 +235,9 @@ def test_kernel_cache_private_and_checked(tmp_path, monkeypatch):
 
 def test_kernel_cache_owned_by_another_user_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("ROBODYN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(codegen.os, "getuid", lambda: os.stat(tmp_path).st_uid + 1)
+    monkeypatch.setattr(codegen_specialize.os, "getuid", lambda: os.stat(tmp_path).st_uid + 1)
     with pytest.raises(RuntimeError, match="another user"):
-        codegen._private_cache()
+        codegen_kernel_cache.private_cache()
 
 
 # ------------------------------------------------------------------ 2. load_urdf: what it reads

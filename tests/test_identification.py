@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn import identification as ident
+from robodyn.identification import parameters as ident
 
 scipy = pytest.importorskip("scipy")
 

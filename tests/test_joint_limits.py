@@ -186,10 +186,10 @@ def test_floating_stop_keeps_the_momentum(floating, monkeypatch):
     # the plastic stop takes the shoulder's relative motion's energy away
     assert res.kinetic[-1] < 0.95 * res.kinetic[0]
     # the fixed-base rule on the joints alone (no reaction) would not keep it
-    from robodyn import simulation as S
+    from robodyn.sim import limits as S
 
-    monkeypatch.setattr(S._FloatingLimits, "__call__",
-                        lambda self, q, v: S._JointLimits.__call__(self, q[7:], v[6:]))
+    monkeypatch.setattr(S.FloatingLimits, "__call__",
+                        lambda self, q, v: S.JointLimits.__call__(self, q[7:], v[6:]))
     assert max(_free(robot, q0, v0).momentum_drift) > 0.1 * h0
 
 
@@ -208,12 +208,12 @@ def _stops_as_written(limits, q, v):
     if not ((qj > limits.upper).any() or (qj < limits.lower).any()):
         return False
     if not limits.stops:
-        robodyn.simulation._JointLimits.__call__(limits, qj, vj)
+        robodyn.sim.limits.JointLimits.__call__(limits, qj, vj)
         return False
     robot = limits.robot
     h0 = np.asarray(robot.momentum(q, v))
     before = vj.copy()
-    robodyn.simulation._JointLimits.__call__(limits, qj, vj)
+    robodyn.sim.limits.JointLimits.__call__(limits, qj, vj)
     idx = np.flatnonzero(vj != before)
     if idx.size:
         wanted = vj[idx] - before[idx]
@@ -235,12 +235,12 @@ def test_floating_stops_equal_the_plain_rule(floating, mode, restitution):
     record (hits, excess) to the bit, the velocities to rounding (the layer solves its systems
     with _core._solve, which allocates nothing, where the rule calls LAPACK through
     np.linalg.solve); and across whole simulations in every manifold integrator."""
-    from robodyn import simulation as S
+    from robodyn.sim import limits as S
 
     robot, q0, v0 = floating
     rng = np.random.default_rng(11)
-    fast = S._joint_limits(robot, mode, restitution, floating=True)
-    plain = S._joint_limits(robot, mode, restitution, floating=True)
+    fast = S.joint_limits(robot, mode, restitution, floating=True)
+    plain = S.joint_limits(robot, mode, restitution, floating=True)
     q, v = q0.copy(), v0.copy()  # the loop's arrays: the same objects at every call
     changed = 0
     for trial in range(60):
@@ -264,13 +264,13 @@ def test_floating_stops_equal_the_plain_rule(floating, mode, restitution):
         return
     for integrator in ("rk4", "euler", "rk45"):
         res = _free(robot, q0, v0, integrator=integrator, restitution=restitution, duration=0.5)
-        saved = S._FloatingLimits.__call__
+        saved = S.FloatingLimits.__call__
         try:
-            S._FloatingLimits.__call__ = _stops_as_written
+            S.FloatingLimits.__call__ = _stops_as_written
             ref = _free(robot, q0, v0, integrator=integrator, restitution=restitution,
                         duration=0.5)
         finally:
-            S._FloatingLimits.__call__ = saved
+            S.FloatingLimits.__call__ = saved
         assert res.limit_hits[6] >= 1
         assert res.limit_hits.tobytes() == ref.limit_hits.tobytes()
         np.testing.assert_allclose(res.q, ref.q, rtol=0, atol=1e-11)
@@ -288,10 +288,10 @@ def test_floating_stop_layer_allocates_nothing(floating):
     import itertools
     import tracemalloc
 
-    from robodyn import simulation as S
+    from robodyn.sim import limits as S
 
     robot, q0, v0 = floating
-    limits = S._joint_limits(robot, "stop", 0.0, floating=True)
+    limits = S.joint_limits(robot, "stop", 0.0, floating=True)
     q, v = q0.copy(), v0.copy()
     q[7:] = (0.2, 0.1)
     inside, outside = q.copy(), q.copy()
@@ -325,5 +325,5 @@ def test_floating_stop_layer_allocates_nothing(floating):
     q2, v2 = q.copy(), v.copy()
     assert limits(q, v) and _stops_as_written(limits, q2, v2)
     assert q[7] == 0.5 and abs(v[6]) < 1e-12 and np.allclose(v, v2, rtol=0, atol=1e-13)
-    plain = S._joint_limits(robot, "stop", 0.0, floating=True)
+    plain = S.joint_limits(robot, "stop", 0.0, floating=True)
     assert peak(outside, 10, lambda q, v: _stops_as_written(plain, q, v)) > 1000

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn.published import kane_nie as kn
+from robodyn.codegen.published import kane_nie as kn
 from reference import random_models as rm
 
 import _load
@@ -111,7 +111,7 @@ def test_massless_link_and_zero_com(rng):
 
 def _bundled(name):
     try:
-        import robodyn.robots as robots
+        import robodyn.io.robots as robots
         make = getattr(robots, name)
     except (ImportError, AttributeError) as e:
         pytest.skip(f"robodyn.robots.{name} not available yet ({e})")

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from reference import featherstone as fs
-from robodyn.published import kane_nie as kn
+from robodyn.codegen.published import kane_nie as kn
 from reference import random_models as rm
-from robodyn.published.opfloat import OpCounter, OpFloat, count_ops
+from robodyn.codegen.published.opfloat import OpCounter, OpFloat, count_ops
 
 DEG = math.pi / 180.0
 

@@ -45,7 +45,7 @@ def coupled_tree(n, rng, followers=3):
 @pytest.mark.parametrize("n, followers", [(3, 1), (6, 2), (12, 5), (20, 8)])
 def test_reduced_system_equals_gtmg_reduction(n, followers, rng):
     spec, G, b = coupled_tree(n, rng, followers)
-    robot = robodyn.Robot(spec)
+    robot = robodyn.robot(spec)
     assert isinstance(robot, robodyn.Robot) and robot.n == n - followers
     assert robot.joint_names == [x.joint_name for x in spec.bodies if x.mimic is None]
     np.testing.assert_array_equal(robot.coupling[0], G)
@@ -87,7 +87,7 @@ def test_coupled_robot_pickles(rng):
     import pickle
 
     spec, _, _ = coupled_tree(6, rng, 2)
-    robot = robodyn.Robot(spec)
+    robot = robodyn.robot(spec)
     back = pickle.loads(pickle.dumps(robot))
     assert type(back) is type(robot) and back.joint_names == robot.joint_names
     q, qd, qdd = rng.standard_normal((3, robot.n))
@@ -97,7 +97,7 @@ def test_coupled_robot_pickles(rng):
 
 def test_coupled_robot_checks_its_inputs(rng):
     spec, _, _ = coupled_tree(5, rng, 2)
-    robot = robodyn.Robot(spec)
+    robot = robodyn.robot(spec)
     with pytest.raises(ValueError, match=r"q: expected shape \(3,\) or \(N, 3\), got \(5,\)"):
         robot.inverse_dynamics(np.zeros(5), np.zeros(5), np.zeros(5))
     with pytest.raises(ValueError, match="qd: contains NaN or inf at index 1 "):
@@ -112,7 +112,7 @@ def test_coupled_robot_checks_its_inputs(rng):
         robot.forward_dynamics(np.zeros(3), np.zeros(3), np.zeros(3), method="rnea")
     spec.bodies[0].mimic = ("nope", 1.0, 0.0)
     with pytest.raises(ValueError, match="mimic leader 'nope' is not a joint"):
-        robodyn.Robot(spec)
+        robodyn.robot(spec)
 
 
 def test_gripper_urdf_couples_by_default_and_round_trips(rng):
@@ -160,14 +160,14 @@ def test_chained_mimics_compose():
     by_name = {b.joint_name: b for b in spec.bodies}
     assert by_name["left_finger_joint"].mimic == ("wrist", 0.5, 0.01)
     assert by_name["right_finger_joint"].mimic == ("wrist", 0.5, 0.01)
-    assert robodyn.Robot(spec).n == 3
+    assert robodyn.robot(spec).n == 3
 
 
 def test_simulation_of_a_coupled_robot_conserves_energy(rng):
     spec, _, _ = coupled_tree(6, rng, 2)
     for body in spec.bodies:
         body.damping = body.friction = 0.0
-    robot = robodyn.Robot(spec)
+    robot = robodyn.robot(spec)
     q0 = rng.uniform(-1, 1, robot.n)
     # the free dynamics: no hard stops at the joint limits (they dissipate energy)
     res = robodyn.simulate(robot, controller=None, duration=0.3, dt=1e-4, q0=q0,
@@ -181,7 +181,7 @@ def test_simulation_of_a_coupled_robot_conserves_energy(rng):
 
 def test_op_counts_and_specialized_code_cover_the_coupling(rng):
     spec, _, _ = coupled_tree(5, rng, 2)
-    robot = robodyn.Robot(spec)
+    robot = robodyn.robot(spec)
     full = robot.full_robot()
     for algorithm in ("rnea", "crba", "aba", "gravity"):
         counts, bare = robot.op_counts(algorithm), full.op_counts(algorithm)
@@ -292,7 +292,7 @@ def test_every_state_method_of_the_core_is_wrapped():
     """An algorithm added to the C++ core must get its coupling in robodyn/coupling.py (a
     CoupledRobot would otherwise hand reduced states to the full model)."""
     from robodyn._core import RobotCore
-    from robodyn.coupling import CoupledRobot
+    from robodyn.model.coupling import CoupledRobot
 
     public = [k for k in dir(RobotCore)
               if not k.startswith("_") and callable(getattr(RobotCore, k))]

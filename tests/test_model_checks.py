@@ -18,7 +18,7 @@ import pytest
 
 import robodyn
 from robodyn import urdf
-from robodyn.robot import Robot, _rebuild
+from robodyn.model.robot import Robot, _rebuild
 from reference import random_models as RM
 
 INDEFINITE = np.diag([-0.01, 0.1, 0.1])
@@ -79,11 +79,11 @@ def test_unpickling_refuses_a_crafted_spec():
 def test_coupled_model_refuses_a_negative_principal_moment():
     spec = RM.random_chain(3, np.random.default_rng(5))
     spec.bodies[2].mimic = (spec.bodies[1].joint_name, 1.0, 0.0)
-    assert type(Robot(spec)).__name__ == "CoupledRobot"
+    assert type(robodyn.robot(spec)).__name__ == "CoupledRobot"
     spec.bodies[2].inertia = INDEFINITE
     spec.check_inertia = False
     with pytest.raises(ValueError, match=r"body 2 .*not positive semidefinite"):
-        Robot(spec)
+        robodyn.robot(spec)
 
 
 def test_from_dh_refuses_a_negative_principal_moment():

@@ -291,7 +291,7 @@ def test_growth_reaches_the_table_10_1_multiplication_figures():
 
 
 def test_cli_json(capsys):
-    from robodyn import cli
+    from robodyn.cli import commands as cli
 
     assert cli.main(["opcount", "intelledex_605", "--n-range", "2", "5", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -303,7 +303,7 @@ def test_cli_json(capsys):
 
 
 def test_cli_table(capsys):
-    from robodyn import cli
+    from robodyn.cli import commands as cli
 
     assert cli.main(["opcount"]) == 0
     out = capsys.readouterr().out
@@ -317,7 +317,7 @@ def test_cli_table(capsys):
 
 def test_cli_plot(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    from robodyn import cli
+    from robodyn.cli import commands as cli
 
     out = tmp_path / "counts.png"
     assert cli.main(["opcount", "intelledex_605", "--n-range", "1", "4", "--plot",
@@ -328,7 +328,7 @@ def test_cli_plot(tmp_path, capsys):
 def test_cli_plot_without_matplotlib(tmp_path, monkeypatch, capsys):
     import sys
 
-    from robodyn import cli
+    from robodyn.cli import commands as cli
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)

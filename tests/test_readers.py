@@ -107,7 +107,7 @@ def test_reference_csv_reader(tmp_path, fifo):
 
 def test_campaign_toml_reader(tmp_path, fifo):
     pytest.importorskip("distributed")
-    from robodyn import campaign as cp
+    from robodyn.campaign import campaigns as cp
 
     _refused(lambda: cp.read_toml(ZERO), "not a regular file")
     _refused(lambda: cp.Campaign.from_toml(fifo), "not a regular file")
@@ -123,7 +123,7 @@ def test_urdf_reader_shares_the_helper(tmp_path, fifo):
 
 def test_dataset_metadata_reader(tmp_path):
     pytest.importorskip("pyarrow")
-    from robodyn.datasets import read_dataset
+    from robodyn.campaign.datasets import read_dataset
 
     d = tmp_path / "d"
     d.mkdir()

@@ -15,6 +15,7 @@ import pytest
 
 import robodyn
 from robodyn import urdf
+from robodyn.io.sources import expand_xacro
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _load import example_robot_data_dir  # noqa: E402
@@ -84,7 +85,7 @@ def compare(path, rng, states=STATES):
         robot = robodyn.load_urdf(path, mimic="independent")
     load_time = time.perf_counter() - start
     if str(path).endswith(".xacro"):  # Pinocchio reads the same expansion
-        model = pin.buildModelFromXML(urdf._expand_xacro(str(path), None)[0])
+        model = pin.buildModelFromXML(expand_xacro(str(path), None)[0])
     else:
         model = pin.buildModelFromUrdf(str(path))
     data = model.createData()

@@ -95,7 +95,7 @@ def test_batch_out_and_errors(rng):
 
 def test_regressor_op_counts_quadratic():
     # chains of one structure (generic DH rows): the counts fold the model's zeros
-    from robodyn.opcount import generic_dh_rows
+    from robodyn.codegen.opcount import generic_dh_rows
 
     counts = [robodyn.from_dh(generic_dh_rows(n, n)).op_counts("regressor")["mul"]
               for n in (3, 4, 5, 6, 7)]
@@ -155,7 +155,7 @@ def test_coupled_joints(rng):
     # with a follower joint the regressor has the full model's columns, G^T-reduced rows
     spec = R.random_chain(5, rng)
     spec.bodies[3].mimic = (spec.bodies[1].joint_name, 0.7, 0.2)
-    robot = robodyn.Robot(spec)
+    robot = robodyn.robot(spec)
     n = robot.n
     q, qd, qdd = R.random_state(spec, rng)
     q, qd, qdd = q[:n], qd[:n], qdd[:n]

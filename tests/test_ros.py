@@ -42,10 +42,11 @@ import robodyn  # noqa: E402
 from robodyn import trajectories  # noqa: E402
 from robodyn.ros import node as rosnode  # noqa: E402
 from robodyn.ros import sim as rosnode_sim  # noqa: E402
+from robodyn.ros import process as rosnode_process  # noqa: E402
 
 # the longest the peer's executor spins (s); the tests end much earlier
 PEER_LIMIT = 120.0
-_executor = rosnode._executor  # the nodes' default executor (rclpy's EventsExecutor)
+_executor = rosnode_process.make_executor  # the nodes' default executor (rclpy's EventsExecutor)
 SCRIPTS = {"node": "robodyn-ros2", "sim": "robodyn-ros2-sim"}
 
 

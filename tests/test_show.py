@@ -80,7 +80,7 @@ def test_draw_robot_frames_follow_forward_kinematics():
     """The drawn joints are the origins forward_kinematics gives (an independent path: the
     artist's data against the robot's poses), the floating base's square at the base
     origin, and no line from the world origin to a floating base."""
-    from robodyn.plotting import draw_robot
+    from robodyn.sim.plotting import draw_robot
 
     robot = robodyn.robots.lynch_satellite()
     q, _ = robodyn.robots.initial_state("lynch_satellite", robot)

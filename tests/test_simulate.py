@@ -9,7 +9,7 @@ import pytest
 import robodyn
 from robodyn import control as ct
 from robodyn import trajectories as tr
-from robodyn.simulation import SimulationError, SimulationResult, simulate
+from robodyn.sim.simulation import SimulationError, SimulationResult, simulate
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn import _lie
-from robodyn import simulation as S
+from robodyn.model import lie as _lie
+from robodyn.sim import loop as S
 from reference import featherstone as F
 from reference import random_models as R
 from reference.plant import ReferencePlant

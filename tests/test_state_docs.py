@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 import robodyn
-from robodyn.coupling import CoupledRobot
+from robodyn.model.coupling import CoupledRobot
 
 # for each function, phrases its docstring must contain
 FACTS = {

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn import cli
+from robodyn.cli import commands as cli
+from robodyn.cli import simulate as cli_simulate
 
 PACKAGE = pathlib.Path(robodyn.__file__).resolve().parent
 ROBODYN = shutil.which("robodyn")
@@ -76,9 +77,10 @@ def test_public_module_functions_have_docstrings():
     import importlib
 
     missing = []
-    for mod_name in ("robodyn", "robodyn.robots", "robodyn.trajectories", "robodyn.control",
-                     "robodyn.simulation", "robodyn.plotting", "robodyn.opcount",
-                     "robodyn.codegen", "robodyn.urdf", "robodyn.dh"):
+    for mod_name in ("robodyn", "robodyn.io.robots", "robodyn.control.trajectories",
+                     "robodyn.control", "robodyn.sim.simulation", "robodyn.sim.plotting",
+                     "robodyn.codegen.opcount", "robodyn.codegen", "robodyn.io.urdf",
+                     "robodyn.io.dh"):
         mod = importlib.import_module(mod_name)
         for name in getattr(mod, "__all__", []):
             obj = getattr(mod, name, None)
@@ -187,7 +189,7 @@ def test_default_gains_agree_everywhere():
     assert np.all(ct.kp == control.COMPUTED_TORQUE_KP) and np.all(ct.kd == 40.0)
     args = cli.build_parser().parse_args(["simulate", "stanford_arm"])
     ref = cli.default_reference(robot, 1.0)
-    made = cli._make_controller(args, robot, ref)
+    made = cli_simulate.make_controller(args, robot, ref)
     assert np.all(made.kp == control.COMPUTED_TORQUE_KP)
     assert np.all(made.kd == control.COMPUTED_TORQUE_KD)
     readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md")
@@ -339,18 +341,18 @@ def test_no_import_cycles_between_package_modules():
 def test_the_benchmark_loads_only_when_bench_runs():
     code = ("import sys, robodyn.cli as c; p = c.build_parser(); "
             "p.parse_args(['bench', 'stanford_arm']); "
-            "assert 'robodyn.bench' not in sys.modules, 'bench loaded'; "
+            "assert 'peers' not in sys.modules, 'bench loaded'; "
             "c.main(['info', 'stanford_arm']); "
-            "assert 'robodyn.bench' not in sys.modules, 'bench loaded'")
+            "assert 'peers' not in sys.modules, 'bench loaded'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
 
 
 def test_published_algorithm_ships_with_the_package():
-    from robodyn.published import kane_nie, opfloat
+    from robodyn.codegen.published import kane_nie, opfloat
 
-    assert pathlib.Path(kane_nie.__file__).parent == PACKAGE / "published"
+    assert pathlib.Path(kane_nie.__file__).parent == PACKAGE / "codegen" / "published"
     assert callable(kane_nie.inverse_dynamics) and callable(opfloat.count_ops)
     from robodyn import opcount
 

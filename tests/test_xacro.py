@@ -17,7 +17,8 @@ import pytest
 
 pytest.importorskip("xacrodoc")
 
-import robodyn.urdf as urdf  # noqa: E402
+import robodyn.io.urdf as urdf  # noqa: E402
+from robodyn.io.sources import expand_xacro  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "xacro"
 HEAD = '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="r">\n'
@@ -37,8 +38,8 @@ def write(folder, name, body, child="tip"):
 def expand(path, args=None, xacro_env=False):
     """The expanded URDF text."""
     if xacro_env:
-        return urdf._expand_xacro(str(path), args, xacro_env)[0]
-    return urdf._expand_xacro(str(path), args)[0]
+        return expand_xacro(str(path), args, xacro_env)[0]
+    return expand_xacro(str(path), args)[0]
 
 
 # ---------------------------------------------------------------- the same URDF as before
@@ -62,7 +63,7 @@ def test_rtb_data_xacros_expand_to_the_same_urdf():
     recorded = json.loads((DATA / "rtb_data_expansions.json").read_text())["sha256"]
     assert len(recorded) == 23
     for rel, digest in recorded.items():
-        text, _ = urdf._expand_xacro(str(root / rel), None)
+        text, _ = expand_xacro(str(root / rel), None)
         text = text.replace(str(root), "<RTB>")
         assert hashlib.sha256(text.encode()).hexdigest() == digest, rel
 
@@ -221,7 +222,7 @@ DOUBLING_MACRO = """  <xacro:macro name="d" params="n">
 
 
 def test_a_doubling_macro_is_stopped_by_the_time_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr("robodyn.xacro.TIME_LIMIT", 1.0)
+    monkeypatch.setattr("robodyn.io.xacro.TIME_LIMIT", 1.0)
     path = write(tmp_path, "doubling.urdf.xacro", DOUBLING_MACRO.replace("{pad}", "x"))
     start = time.monotonic()
     with pytest.raises(urdf.URDFError, match=r"time limit of 1 s \(robodyn.xacro.TIME_LIMIT\)"):

@@ -16,12 +16,13 @@ pytest.importorskip("xacrodoc")
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-import robodyn.urdf as urdf  # noqa: E402
+import robodyn.io.urdf as urdf  # noqa: E402
+from robodyn.io.sources import expand_xacro  # noqa: E402
 
 
 def evaluator():
     """(evaluate, ExpressionError) of robodyn._xacro_eval."""
-    from robodyn._xacro_eval import ExpressionError, evaluate
+    from robodyn.io._xacro_eval import ExpressionError, evaluate
 
     return evaluate, ExpressionError
 
@@ -156,7 +157,7 @@ def test_random_expressions_in_a_xacro_file_run_nothing(sentinel, tmp_path_facto
                     '  <xacro:property name="x" value="2.0"/>\n'
                     f"  <link name={quoteattr('${' + expression + '}')}/>\n</robot>\n")
     try:
-        urdf._expand_xacro(str(path), None)
+        expand_xacro(str(path), None)
     except urdf.URDFError as e:
         assert str(e).startswith(f"{path}: xacro: ") and "\n" not in str(e)
     assert sentinel == [], expression

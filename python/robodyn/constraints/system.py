@@ -19,7 +19,7 @@ class ConstrainedRobot:
     """
 
     def __init__(self, robot, constraints, actuated=None):
-        from ..robot import Robot
+        from ..model.robot import Robot
 
         if not isinstance(robot, Robot):
             raise ValueError(f"robot: expected a robodyn.Robot, got {type(robot).__name__}")
@@ -124,7 +124,7 @@ class ConstrainedRobot:
                 f"{self.rows} rows)")
 
     # assembly, inverse dynamics and URDF output: thin methods over
-    # robodyn.constraints.assembly, robodyn.constraints.inverse and robodyn.loop_urdf
+    # robodyn.constraints.assembly, robodyn.constraints.inverse and robodyn.io.loop_urdf
 
     def assemble(self, q_guess, hold=(), tol=1e-12, max_iter=50) -> np.ndarray:
         """q near ``q_guess`` closing every loop, the joints in ``hold`` kept
@@ -161,13 +161,8 @@ class ConstrainedRobot:
         return gravity_compensation(self, q)
 
     def to_urdf(self) -> str:
-        """The robot's URDF with one ``<loop_joint>`` per constraint (robodyn.loop_urdf)."""
-        from ..loop_urdf import write
+        """The robot's URDF with one ``<loop_joint>`` per constraint (robodyn.io.loop_urdf)."""
+        from ..io.loop_urdf import write
 
         return write(self)
 
-    def _simulate(self, args):
-        """robodyn.simulate(self, **args) (robodyn.constrained_simulation)."""
-        from ..constrained_simulation import simulate_constrained
-
-        return simulate_constrained(**args)

@@ -33,12 +33,14 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from robodyn._core import _saturate
-from robodyn.simulation import FixedStep
+from robodyn.control import saturate
+from robodyn.sim.simulation import FixedStep
 
-from .node import (COMMANDS, EXECUTORS, JOINT_STATES, LATEST_QOS, LOG_THROTTLE, ConfigError,
-                   RobotNode, _descriptor, choice_parameter, effort_bounds, exit_process,
-                   number_parameter, priority_parameter, run, vector)
+from .node import (COMMANDS, EXECUTORS, JOINT_STATES, LATEST_QOS, LOG_THROTTLE, RobotNode,
+                   exit_process, run)
+from .params import (ConfigError, choice_parameter, descriptor, effort_bounds, number_parameter,
+                     priority_parameter)
+from .reference import vector
 
 __all__ = ["ArmSimulator", "main", "cli"]
 
@@ -76,13 +78,13 @@ class ArmSimulator(RobotNode):
         self.executor_kind = choice_parameter(self, "executor", "events", EXECUTORS,
                                               "the rclpy executor")
         self.realtime_priority = priority_parameter(self)
-        self.declare_parameter("wait_for_command", True, _descriptor(
+        self.declare_parameter("wait_for_command", True, descriptor(
             "hold the arm at q0 until the first command arrives"))
         self.wait = self.get_parameter("wait_for_command").value
         if not isinstance(self.wait, bool):
             raise ConfigError(f"wait_for_command: expected true or false, got {self.wait!r}")
         for name in ("q0", "qd0"):
-            self.declare_parameter(name, [0.0], _descriptor(
+            self.declare_parameter(name, [0.0], descriptor(
                 f"initial joint {'positions' if name == 'q0' else 'velocities'} (n numbers; "
                 "[0.0] or []: zeros)", dynamic=True))
         self.steps = 0
@@ -136,7 +138,7 @@ class ArmSimulator(RobotNode):
             return
         self._tau[:] = tau
         if self._bounds is not None:
-            _saturate(self._tau, self._bounds)  # the controllers' clip (control.hpp)
+            saturate(self._tau, self._bounds)  # the controllers' clip (control.hpp)
         if not self.running:
             self.get_logger().info("first command: the arm is released")
             self.running = True

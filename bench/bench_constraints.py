@@ -5,7 +5,7 @@ Cases: the spatial four-bar of tests/reference/fourbars.py (a point loop), Talos
 (talos_reduced, floating) with both feet welded to the ground (two 6-D constraints), Solo12
 (floating) on four point feet (four 3-D constraints). Both libraries run on the same pool of 64
 distinct random states (each call a new q, v, tau: no configuration cache hit), interleaved in
-this process (robodyn.bench.measure: rounds rotate the order, this thread's CPU time, the empty
+this process (peers.measure: rounds rotate the order, this thread's CPU time, the empty
 loop subtracted); first the results are checked to agree (1e-8 relative) at a consistent state
 (loops closed, v in the null space of J). Pinocchio's settings: ProximalSettings(1e-12, 0, 1)
 (one plain KKT solve, as robodyn's default mu = 0). Reported: median time per call and the
@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 import robodyn
-from robodyn.bench import Impl, measure
+from peers import Impl, measure
 
 HERE = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))

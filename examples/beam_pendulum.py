@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 import robodyn
-from robodyn._spec import Body, ModelSpec
+from robodyn.model.spec import Body, ModelSpec
 
 E = 210e9               # Pa (the text: "210 MPA"; see the module docstring)
 I_AREA = 1e-6           # m^4

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import robodyn
-from robodyn._spec import Body, ModelSpec
+from robodyn.model.spec import Body, ModelSpec
 
 LINKS = 5
 LENGTH = 1.0  # m

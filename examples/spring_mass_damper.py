@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import robodyn
-from robodyn._spec import Body, ModelSpec
+from robodyn.model.spec import Body, ModelSpec
 
 LBM = 0.45359237           # kg
 LBF = LBM * 9.80665        # N

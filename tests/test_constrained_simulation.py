@@ -1,4 +1,4 @@
-"""robodyn.simulate on a ConstrainedRobot (robodyn.constrained_simulation).
+"""robodyn.simulate on a ConstrainedRobot (robodyn.sim.constrained).
 
 A passive four-bar conserves its energy and stays closed with the projection; without it the
 drift is reported; a controller commands the actuated joint only; a floating base welded to the
@@ -10,7 +10,7 @@ import pytest
 
 import robodyn
 from robodyn.constraints.inverse import gravity_compensation
-from robodyn.constrained_simulation import simulate_constrained
+from robodyn.sim.constrained import simulate_constrained
 from reference import featherstone as F
 from reference import random_models as R
 import _mechanisms as M

@@ -1,4 +1,4 @@
-"""Force elements (robodyn.forces): springs, dampers, actuators and body wrenches against a
+"""Force elements (robodyn.model.forces): springs, dampers, actuators and body wrenches against a
 two-body system written out by hand in NumPy, energy and power balances, finite differences
 and bad input."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import robodyn
 from robodyn import BodyForce, Curve, RotationalSpring, Spring
-from robodyn._spec import Body, ModelSpec
+from robodyn.model.spec import Body, ModelSpec
 
 ORIGIN_ROLL = 0.3  # the second joint's frame is turned about x by this at q = 0
 
@@ -419,7 +419,7 @@ def test_computed_torque_with_a_forced_model_in_both_engines():
     """ComputedTorque whose model is the ForcedRobot compensates the elements (its inverse
     dynamics is ID - Q): both loops track the reference as with the rigid robot, and agree."""
     from robodyn.control import ComputedTorque
-    from robodyn.trajectories import smooth
+    from robodyn.control.trajectories import smooth
 
     robot = _two_link().with_forces(_elements())
     ref = smooth(np.array([0.4, -0.9]), np.array([1.0, 0.2]), 1.0)
@@ -456,7 +456,7 @@ def test_campaign_runs_keep_the_elements(tmp_path):
     tracking error equals a direct simulation's."""
     pytest.importorskip("pyarrow")
     from robodyn.campaign import Campaign
-    from robodyn.trajectories import smooth
+    from robodyn.control.trajectories import smooth
 
     robot = _two_link().with_forces(_elements())
     q0, q1 = np.array([0.4, -0.9]), np.array([1.0, 0.2])

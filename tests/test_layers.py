@@ -40,7 +40,13 @@ ALLOWED = {
     ("robodyn.model.robot", "robodyn.io.urdf_write"),
     # Robot.specialized(): generated kernels
     ("robodyn.model.robot", "robodyn.codegen.compiled"),
+    ("robodyn.model.forces.robot", "robodyn.codegen.compiled"),
     # SimulationResult.plot() / animate(): matplotlib figures of the same layer's plotting
+    # Robot.show(), SimulationResult.show() / save_html(): the 3-D view in the browser
+    ("robodyn.model.robot", "robodyn.view"),
+    ("robodyn.sim.results", "robodyn.view"),
+    # ConstrainedRobot.to_urdf(): the <loop_joint> writer
+    ("robodyn.constraints.system", "robodyn.io.loop_urdf"),
 }
 
 
@@ -106,6 +112,9 @@ def violations(package=PACKAGE, layer_of=_layer, ranks=LAYERS, allowed=ALLOWED):
                 continue
             if module == "robodyn":
                 out.append(f"{where}: imports the package root")
+                continue
+            if not _is_module(module, package):
+                out.append(f"{where}: no such module")
                 continue
             if name and name.startswith("_") and not name.startswith("__") and module != src:
                 out.append(f"{where}: imports the private name {name}")

@@ -1,4 +1,4 @@
-"""URDF <loop_joint> (robodyn.loop_urdf): reading into a ConstrainedRobot, writing back, errors.
+"""URDF <loop_joint> (robodyn.io.loop_urdf): reading into a ConstrainedRobot, writing back, errors.
 
 The loops read from a file are checked by their residual at the four-bar's closed-form
 configuration (Freudenstein's equation) and by a write-read round trip.
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import robodyn
-from robodyn import loop_urdf
-from robodyn.urdf import URDFError
+from robodyn.io import loop_urdf
+from robodyn.io.urdf import URDFError
 import _mechanisms as M
 
 G = M.FOURBAR

@@ -47,7 +47,7 @@ def joint_indices(robot, names, what="hold"):
     return np.array(iq, dtype=np.intp), np.array(iv, dtype=np.intp)
 
 
-def _vector(x, n, what):
+def checked_vector(x, n, what):
     x = np.array(x, dtype=float)
     if x.shape != (n,):
         raise ValueError(f"{what}: expected shape ({n},), got {x.shape}")
@@ -95,7 +95,7 @@ def assemble(system, q_guess, hold=(), tol=1e-12, max_iter=50):
     far away).
     """
     robot = system.robot
-    q = _vector(q_guess, robot.nq, "q_guess")
+    q = checked_vector(q_guess, robot.nq, "q_guess")
     if not (tol > 0 and np.isfinite(tol)):
         raise ValueError(f"tol: expected a positive number, got {tol!r}")
     if int(max_iter) != max_iter or max_iter < 1:
@@ -135,8 +135,8 @@ def project_velocity(system, q, v, hold=()):
     :class:`AssemblyError` when the free joints cannot cancel J v (the held joints' velocities
     break the loops), naming the remaining constraint velocity."""
     robot = system.robot
-    q = _vector(q, robot.nq, "q")
-    v = _vector(v, robot.nv, "v")
+    q = checked_vector(q, robot.nq, "q")
+    v = checked_vector(v, robot.nv, "v")
     if system.rows == 0:
         return v
     free = _free(system, hold)
@@ -191,7 +191,7 @@ def kinematic_analysis(system, driven, q_driven, qd_driven, qdd_driven, q_guess,
     if not qs.shape == qds.shape == qdds.shape:
         raise ValueError(f"q_driven, qd_driven, qdd_driven: expected the same shape, got "
                          f"{qs.shape}, {qds.shape}, {qdds.shape}")
-    q = _vector(q_guess, robot.nq, "q_guess")
+    q = checked_vector(q_guess, robot.nq, "q_guess")
     passive = np.setdiff1d(np.arange(robot.nv), iv)
     n = qs.shape[0]
     Q, QD, QDD = np.zeros((n, robot.nq)), np.zeros((n, robot.nv)), np.zeros((n, robot.nv))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .assembly import RANK_RTOL, _vector
+from .assembly import RANK_RTOL, checked_vector
 
 __all__ = ["ActuationError", "inverse_dynamics", "gravity_compensation", "ComputedTorque"]
 
@@ -56,9 +56,9 @@ def inverse_dynamics(system, q, v, qdd, check=True):
     """
     robot = system.robot
     nv = robot.nv
-    q = _vector(q, robot.nq, "q")
-    v = _vector(v, nv, "v")
-    qdd = _vector(qdd, nv, "qdd")
+    q = checked_vector(q, robot.nq, "q")
+    v = checked_vector(v, nv, "v")
+    qdd = checked_vector(qdd, nv, "qdd")
     # b = M qdd + h, with the joint losses
     b = np.asarray(robot.inverse_dynamics(q, v, qdd), dtype=float)
     if system.rows:

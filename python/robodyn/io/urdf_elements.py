@@ -16,7 +16,7 @@ from .urdf_source import URDFError, URDFWarning
 from .urdf_write import rpy_to_matrix
 
 __all__ = ["Reader", "read_inertial", "inertia_violation", "read_joint", "warn", "ROOT_JOINT",
-           "INERTIA_RTOL", "INERTIA_ATOL", "Joint"]
+           "INERTIA_RTOL", "INERTIA_ATOL", "Joint", "pose"]
 
 # The one inertia tolerance, shared with the C++ model (cpp/include/robodyn/model.hpp,
 # kInertiaRtol / kInertiaAtol; a test checks they agree): a principal moment may be below 0, and
@@ -146,7 +146,7 @@ _EYE4 = np.eye(4)
 _ROT0 = rpy_to_matrix(0.0, 0.0, 0.0)  # what an absent rpy gives (with -0.0 at [2, 0])
 
 
-def _pose(reader, el, where):
+def pose(reader, el, where):
     """4x4 pose of an <origin> element (identity when absent)."""
     T = _EYE4.copy()
     if el is None:
@@ -257,7 +257,7 @@ def read_joint(reader, el, index):
             if role_el is None:
                 raise reader.error(where, f"missing <{role}>")
             reader.attr(role_el, "link", f"{where} <{role}>")
-    j.origin = _pose(reader, el.find("origin"), where)
+    j.origin = pose(reader, el.find("origin"), where)
     if j.type == "fixed":
         return j
     if j.type == "floating":

@@ -331,7 +331,7 @@ class Robot(_core.RobotCore):
 
     def show(self, q=None, **kwargs):
         """The robot at ``q`` in the browser until Ctrl-C (robodyn.view.show; docs/view.md)."""
-        from .view import show
+        from ..view import show
         return show(self, q, **kwargs)
 
     def op_counts(self, algorithm: str = "rnea") -> dict:

@@ -93,8 +93,8 @@ def run(args, load, parse_q, options):
 def campaign_result(folder, run, robot):
     """A SimulationResult of run ``run`` of the campaign in ``folder`` (its trajectory, written
     with ``trajectories = true``), for ``robot``."""
-    from ..campaign import read_trajectories
-    from ..simulation import SimulationResult
+    from ..campaign.results import read_trajectories
+    from ..sim.results import SimulationResult
 
     if not os.path.isdir(os.path.join(folder, "trajectories")):
         raise FileNotFoundError(f"{folder}: no trajectories/ folder (run the campaign with "
@@ -131,7 +131,7 @@ def _run_campaign(args, load, options):
         raise ValueError(f"--campaign: no such folder: {folder}")
     name = args.robot
     if name is None:
-        from ..safe_io import read_text
+        from ..util.safe_io import read_text
 
         try:
             name = json.loads(read_text(os.path.join(folder, "campaign.json"), 1 << 20))["robot"]

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from .model import RobotGeometry, robot_source
-from .scene import RobotScene, _neutral, camera_for
+from .scene import RobotScene, neutral_configuration, camera_for
 
 __all__ = ["Viewer", "show", "serve", "start_server", "free_port", "require"]
 
@@ -85,7 +85,7 @@ class Viewer:
         self.geometry = geometry or RobotGeometry.build(robot, urdf, package_path,
                                                         xacro_args=xacro_args,
                                                         xacro_env=xacro_env)
-        self.q = _neutral(robot) if q is None else _configuration(robot, q)
+        self.q = neutral_configuration(robot) if q is None else _configuration(robot, q)
         self.server = start_server(port)
         self.url = f"http://{HOST}:{self.server.get_port()}/"
         self.scene = RobotScene(self.server, robot, self.geometry)

@@ -25,7 +25,7 @@ import struct
 import warnings
 from pathlib import Path
 
-from .. import safe_io
+from ..util import safe_io
 
 __all__ = ["MeshError", "MeshWarning", "MESH_MAX_BYTES", "search_path", "resolve",
            "load_mesh"]

@@ -85,7 +85,7 @@ def _mesh_rgba(mesh):
 def robot_source(name_or_path):
     """The URDF (or .xacro) path of a robot name (:func:`robodyn.robots.names`) or a path;
     None for a name without a file."""
-    from .. import robots
+    from ..io import robots
 
     text = os.fspath(name_or_path)
     if os.path.isfile(text):

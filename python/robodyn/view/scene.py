@@ -76,7 +76,7 @@ class RobotScene:
 
     def _scale(self):
         """A length for the overlays: a tenth of the robot's size at its zero pose."""
-        q = _neutral(self.robot)
+        q = neutral_configuration(self.robot)
         lo, hi = self.geo.bounds(self.robot, q)
         return max(0.1 * float(np.max(hi - lo)), 0.02)
 
@@ -123,7 +123,7 @@ def _safe(name):
     return "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
 
 
-def _neutral(robot):
+def neutral_configuration(robot):
     """The configuration the viewer starts from: zeros clipped into the joint limits (a
     floating base at the origin, identity orientation)."""
     q = np.zeros(robot.nq)

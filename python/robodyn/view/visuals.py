@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import urdf as _urdf
+from ..io.sources import read_source
+from ..io.urdf_elements import Reader, pose
+from ..io.urdf_source import MAX_BYTES, URDFWarning, parse_xml
 
 __all__ = ["Visual", "read_visuals"]
 
@@ -69,7 +71,7 @@ def _geometry(reader, link, visual, where):
     if geometry is None or len(geometry) == 0:
         return None
     shape = geometry[0]
-    origin = _urdf._pose(reader, visual.find("origin"), where)
+    origin = pose(reader, visual.find("origin"), where)
     v = Visual(link=link, kind=shape.tag, origin=origin)
     at = f"{where} <{shape.tag}>"
     if shape.tag == "box":
@@ -85,18 +87,18 @@ def _geometry(reader, link, visual, where):
             v.scale = np.asarray(reader.vector(shape, "scale", at, None), dtype=float)
     else:
         warnings.warn(f"{reader.label}: {at}: not drawn (box, cylinder, sphere and mesh are)",
-                      _urdf.URDFWarning, stacklevel=4)
+                      URDFWarning, stacklevel=4)
         return None
     return v
 
 
-def read_visuals(source, *, xacro_args=None, xacro_env=False, max_bytes=_urdf.MAX_BYTES):
+def read_visuals(source, *, xacro_args=None, xacro_env=False, max_bytes=MAX_BYTES):
     """``{link name: [Visual, ...]}`` of a URDF (path, ``.xacro`` path or XML text), links in
     file order (a link without a visual maps to an empty list). Errors are
     :class:`robodyn.urdf.URDFError` naming the file and element."""
-    text, label = _urdf._read_source(source, xacro_args, max_bytes, xacro_env)
-    root = _urdf._parse_xml(text, label)
-    reader = _urdf._Reader(label)
+    text, label = read_source(source, xacro_args, max_bytes, xacro_env)
+    root = parse_xml(text, label)
+    reader = Reader(label)
     named = {}
     for material in root.findall("material"):
         got = _rgba(reader, material, {}, f"<material name={material.get('name')!r}>")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
+from ... import _core
 from ..robot import Robot
 from .elements import BodyForce, RotationalSpring, Spring
 
@@ -233,7 +233,7 @@ class ForcedRobot(Robot):
     def specialized(self) -> "ForcedRobot":
         """A ForcedRobot with the same elements whose rigid part runs generated code
         (:meth:`robodyn.Robot.specialized`); the elements are evaluated as before."""
-        from ..codegen import specialize_spec
+        from ...codegen.compiled import specialize_spec
 
         forces = self._forces
         return specialize_spec(self.spec, lambda spec: ForcedRobot(spec, forces))

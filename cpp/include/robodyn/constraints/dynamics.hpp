@@ -32,24 +32,82 @@ constexpr double kConstraintRankRtol = 1e-10;
 
 namespace detail {
 
+// ltl_factor (factorization.hpp), the same operations in the same order, with each
+// coordinate's ancestors read from cm.anc instead of followed through Model::vparent (the
+// loads no longer wait on each other)
+template <class S>
+bool ltl_factor_listed(const Model& m, const ConstraintModel& cm, DataTpl<S>& d) {
+  using std::sqrt;
+  const int n = m.nv;
+  S* M = d.M.data();  // column-major: M(i, j) = M[i + j n]
+  d.M_pattern = false;
+  for (int k = n - 1; k >= 0; --k) {
+    S& mkk = M[k + k * n];
+    if (!(mkk > S(0))) return false;
+    const S lkk = sqrt(mkk);
+    mkk = lkk;
+    const S inv = S(1) / lkk;
+    const int* a = cm.anc.data() + cm.anc_start[k];
+    const int na = cm.anc_start[k + 1] - cm.anc_start[k];
+    for (int p = 0; p < na; ++p) M[k + a[p] * n] *= inv;
+    for (int p = 0; p < na; ++p) {
+      const int i = a[p];
+      const S lki = M[k + i * n];
+      for (int r = p; r < na; ++r) M[i + a[r] * n] -= lki * M[k + a[r] * n];
+    }
+  }
+  return true;
+}
+
+// x := L^-T x for a sparse x (a constraint row: zero off its bodies' paths to the root, which
+// L^-T keeps), tips to root: a zero entry passes nothing on. inv[i] = 1 / L(i, i).
+template <class S>
+void ltl_solve_t_sparse(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
+                        const S* inv, S* x) {
+  const int n = m.nv;
+  const S* L = d.M.data();
+  for (int i = n - 1; i >= 0; --i) {
+    if (x[i] == S(0)) continue;
+    const S xi = x[i] * inv[i];
+    x[i] = xi;
+    const int* a = cm.anc.data() + cm.anc_start[i];
+    const int na = cm.anc_start[i + 1] - cm.anc_start[i];
+    for (int p = 0; p < na; ++p) x[a[p]] -= L[i + a[p] * n] * xi;
+  }
+}
+
+// x := L^-1 x (ltl_solve_l, root to tips) with the ancestors read from cm.anc
+template <class S>
+void ltl_solve_l_listed(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
+                        const S* inv, S* x) {
+  const int n = m.nv;
+  const S* L = d.M.data();
+  for (int i = 0; i < n; ++i) {
+    const int* a = cm.anc.data() + cm.anc_start[i];
+    const int na = cm.anc_start[i + 1] - cm.anc_start[i];
+    S xi = x[i];
+    for (int p = 0; p < na; ++p) xi -= L[i + a[p] * n] * x[a[p]];
+    x[i] = xi * inv[i];
+  }
+}
+
 // M's factor into d.M, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
 // not positive definite
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                       ConstraintDataTpl<S>& cd, const S* q) {
   crba_lower(m, d, q);
-  if (!ltl_factor(m, d)) return false;
+  if (!ltl_factor_listed(m, cm, d)) return false;
   constraint_jacobian(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
+  S* inv = d.Linv.data();  // 1 / L(i, i)
+  for (int i = 0; i < nv; ++i) inv[i] = S(1) / d.M(i, i);
   cd.Y = cd.J;
-  for (int r = 0; r < nc; ++r) ltl_solve_t(m, d, cd.Y.data() + r * nv);
+  for (int r = 0; r < nc; ++r) ltl_solve_t_sparse(m, cm, d, inv, cd.Y.data() + r * nv);
   // A = Y Y' (lower triangle, mirrored)
   for (int i = 0; i < nc; ++i)
     for (int j = 0; j <= i; ++j) {
-      const S* yi = cd.Y.data() + i * nv;
-      const S* yj = cd.Y.data() + j * nv;
-      S x(0);
-      for (int k = 0; k < nv; ++k) x += yi[k] * yj[k];
+      const S x = cd.Y.row(i).dot(cd.Y.row(j));
       cd.A(i, j) = x;
       cd.A(j, i) = x;
     }
@@ -84,7 +142,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   bias_torques(m, d, q, v, z);
   forward_dynamics_rhs(m, v, tau, z);
   if (!detail::schur_complement(m, cm, d, cd, q)) return ConstraintStatus::MassNotPositive;
-  detail::ltl_solve_t(m, d, z);
+  detail::ltl_solve_t_sparse(m, cm, d, d.Linv.data(), z);
   // r = -gamma - kd J v - kp phi - Y z
   // (the frames and axes of schur_complement's constraint_jacobian)
   detail::loop_bias(m, cm, cd, v);
@@ -127,7 +185,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
     const S* y = cd.Y.data() + k * nv;
     for (int i = 0; i < nv; ++i) z[i] += y[i] * cd.lam[k];
   }
-  detail::ltl_solve_l(m, d, z);
+  detail::ltl_solve_l_listed(m, cm, d, d.Linv.data(), z);
   for (int i = 0; i < nv; ++i) qdd[i] = z[i];
   for (int k = 0; k < nc; ++k) lam[k] = cd.lam[k];
   return ConstraintStatus::Ok;

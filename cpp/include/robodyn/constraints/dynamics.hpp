@@ -2,7 +2,8 @@
 // (constraints/loop.hpp).
 //
 //   M qdd + h = tau + J' lam,   J qdd = -gamma - kd J v - kp phi = rhs
-// through M's tree-sparse factor M = L' L (factorization.hpp) and the Schur complement
+// through M's tree-sparse factor M = L' L (factorization.hpp's ltl_factor, here on the
+// row-major upper triangle: ltl_factor_rows) and the Schur complement
 // A = J M^-1 J' = Y Y', Y = J L^-1 (rows L^-T J'): with z = L^-T (tau - h), the unconstrained
 // acceleration gives J qdd_free = Y z, and A lam = rhs - Y z = r; then
 // qdd = L^-1 (z + Y' lam). mu = 0 solves A lam = r by A's Cholesky factor and refuses a

@@ -51,7 +51,7 @@ def fourbar_case(pin, rng):
     T1[:3, 3], T2[:3, 3] = (0.6, 0, 0), (0, 0, 0.3)
     system = robodyn.ConstrainedRobot(robot, [
         robodyn.LoopConstraint("coupler", "rocker", T1, T2, kind="point")])
-    q = np.zeros(robot.nv)
+    q = rng.uniform(-0.5, 0.5, robot.nv)
     for _ in range(40):   # close the loop (Gauss-Newton, crank held)
         dq = np.zeros(robot.nv)
         dq[1:] = -np.linalg.lstsq(system.jacobian(q)[:, 1:], system.residual(q), rcond=None)[0]

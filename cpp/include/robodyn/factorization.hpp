@@ -3,7 +3,8 @@
 // - The tree-sparse factor M = L' L (Featherstone, RBDA section 6.5, Tables 6.3 and 6.4): L
 //   lower triangular with L(i, j) != 0 only for j = i or an ancestor coordinate of i
 //   (Model::vparent), so nothing fills in; factor O(sum of depth^2), solves O(sum of depth).
-//   Used by forward_dynamics_derivatives and the constrained dynamics.
+//   Used by forward_dynamics_derivatives; the constrained dynamics run the same factor on
+//   the row-major upper triangle (constraints/dynamics.hpp: ltl_factor_rows).
 // - A dense Cholesky factor A = L L' of a small symmetric positive definite matrix (row-major,
 //   lower triangle), with a pivot test relative to the diagonal entry so a rank-deficient
 //   matrix is reported instead of factorised: the constraints' Schur complement J M^-1 J'.

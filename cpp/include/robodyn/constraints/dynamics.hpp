@@ -2,7 +2,8 @@
 // (constraints/loop.hpp).
 //
 //   M qdd + h = tau + J' lam,   J qdd = -gamma - kd J v - kp phi = rhs
-// through M's tree-sparse factor M = L' L (factorization.hpp) and the Schur complement
+// through M's tree-sparse factor M = L' L (factorization.hpp's ltl_factor, here on the
+// row-major upper triangle: ltl_factor_rows) and the Schur complement
 // A = J M^-1 J' = Y Y', Y = J L^-1 (rows L^-T J'): with z = L^-T (tau - h), the unconstrained
 // acceleration gives J qdd_free = Y z, and A lam = rhs - Y z = r; then
 // qdd = L^-1 (z + Y' lam). mu = 0 solves A lam = r by A's Cholesky factor and refuses a
@@ -32,24 +33,102 @@ constexpr double kConstraintRankRtol = 1e-10;
 
 namespace detail {
 
+// M = L' L (factorization.hpp's ltl_factor: the same operations on each entry, in the same
+// order) on M's upper triangle seen row-major: L(i, j), j an ancestor coordinate of i, at
+// U[i n + j], so the ancestors, runs of consecutive indices (cm.runs), are contiguous in
+// memory. crba_lower's lower triangle is mirrored first. false when M is not positive
+// definite.
+template <class S>
+bool ltl_factor_rows(const Model& m, const ConstraintModel& cm, DataTpl<S>& d) {
+  using std::sqrt;
+  const int n = m.nv;
+  S* U = d.M.data();
+  d.M_pattern = false;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j) U[i * n + j] = U[i + j * n];
+  for (int k = n - 1; k >= 0; --k) {
+    S* Lk = U + k * n;
+    if (!(Lk[k] > S(0))) return false;
+    const S lkk = sqrt(Lk[k]);
+    Lk[k] = lkk;
+    const S inv = S(1) / lkk;
+    const int* r0 = cm.runs.data() + 2 * cm.run_start[k];
+    const int* r1 = cm.runs.data() + 2 * cm.run_start[k + 1];
+    for (const int* r = r0; r != r1; r += 2)
+      for (int j = r[0]; j <= r[1]; ++j) Lk[j] *= inv;
+    // row i of every ancestor i: its ancestors and itself, the runs of k up to i
+    for (const int* r = r0; r != r1; r += 2)
+      for (int i = r[0]; i <= r[1]; ++i) {
+        const S lki = Lk[i];
+        S* Li = U + i * n;
+        for (int j = r[0]; j <= i; ++j) Li[j] -= lki * Lk[j];
+        for (const int* s = r + 2; s != r1; s += 2)
+          for (int j = s[0]; j <= s[1]; ++j) Li[j] -= lki * Lk[j];
+      }
+  }
+  return true;
+}
+
+// X := X L^-1 for the nr rows of one loop (stride n, row-major; L' y = x from the tips to the
+// root on each row): the rows share their non-zero columns (the bodies' paths to the root,
+// which L^-T keeps), so each column is tested once. inv[i] = 1 / L(i, i).
+template <class S>
+void ltl_solve_t_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
+                      const S* inv, S* X, int nr) {
+  const int n = m.nv;
+  const S* U = d.M.data();
+  for (int i = n - 1; i >= 0; --i) {
+    bool zero = true;
+    for (int r = 0; r < nr; ++r) zero = zero && X[r * n + i] == S(0);
+    if (zero) continue;
+    const S* Li = U + i * n;
+    const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
+    const int* r1 = cm.runs.data() + 2 * cm.run_start[i + 1];
+    for (int r = 0; r < nr; ++r) {
+      S* x = X + r * n;
+      const S xi = x[i] * inv[i];
+      x[i] = xi;
+      for (const int* s = r0; s != r1; s += 2)
+        for (int j = s[0]; j <= s[1]; ++j) x[j] -= Li[j] * xi;
+    }
+  }
+}
+
+// x := L^-1 x (root to tips) for ltl_factor_rows' L
+template <class S>
+void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
+                      const S* inv, S* x) {
+  const int n = m.nv;
+  const S* U = d.M.data();
+  for (int i = 0; i < n; ++i) {
+    const S* Li = U + i * n;
+    const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
+    const int* r1 = cm.runs.data() + 2 * cm.run_start[i + 1];
+    S xi = x[i];
+    for (const int* s = r0; s != r1; s += 2)
+      for (int j = s[0]; j <= s[1]; ++j) xi -= Li[j] * x[j];
+    x[i] = xi * inv[i];
+  }
+}
+
 // M's factor into d.M, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
 // not positive definite
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                       ConstraintDataTpl<S>& cd, const S* q) {
   crba_lower(m, d, q);
-  if (!ltl_factor(m, d)) return false;
+  if (!ltl_factor_rows(m, cm, d)) return false;
   constraint_jacobian(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
+  S* inv = d.Linv.data();  // 1 / L(i, i)
+  for (int i = 0; i < nv; ++i) inv[i] = S(1) / d.M.data()[i * nv + i];
   cd.Y = cd.J;
-  for (int r = 0; r < nc; ++r) ltl_solve_t(m, d, cd.Y.data() + r * nv);
+  for (size_t l = 0; l < cm.loops.size(); ++l)
+    ltl_solve_t_rows(m, cm, d, inv, cd.Y.data() + cm.start[l] * nv, cm.loops[l].nrows);
   // A = Y Y' (lower triangle, mirrored)
   for (int i = 0; i < nc; ++i)
     for (int j = 0; j <= i; ++j) {
-      const S* yi = cd.Y.data() + i * nv;
-      const S* yj = cd.Y.data() + j * nv;
-      S x(0);
-      for (int k = 0; k < nv; ++k) x += yi[k] * yj[k];
+      const S x = cd.Y.row(i).dot(cd.Y.row(j));
       cd.A(i, j) = x;
       cd.A(j, i) = x;
     }
@@ -84,7 +163,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   bias_torques(m, d, q, v, z);
   forward_dynamics_rhs(m, v, tau, z);
   if (!detail::schur_complement(m, cm, d, cd, q)) return ConstraintStatus::MassNotPositive;
-  detail::ltl_solve_t(m, d, z);
+  detail::ltl_solve_t_rows(m, cm, d, d.Linv.data(), z, 1);
   // r = -gamma - kd J v - kp phi - Y z
   // (the frames and axes of schur_complement's constraint_jacobian)
   detail::loop_bias(m, cm, cd, v);
@@ -127,7 +206,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
     const S* y = cd.Y.data() + k * nv;
     for (int i = 0; i < nv; ++i) z[i] += y[i] * cd.lam[k];
   }
-  detail::ltl_solve_l(m, d, z);
+  detail::ltl_solve_l_rows(m, cm, d, d.Linv.data(), z);
   for (int i = 0; i < nv; ++i) qdd[i] = z[i];
   for (int k = 0; k < nc; ++k) lam[k] = cd.lam[k];
   return ConstraintStatus::Ok;

@@ -51,6 +51,10 @@ struct ConstraintModel {
   std::vector<int> start;            // first row of each loop in the stacked rows, loops + 1
   int m = 0;                         // rows in all
   bool baumgarte = false;            // some loop has a non-zero gain
+  std::vector<int> run_start, runs;  // the ancestor coordinates of velocity coordinate k
+                                     // (Model::vparent's chain) as runs of consecutive
+                                     // indices, nearest first: pairs (lo, hi) at
+                                     // runs[2 run_start[k] ..  2 run_start[k + 1])
 };
 
 // The constraint model of `loops` (rows and gains as given; bodies checked in range).
@@ -67,6 +71,19 @@ inline ConstraintModel make_constraint_model(const Model& model, std::vector<Loo
     cm.baumgarte = cm.baumgarte || l.kp != 0 || l.kd != 0;
   }
   cm.loops = std::move(loops);
+  cm.run_start.push_back(0);
+  for (int k = 0; k < model.nv; ++k) {
+    int count = 0;
+    for (int j = model.vparent[k]; j >= 0;) {
+      const int hi = j;
+      while (model.vparent[j] == j - 1 && j > 0) j = j - 1;
+      cm.runs.push_back(j);
+      cm.runs.push_back(hi);
+      ++count;
+      j = model.vparent[j];
+    }
+    cm.run_start.push_back(cm.run_start.back() + count);
+  }
   return cm;
 }
 

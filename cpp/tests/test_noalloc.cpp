@@ -454,8 +454,9 @@ std::string check_results(const Model& m, Data& d, const double* q, const double
   return "";
 }
 
-// the C++ simulation loop (computed torque at a zero-order hold, RK4, then semi-implicit Euler):
-// everything is sized before the counters are armed, Simulator::run must allocate nothing
+// the C++ simulation loop (computed torque at a zero-order hold, RK4, then semi-implicit Euler,
+// with force elements): everything is sized before the counters are armed, Simulator::run
+// must allocate nothing
 int check_simulation(const char* label, const Model& m) {
   const int n = m.n;
   const long N = 200;
@@ -471,6 +472,32 @@ int check_simulation(const char* label, const Model& m) {
   grid.N = N;
   SimRobot robot;
   robot.model = &m;
+  // force elements (forces.hpp), in the plant's forward dynamics and the controller's inverse
+  // dynamics: a spring-damper from the first body to the last, a rotational spring with a
+  // stiffness curve, a wrench in body axes
+  ForceSet forces;
+  forces.curves.push_back(Curve{{-1.0, 0.0, 2.0}, {3.0, 1.0, 5.0}, {0.0, 0.7, 0.0}});
+  TranslationalElement spring;
+  spring.body1 = 1;
+  spring.body2 = m.n;
+  spring.p1 = Vec3(0.1, 0.0, 0.0);
+  spring.p2 = Vec3(0.0, 0.05, 0.0);
+  spring.k.value = 30.0;
+  spring.c.value = 0.5;
+  spring.l0 = 0.2;
+  forces.springs.push_back(spring);
+  RotationalElement rot;
+  rot.body = 2;
+  rot.k.curve = 0;
+  rot.c.value = 0.1;
+  forces.rotational.push_back(rot);
+  WrenchElement wrench;
+  wrench.body = m.n;
+  wrench.world_axes = false;
+  wrench.moment = Vec3(0.1, 0.0, -0.2);
+  wrench.force = Vec3(0.0, 1.0, 0.5);
+  forces.wrenches.push_back(wrench);
+  robot.forces = &forces;
   SimController ctrl;
   ctrl.law = SimLaw::ComputedTorque;
   ctrl.robot = robot;

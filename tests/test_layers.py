@@ -41,7 +41,6 @@ ALLOWED = {
     # Robot.specialized(): generated kernels
     ("robodyn.model.robot", "robodyn.codegen.compiled"),
     ("robodyn.model.forces.robot", "robodyn.codegen.compiled"),
-    # SimulationResult.plot() / animate(): matplotlib figures of the same layer's plotting
     # Robot.show(), SimulationResult.show() / save_html(): the 3-D view in the browser
     ("robodyn.model.robot", "robodyn.view"),
     ("robodyn.sim.results", "robodyn.view"),

@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from test_layers import ALLOWED
 
 import robodyn
 from robodyn.cli import commands as cli
@@ -321,6 +322,11 @@ def test_no_import_cycles_between_package_modules():
     # normal Python package pattern, so leave it out
     graph = {k: {d for d in v if d.startswith("robodyn.") and d in graph}
              for k, v in graph.items() if k != "robodyn"}
+    # the few public methods that hand over to a higher layer through a one-line import inside
+    # the method (Robot.show, Robot.to_urdf, ...) are listed once, in test_layers.ALLOWED; an
+    # import inside a method runs after both modules are loaded, so it is not an import cycle
+    for importer, imported in ALLOWED:
+        graph.get(importer, set()).discard(imported)
     state = {}
 
     def visit(node, stack):

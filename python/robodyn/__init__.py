@@ -10,7 +10,7 @@ from __future__ import annotations
 from ._core import get_num_threads, set_num_threads
 from .constraints import ConstrainedRobot, LoopConstraint
 from .io.loaders import from_dh, load_urdf
-from .model import Body, CoupledRobot, Frame, ModelSpec, Robot
+from .model import Body, CoupledRobot, ForcedRobot, Frame, ModelSpec, Robot
 from .model.build import robot
 from .model.forces import BodyForce, Curve, RotationalSpring, Spring
 from .sim import SimulationResult, simulate
@@ -52,5 +52,5 @@ def __getattr__(name):
 __all__ = ["Robot", "CoupledRobot", "robot", "ModelSpec", "Body", "Frame", "load_urdf",
            "from_dh", "set_num_threads", "get_num_threads", "SimulationResult", "simulate",
            "dataset", "robots", "trajectories", "control", "campaign", "coupling", "safe_io",
-           "ConstrainedRobot", "LoopConstraint", "Spring", "RotationalSpring", "BodyForce",
+           "ConstrainedRobot", "LoopConstraint", "ForcedRobot", "Spring", "RotationalSpring", "BodyForce",
            "Curve"]

@@ -3,7 +3,7 @@
 Imports only robodyn.util and the compiled core."""
 
 from .coupling import CoupledRobot
-from .robot import Robot
+from .robot import ForcedRobot, Robot
 from .spec import Body, Frame, ModelSpec
 
-__all__ = ["Robot", "CoupledRobot", "ModelSpec", "Body", "Frame"]
+__all__ = ["Robot", "CoupledRobot", "ForcedRobot", "ModelSpec", "Body", "Frame"]

@@ -7,9 +7,11 @@ import copy
 import numpy as np
 
 from .. import _core
+from .forces.elements import BodyForce, RotationalSpring, Spring
+from .forces.robot import ForcesMixin
 from .spec import ModelSpec, negative_moments
 
-__all__ = ["Robot", "joint_columns", "KERNEL_ALGORITHMS"]
+__all__ = ["Robot", "ForcedRobot", "with_forces", "joint_columns", "KERNEL_ALGORITHMS"]
 
 # the algorithms a specialised robot runs in generated code (``op_counts`` names) -> their
 # slot in the core's kernel table (``_set_kernels(inverse_dynamics, mass_matrix, gravity,
@@ -314,12 +316,10 @@ class Robot(_core.RobotCore):
         B[..., n:, :] = dtau
         return A, B
 
-    def with_forces(self, forces) -> "Robot":
-        """A new robot (:class:`robodyn.model.forces.ForcedRobot`) with this model and the
-        force elements ``forces`` (robodyn.Spring, RotationalSpring, BodyForce;
+    def with_forces(self, forces) -> "ForcedRobot":
+        """A new robot (:class:`ForcedRobot`) with this model, the force elements this robot
+        already has (first) and ``forces`` (robodyn.Spring, RotationalSpring, BodyForce;
         docs/forces.md)."""
-        from .forces import with_forces
-
         return with_forces(self, forces)
 
     def to_urdf(self) -> str:
@@ -399,3 +399,20 @@ class Robot(_core.RobotCore):
         if self.floating_base:
             return f"<robodyn.Robot '{self.name}' floating base, nq={self.nq} nv={self.nv}>"
         return f"<robodyn.Robot '{self.name}' n={self.n}>"
+
+
+class ForcedRobot(ForcesMixin, Robot):
+    __doc__ = ForcesMixin.__doc__.replace("The methods of a", "A", 1)
+
+
+def with_forces(robot, forces):
+    """A :class:`ForcedRobot`: ``robot``'s model with the force elements ``forces`` (and the
+    elements ``robot`` already has, first)."""
+    if not isinstance(robot, Robot):
+        raise ValueError(f"robot: expected a robodyn.Robot, got {type(robot).__name__}")
+    if hasattr(robot, "coupling"):
+        raise ValueError("with_forces: a robot with coupled (mimic) joints cannot carry force "
+                         "elements yet")
+    if isinstance(forces, (Spring, RotationalSpring, BodyForce)):
+        forces = [forces]
+    return ForcedRobot(robot.spec, list(getattr(robot, "forces", ())) + list(forces))

@@ -161,9 +161,10 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         is stopped; 0 (default) stops it dead.
     """
     if isinstance(robot, ConstrainedRobot):
+        args = dict(locals())
         from .constrained import simulate_constrained
 
-        return simulate_constrained(**dict(locals()))
+        return simulate_constrained(**args)
     nq, n = sizes(robot)
     floating = nq != n
     duration = positive(duration, "duration")

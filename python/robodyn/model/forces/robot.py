@@ -1,35 +1,21 @@
-"""A robot with force elements: :class:`ForcedRobot`, made by ``robot.with_forces([...])``."""
+"""What a robot with force elements adds to the rigid model: :class:`ForcesMixin`, the methods of
+:class:`robodyn.model.robot.ForcedRobot` (made by ``robot.with_forces([...])``), kept here so
+that this module does not import the Robot class that builds it."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ... import _core
-from ..robot import Robot
 from .elements import BodyForce, RotationalSpring, Spring
 
-__all__ = ["ForcedRobot", "with_forces"]
+__all__ = ["ForcesMixin", "rebuild_forced"]
 
 _NAN = float("nan")
 
 
-def with_forces(robot, forces):
-    """A :class:`ForcedRobot`: ``robot``'s model with the force elements ``forces`` (and the
-    elements ``robot`` already has, first)."""
-    if not isinstance(robot, Robot):
-        raise ValueError(f"robot: expected a robodyn.Robot, got {type(robot).__name__}")
-    if hasattr(robot, "coupling"):
-        raise ValueError("with_forces: a robot with coupled (mimic) joints cannot carry force "
-                         "elements yet")
-    if isinstance(forces, (Spring, RotationalSpring, BodyForce)):
-        forces = [forces]
-    forces = list(getattr(robot, "forces", ())) + list(forces)
-    out = ForcedRobot(robot.spec, forces)
-    return out
-
-
-class ForcedRobot(Robot):
-    """A :class:`robodyn.Robot` whose dynamics include force elements (:class:`Spring`,
+class ForcesMixin:
+    """The methods of a :class:`robodyn.Robot` whose dynamics include force elements (:class:`Spring`,
     :class:`RotationalSpring`, :class:`BodyForce`): their generalized force ``Q(q, qd, t)``
     enters the equation of motion as ``M qdd + h = tau + Q``.
 
@@ -226,27 +212,25 @@ class ForcedRobot(Robot):
             return out
         return dq, dqd, Minv
 
-    def with_forces(self, forces):
-        """A new ForcedRobot with these elements added to this one's."""
-        return with_forces(self, forces)
-
     def specialized(self) -> "ForcedRobot":
         """A ForcedRobot with the same elements whose rigid part runs generated code
         (:meth:`robodyn.Robot.specialized`); the elements are evaluated as before."""
         from ...codegen.compiled import specialize_spec
 
         forces = self._forces
-        return specialize_spec(self.spec, lambda spec: ForcedRobot(spec, forces))
+        cls = type(self)
+        return specialize_spec(self.spec, lambda spec: cls(spec, forces))
 
     def __reduce__(self):
-        return (_rebuild_forced, (self.spec, self._forces, self.is_specialized()))
+        return (rebuild_forced, (type(self), self.spec, self._forces, self.is_specialized()))
 
     def __repr__(self) -> str:
         return super().__repr__()[:-1] + f", {len(self._forces)} force elements>"
 
 
-def _rebuild_forced(spec, forces, specialized=False):
-    robot = ForcedRobot(spec, forces)
+def rebuild_forced(cls, spec, forces, specialized=False):
+    """Unpickles a ForcedRobot (specialised again if it was)."""
+    robot = cls(spec, forces)
     return robot.specialized() if specialized else robot
 
 

@@ -5,8 +5,8 @@ permutation, a rotation about x and a general constant rotation, a DH link, a fr
 six floating trees (one per joint axis +-x, +-y, +-z) whose revolute and prismatic links take
 each of the 24 signed permutations with det +1 as their constant rotation (it checks that they
 do, as RevPerm / PrisPerm links). On every body, with the kind read at run time, as
-with_link's compile-time constant and with the relabelling of a signed permutation as a
-compile-time constant too (with_relabel, checked against the body's), it checks E, E^T, x . r, x cross r, A r, X m, X^T f, the
+with_link's compile-time constant and with crba's dispatch (with_step: the case's kind,
+relabelling and parent joint type checked against the body's), it checks E, E^T, x . r, x cross r, A r, X m, X^T f, the
 forces of runs of 1-7 columns moved in place (forces_to_parent), E B E^T, the rigid-inertia,
 the 6x6 and the aba's (add_transport, with and without kZ2) inertia transports against
 X = [[E^T, 0], [-E^T [r], E^T]] built from the cached pose, and that d.r is valid for every

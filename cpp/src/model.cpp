@@ -487,6 +487,10 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   }
   m.link.assign(n + 1, LinkKind::RevPerm);
   for (int i = 1; i <= n; ++i) m.link[i] = link_kind(m.type[i], m.Rc[i].kind, m.pc_nz[i]);
+  m.step.assign(n + 1, 0);
+  for (int i = 1; i <= n; ++i)
+    m.step[i] = step_case(m.link[i], m.Rc[i].relabel,
+                          m.parent[i] > 0 ? m.type[m.parent[i]] : JointType::Revolute);
   // where update_kinematics finds each body's angle, and its other work
   m.angle_src.assign(n + 2, m.nq);
   m.angle_offset.clear();

@@ -9,8 +9,8 @@
 //     every zero pattern, so that a wrong relabelling or sign of any one of them fails here.
 // Every Xup operation is checked three times: with the kind read at run time (Xup(m, d, i)),
 // as the compile-time constant of with_link, and with that kind and the relabelling of a
-// signed-permutation Rc as compile-time constants (with_relabel, Xup<double, P>: what
-// transport_inertia and forces_to_parent choose inside). Also: d.r[i] is valid for every kind at cache level 1. Prints "ok" and exits 0, or
+// signed-permutation Rc as compile-time constants (with_step's case, Xup<double, P>: what crba
+// uses; the case checked against the body's kind, relabelling and parent joint type). Also: d.r[i] is valid for every kind at cache level 1. Prints "ok" and exits 0, or
 // names the failed check and exits 1.
 // Built and run by tests/test_link.py.
 #include <Eigen/Geometry>
@@ -74,21 +74,24 @@ static std::vector<Mat3> proper_signed_permutations() {
 }
 
 // Xi's operations on body i against the dense transform X built from (E, r) = (d.E[i], d.r[i])
-// forces_to_parent's sink: the moved forces (parent coordinates) stored in the rows when it was
-// called, column by column, one at a time or, for double, two at a time
+// forces_to_parent's sink: the moved forces (parent coordinates) it was handed, column by
+// column, one at a time or, for double, two at a time in D2 lanes
 template <int kCols>
 struct Seen {
   Eigen::Matrix<double, 6, kCols>* v;
   std::vector<int>* calls;
-  double* const* rows;
-  void operator()(std::ptrdiff_t c) const {
-    for (int k = 0; k < 6; ++k) (*v)(k, c) = rows[k][c];
+  void operator()(std::ptrdiff_t c, const double (&x)[6]) const {
+    for (int k = 0; k < 6; ++k) (*v)(k, c) = x[k];
     ++(*calls)[c];
   }
 #if ROBODYN_HAVE_D2
-  void pair(std::ptrdiff_t c) const {
-    (*this)(c);
-    (*this)(c + 1);
+  void pair(std::ptrdiff_t c, const D2 (&x)[6]) const {
+    for (int k = 0; k < 6; ++k) {
+      (*v)(k, c) = x[k].lane0();
+      (*v)(k, c + 1) = x[k].lane1();
+    }
+    ++(*calls)[c];
+    ++(*calls)[c + 1];
   }
 #endif
 };
@@ -139,7 +142,7 @@ static void check_xup(const Xup<double, kP>& Xi, const Model& m, const Data& d, 
     for (int k = 0; k < 6; ++k) rows[k] = &F(k, 0);
     Eigen::Matrix<double, 6, kCols> sunk = Eigen::Matrix<double, 6, kCols>::Zero();
     std::vector<int> calls(kCols, 0);
-    Xi.forces_to_parent(rows, run[0], run[1], Seen<kCols>{&sunk, &calls, rows});
+    Xi.forces_to_parent(rows, run[0], run[1], Seen<kCols>{&sunk, &calls});
     for (int c = 0; c < kCols; ++c) {
       const bool in = c >= run[0] && c < run[1];
       const V6 want = in ? V6(X.transpose() * F0.col(c)) : V6(F0.col(c));
@@ -234,17 +237,19 @@ static void check_model(const Model& m, int trials, const std::string& name) {
       with_link(m, i, [&](auto K) {
         check_xup(Xup<double>(m, d, i, K), m, d, i, who + " (with_link)");
       });
-      // the relabelling of a signed permutation as a compile-time constant (with_relabel)
-      if (m.link[i] == LinkKind::RevPerm || m.link[i] == LinkKind::PrisPerm)
-        with_link(m, i, [&](auto K) {
-          detail::with_relabel(m.Rc[i].relabel, [&](auto P) {
-            constexpr int r = decltype(P)::value;
-            check(r == int(m.Rc[i].relabel) ? 0.0 : 1.0, 0.5,
-                  who + ": with_relabel " + std::to_string(r));
-            check_xup(Xup<double, r>(m, d, i, K), m, d, i,
-                      who + " (with_relabel " + std::to_string(r) + ")");
-          });
-        });
+      // crba's dispatch: the case names the body's kind, relabelling and parent joint type
+      with_step(m, i, [&](auto C) {
+        constexpr int c = decltype(C)::value;
+        constexpr LinkKind k = step_kind(c);
+        const bool perm = k == LinkKind::RevPerm || k == LinkKind::PrisPerm;
+        check(k == m.link[i] && step_relabel(c) == (perm ? int(m.Rc[i].relabel) : -1) &&
+                      (p == 0 || step_parent(c) == m.type[p])
+                  ? 0.0
+                  : 1.0,
+              0.5, who + ": with_step case " + std::to_string(c));
+        check_xup(Xup<double, step_relabel(c)>(m, d, i, std::integral_constant<LinkKind, k>()),
+                  m, d, i, who + " (with_step " + std::to_string(c) + ")");
+      });
     }
   }
 }

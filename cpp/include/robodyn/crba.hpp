@@ -2,34 +2,48 @@
 // matrix H(q) = M(q) + diag(armature), and forward dynamics by H qdd = tau - C qd - g with a
 // Cholesky factorisation.
 //
-// Table 6.2 in body coordinates, its two loops merged into one pass from the tips to the base
-// and its inner loop turned inside out: the book carries each column's force F = IC_i S_i down
-// the path to the base one column after the other; here all the forces of body i's subtree
-// move to the parent together, one body at a time:
+// Table 6.2 in body coordinates, its two passes merged into one sweep from the tips to the base
+// and its inner loop turned inside out. The book carries each column's force F = IC_i S_i down
+// the path to the base, one column after the other; here every column's force moves one body
+// at a time, all the forces of body i's subtree together:
 //
-//   IC_i = I_i                                          (i = 1..N)
+//   IC_i = I_i                                  (i = 1..N)
 //   for i = N to 1:
-//     F_i = IC_i S_i;  H_ii = S_i^T F_i                 (IC_i is complete)
+//     F_c = IC_i S_i                            (the columns c of joint i; IC_i is complete)
+//     H_ci = S_i^T F_c,  H_ic = H_ci^T          (every column c of i's subtree, its F_c in
+//                                                body i's coordinates)
 //     if λ(i) != 0:
-//       IC_λ(i) = IC_λ(i) + λ(i)X_i^* IC_i iX_λ(i)
-//       F_c = λ(i)X_i^* F_c;  H_λ(i),c = S_λ(i)^T F_c   (every column c of i's subtree)
+//       IC_λ(i) += λX_i^* IC_i iX_λ(i)
+//       F_c = λX_i^* F_c                        (every column c of i's subtree)
 //
-// (H_ij = H_ji^T: each entry is also stored at its mirror while in a register.) The products are
-// the book's, one for one. Where the speed comes from, each inside its type: the link
-// transform X (link.hpp's Xup) knows its kind at compile time (one dispatch per body,
-// with_link) and moves a run of columns two at a time through the lanes of a D2, a signed
-// permutation relabelling the components for free (forces_to_parent); S's columns are unit
-// axes, so IC S and S^T F pick components (inertia.hpp); a free-flyer's block is IC itself
-// (free_flyer_block); a subtree's columns are runs of consecutive indices
-// (Model::subtree_runs); H's structural zeros are stored once (a memset), not at all when H is
-// d.M and holds them already (DataTpl::M_pattern).
+// The products are the book's, one for one (the same operation count); the columns' moves are
+// independent of each other, so they pipeline (and, for double, go two columns at a time
+// through the lanes of a D2: Xup::forces_to_parent) instead of forming one dependent chain per
+// column. A subtree's columns are runs of consecutive indices (Model::subtree_runs; one run in
+// depth-first order). S_i's columns are unit axes in body coordinates for every joint kind
+// (revolute e_z, prismatic the linear e_z, a free-flyer all six), so S_i^T F picks components
+// of F: the entries H_cj of joint i's columns j are stored as the forces of its subtree arrive
+// in body i's coordinates (ParentEntries, handed to the move), those of joint i's own block when
+// its F_c are made.
+//
+// What a call costs beyond those products (measured with callgrind, bench/cpp/count_core.cpp):
+// one dispatch per body (with_step, on Model::step: the link kind, for a signed-permutation
+// link its relabelling, and the parent's joint type): inside crba_body the kind, both joint
+// types and which components trade places are compile-time constants, so Xup's switches fold
+// and the relabelling costs nothing; H's structural zeros stored once for the whole matrix (a
+// memset), and not at all when H is d.M and holds them already (DataTpl::M_pattern), rather
+// than entry by entry; each entry of the lower triangle stored at its mirror too while it is
+// in a register (no second pass for the upper triangle); a free-flyer's block (body 1 on the
+// world: its forces go no further) written as the composite inertia itself, without making F
+// (free_flyer_block).
 #pragma once
 
 #include <cmath>
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
 
 #include "robodyn/data.hpp"
-#include "robodyn/inertia.hpp"
 #include "robodyn/kinematics.hpp"
 #include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
@@ -38,6 +52,66 @@
 namespace robodyn {
 
 namespace detail {
+
+// index in [angular; linear] of the unit axis that is column k of body i's S
+inline int joint_axis(JointType t, int k) {
+  switch (t) {
+    case JointType::Revolute: return 2;
+    case JointType::Prismatic: return 5;
+    default: return k;
+  }
+}
+
+// IC e_s for the composite inertia (mass, h, Ibar) and the unit axis e_s of a 6-vector:
+// (Ibar e, e x h) for an angular axis, (h x e, mass e) for a linear one (no arithmetic)
+template <class S>
+ROBODYN_INLINE void inertia_times_axis(const S& mass, const V3T<S>& h, const M3T<S>& Ibar, int s,
+                                       V3T<S>& n, V3T<S>& f) {
+  const S z(0);
+  switch (s) {
+    case 0: n = Ibar.col(0); f = V3T<S>(z, S(-h[2]), h[1]); break;
+    case 1: n = Ibar.col(1); f = V3T<S>(h[2], z, S(-h[0])); break;
+    case 2: n = Ibar.col(2); f = V3T<S>(S(-h[1]), h[0], z); break;
+    case 3: n = V3T<S>(z, h[2], S(-h[1])); f = V3T<S>(mass, z, z); break;
+    case 4: n = V3T<S>(S(-h[2]), z, h[0]); f = V3T<S>(z, mass, z); break;
+    default: n = V3T<S>(h[1], S(-h[0]), z); f = V3T<S>(z, z, mass); break;
+  }
+}
+
+// The entries of H in the columns j0 + k of a parent joint from a force v (parent
+// coordinates) of a column c of its subtree: H_c,j0+k = S_k^T v = v[joint_axis(t, k)], and with
+// kBoth the mirrors H_j0+k,c. Handed to Xup::forces_to_parent as the forces move.
+template <bool kBoth, JointType t, class S>
+struct ParentEntries {
+  S* H;
+  std::ptrdiff_t nv, j0;
+  ROBODYN_INLINE void operator()(std::ptrdiff_t c, const S (&v)[6]) const {
+    for (int k = 0; k < joint_nv(t); ++k) {
+      const S h = v[joint_axis(t, k)];
+      H[(j0 + k) * nv + c] = h;
+      if (kBoth) H[c * nv + j0 + k] = h;
+    }
+  }
+#if ROBODYN_HAVE_D2
+  // columns c and c + 1 in the lanes of v (S = double)
+  ROBODYN_INLINE void pair(std::ptrdiff_t c, const D2 (&v)[6]) const {
+    for (int k = 0; k < joint_nv(t); ++k) store_pair(H + (j0 + k) * nv + c, v[joint_axis(t, k)]);
+    if (!kBoth) return;
+    if constexpr (t == JointType::FreeFlyer) {
+      // rows c and c + 1 of the six columns: (v0, v1), (v2, v3), (v4, v5) turned into lanes
+      for (int k = 0; k < 6; k += 2) {
+        D2 a = v[k], b = v[k + 1];
+        transpose_pair(a, b);
+        store_pair(H + c * nv + j0 + k, a);
+        store_pair(H + (c + 1) * nv + j0 + k, b);
+      }
+    } else {
+      const D2& h = v[joint_axis(t, 0)];
+      store_lanes(H + c * nv + j0, H + (c + 1) * nv + j0, h);
+    }
+  }
+#endif
+};
 
 // A free-flyer's block of H, at B (column-major, column k at B + k nv): the composite inertia
 // IC = (mass, h, Ibar) of its subtree as the 6x6 matrix [[Ibar, [h]x], [-[h]x, mass 1]] ([angular;
@@ -62,95 +136,87 @@ ROBODYN_INLINE void free_flyer_block(const S& mass, const V3T<S>& h, const M3T<S
   }
 }
 
-// F_i = IC_i S_i into F's columns ci + k (F[j][c]: component j of column c's force) and
-// H_ii = S_i^T F_i (+ armature) into H's block at (ci, ci), for a joint of type t. A free-flyer
-// (body 1 on the world: its forces go no further) writes its block as IC itself, without F.
-template <bool kBoth, JointType t, class S>
-ROBODYN_INLINE void joint_block(const InertiaRef<S>& IC, const S& armature, S* const* F, S* H,
-                                std::ptrdiff_t nv, std::ptrdiff_t ci) {
+// Body i's step of the sweep (crba_sweep), its link kind K, the relabelling kP of a
+// signed-permutation link and its parent's joint type kT compile-time constants (with_step's
+// case): F = IC_i S_i and the block of H in joint i's own rows and columns, then IC_i and the
+// subtree's forces moved into the parent, each force leaving its entries in the parent's
+// columns of H as it arrives there.
+template <bool kBoth, LinkKind K, int kP, JointType kT, class S>
+ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F, S* H) {
+  constexpr JointType t = joint_of(K);
+  const std::ptrdiff_t nv = m.nv;
+  const std::ptrdiff_t ci = m.iv[i];
+  constexpr int nj = joint_nv(t);
   if constexpr (t == JointType::FreeFlyer) {
-    free_flyer_block<kBoth>(IC.mass, IC.h, IC.Ibar, armature, H + ci * nv + ci, nv);
-  } else {
-    // (1 DOF) F = IC e_s for S's axis s; H_ii = F[s]
-    const int s = joint_axis(t, 0);
-    V3T<S> n, f;
-    inertia_times_axis<S>(IC.mass, IC.h, IC.Ibar, s, n, f);
+    // (body 1 on the world, build_model: its forces go no further, F is not made)
+    free_flyer_block<kBoth>(d.Im[i], d.Ih[i], d.II[i], S(m.armature[i]), H + ci * nv + ci, nv);
+    return;
+  }
+  // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
+  V3T<S> n[nj], f[nj];
+  for (int k = 0; k < nj; ++k) {
+    inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n[k], f[k]);
     for (int j = 0; j < 3; ++j) {
-      F[j][ci] = n[j];
-      F[3 + j][ci] = f[j];
+      F[j][ci + k] = n[k][j];
+      F[3 + j][ci + k] = f[k][j];
     }
-    H[ci * nv + ci] = (s < 3 ? n[s] : f[s - 3]) + armature;  // (+ 0 changes no positive entry)
   }
+  // H_cj = S^T F_c = F_c[s] for joint i's own columns j = ci + k <= c = ci + l (the rest of
+  // joint i's columns came with its children's forces), from the values just made
+  for (int k = 0; k < nj; ++k) {
+    const int s = joint_axis(t, k);
+    S* Hj = H + (ci + k) * nv;
+    for (int l = k; l < nj; ++l) {
+      const S h = s < 3 ? n[l][s] : f[l][s - 3];
+      Hj[ci + l] = h;
+      if (kBoth && l != k) H[(ci + l) * nv + ci + k] = h;
+    }
+    Hj[ci + k] += S(m.armature[i]);  // (adding 0 changes no positive diagonal entry)
+  }
+  const int p = m.parent[i];
+  if (p == 0) return;
+  // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree, each then giving
+  // H_c,j = S_p^T F_c for the parent's columns j
+  const Xup<S, kP> X(m, d, i, std::integral_constant<LinkKind, K>());
+  X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
+  const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
+  const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
+  auto move = [&](auto sink) ROBODYN_INLINE_LAMBDA {
+    for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1], sink);
+  };
+  move(ParentEntries<kBoth, kT, S>{H, nv, m.iv[p]});
 }
-
-// H_λ,c = S_λ^T F_c for the columns c of a subtree as their forces reach its parent λ (in F,
-// parent coordinates), and with kBoth the mirrors H_c,λ. S_λ's column k is the unit axis
-// joint_axis(t, k), so an entry is a component of F_c: the first (of a free-flyer's six, the
-// others in rest()) as each force arrives (forces_to_parent's sink).
-template <bool kBoth, class S>
-struct ParentRows {
-  S* H;
-  std::ptrdiff_t nv, j0;  // H (nv, nv), the parent's first column j0
-  S* const* F;
-  JointType t;            // the parent's joint
-  const S* Fa;            // F's component joint_axis(t, 0)
-  ROBODYN_INLINE ParentRows(S* H_, std::ptrdiff_t nv_, std::ptrdiff_t j0_, JointType t_,
-                            S* const* F_)
-      : H(H_), nv(nv_), j0(j0_), F(F_), t(t_), Fa(F_[joint_axis(t_, 0)]) {}
-  ROBODYN_INLINE void operator()(std::ptrdiff_t c) const {
-    const S h = Fa[c];
-    H[j0 * nv + c] = h;
-    if (kBoth) H[c * nv + j0] = h;
-  }
-#if ROBODYN_HAVE_D2
-  // columns c and c + 1 (S = double)
-  ROBODYN_INLINE void pair(std::ptrdiff_t c) const {
-    const D2 h = load_pair(Fa + c);
-    store_pair(H + j0 * nv + c, h);
-    if (kBoth) store_lanes(H + c * nv + j0, H + (c + 1) * nv + j0, h);
-  }
-#endif
-  // a free-flyer parent's other five rows for the columns [lo, hi)
-  void rest(int lo, int hi) const {
-    if (t != JointType::FreeFlyer) return;
-    for (int k = 1; k < 6; ++k)
-      for (std::ptrdiff_t c = lo; c < hi; ++c) {
-        const S h = F[k][c];
-        H[(j0 + k) * nv + c] = h;
-        if (kBoth) H[c * nv + j0 + k] = h;
-      }
-  }
-};
 
 // Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed unless `zeroed` says
 // its entries off the pattern are zero already (DataTpl::M_pattern), then in each column j of
 // joint i the rows c >= j of i's subtree (the lower triangle) and, with kBoth, their mirrors
-// (the upper triangle; without kBoth it is not written). Leaves IC_i in d (composite_inertia).
+// (the upper triangle; without kBoth it is not written)
 template <bool kBoth, class S>
 void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = false) {
   update_kinematics(m, d, q, 1);
-  const std::ptrdiff_t nv = m.nv;
-  if (!zeroed) Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(H, nv * nv).setZero();
-  S* F[6];  // F[j][c]: component j of column c's force ([moment; force], d.F's columns)
-  for (int j = 0; j < 6; ++j) F[j] = d.F.col(j).data();
-  set_rigid_inertias(m, d);  // IC_i = I_i
+  // the structural zeros (the rows outside each column's subtree), all at once
+  if (!zeroed)
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(H, std::ptrdiff_t(m.nv) * m.nv).setZero();
+  // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
+  S* F[6];
+  for (int k = 0; k < 6; ++k) F[k] = d.F.col(k).data();
+  // IC_i = I_i (for double a copy of the model's arrays, bytes for bytes)
+  if constexpr (std::is_same<S, double>::value) {
+    const std::size_t n = std::size_t(m.n);
+    std::memcpy(d.Im.data() + 1, m.mass.data() + 1, n * sizeof(double));
+    std::memcpy(static_cast<void*>(d.Ih.data() + 1), m.h.data() + 1, n * sizeof(Vec3));
+    std::memcpy(static_cast<void*>(d.II.data() + 1), m.Ibar.data() + 1, n * sizeof(Mat3));
+  } else {
+    for (int i = 1; i <= m.n; ++i) {
+      d.Im[i] = S(m.mass[i]);
+      d.Ih[i] = m.h[i].template cast<S>();
+      d.II[i] = m.Ibar[i].template cast<S>();
+    }
+  }
   for (int i = m.n; i >= 1; --i)
-    with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
-      const Xup<S> X(m, d, i, K);  // λ(i)X_i, its kind a compile-time constant
-      const InertiaRef<S> IC = composite_inertia(d, i);
-      // F_i = IC_i S_i, H_ii = S_i^T F_i (+ armature)
-      joint_block<kBoth, joint_of(decltype(K)::value)>(IC, S(m.armature[i]), F, H, nv, m.iv[i]);
-      const int p = m.parent[i];
-      if (p == 0) return;
-      // IC_λ(i) = IC_λ(i) + λ(i)X_i^* IC_i iX_λ(i)
-      X.transport_inertia(IC, composite_inertia(d, p));
-      // F_c = λ(i)X_i^* F_c, H_λ(i),c = S_λ(i)^T F_c for every column c of i's subtree
-      const ParentRows<kBoth, S> Hp(H, nv, m.iv[p], m.type[p], F);
-      for (int e = m.subtree_begin[i]; e < m.subtree_begin[i + 1]; ++e) {
-        const auto& run = m.subtree_runs[e];
-        X.forces_to_parent(F, run[0], run[1], Hp);
-        Hp.rest(run[0], run[1]);
-      }
+    with_step(m, i, [&](auto C) ROBODYN_INLINE_LAMBDA {
+      constexpr int c = decltype(C)::value;
+      crba_body<kBoth, step_kind(c), step_relabel(c), step_parent(c)>(m, d, i, F, H);
     });
 }
 

@@ -129,24 +129,28 @@ template <class S>
 void kane_inertia(const Model& m, DataTpl<S>& d) {
   // subtree composites in frame k: mass Im, first moment Ih = sum m_j (c_j - o_k), inertia II
   // about o_k
-  detail::set_rigid_inertias(m, d);
+  for (int k = 1; k <= m.n; ++k) {
+    d.Im[k] = S(m.mass[k]);
+    d.Ih[k] = m.h[k].template cast<S>();
+    d.II[k] = m.Ibar[k].template cast<S>();
+  }
   for (int k = m.n; k >= 1; --k) {
     const int p = m.parent[k];
     if (p == 0) continue;
     // X^T Ic X: the composite moved to o_p in frame p (link.hpp)
-    Xup<S>(m, d, k).transport_inertia(composite_inertia(d, k), composite_inertia(d, p));
+    Xup<S>(m, d, k).transport_inertia(d.Im[k], d.Ih[k], d.II[k], d.Im[p], d.Ih[p], d.II[p]);
   }
   d.size_mass_matrix();
   d.M_pattern = false;  // the lower triangle only
   for (int i = 0; i < m.nv; ++i)
     for (int j = 0; j < i; ++j) d.M(i, j) = S(0);
-  // component s of (G, P), [angular; linear]: joint m's partial velocity e_s (inertia.hpp's
+  // component s of (G, P), [angular; linear]: joint m's partial velocity e_s (crba.hpp's
   // joint_axis) dotted with the subtree's momentum
   auto comp = [](const V3T<S>& G, const V3T<S>& P, int s) -> const S& {
     return s < 3 ? G[s] : P[s - 3];
   };
   // column c of joint r: momentum P and moment of momentum G of the subtree for u_c = 1 (no
-  // arithmetic: inertia.hpp's inertia_times_axis), carried to the origins of the joints on the
+  // arithmetic: crba.hpp's inertia_times_axis), carried to the origins of the joints on the
   // path to the base
   for (int r = 1; r <= m.n; ++r) {
     const JointType t = m.type[r];

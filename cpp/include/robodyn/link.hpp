@@ -11,10 +11,7 @@
 // joint (r = pc, a constant with known zeros), E = Rc for a prismatic one (r = pc + Rc q e_z),
 // E = Rc R(quat) for a free-flyer (its E and r computed by update_kinematics). Rc is a signed
 // permutation (free), a rotation about x (3 mul) or general; the kind of each body is fixed
-// at build time. An algorithm makes one dispatch per body on it (with_link), so inside the
-// loop body the kind is a compile-time constant and this type's switches on it fold; the
-// relabelling of a signed permutation is chosen inside the operations that gain from it
-// (transport_inertia, forces_to_parent), once per call.
+// at build time, so the only dispatch is the switch on Model::link[i] inside this type.
 //
 // Xup needs the configuration cache at level >= 1 (update_kinematics): d.c, d.s for revolute
 // joints, d.r (valid for every kind at level >= 1), d.E for a free-flyer.
@@ -25,7 +22,6 @@
 #include <type_traits>
 
 #include "robodyn/data.hpp"
-#include "robodyn/inertia.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/simd.hpp"
 #include "robodyn/spatial.hpp"
@@ -143,20 +139,6 @@ ROBODYN_INLINE void with_pattern(const std::array<bool, 3>& nz, Fn&& fn) {
   }
 }
 
-// calls fn(std::integral_constant<int, P>()) with the number P of a signed permutation's
-// relabelling (ConstRotation::relabel, perm_at)
-template <class Fn>
-ROBODYN_INLINE void with_relabel(int relabel, Fn&& fn) {
-  switch (relabel) {
-    case 0: return fn(std::integral_constant<int, 0>());
-    case 1: return fn(std::integral_constant<int, 1>());
-    case 2: return fn(std::integral_constant<int, 2>());
-    case 3: return fn(std::integral_constant<int, 3>());
-    case 4: return fn(std::integral_constant<int, 4>());
-    default: return fn(std::integral_constant<int, 5>());
-  }
-}
-
 // Moves [A B; B' C] to a point displaced by -r: A - K - K' - [r] T, B - T', C with K = B [r],
 // T = C [r] ([r] T is symmetric). P: the zero pattern of r (bit k: r_k != 0, known when the
 // model is built: a revolute link's constant offset), its zero terms skipped; 7 every entry
@@ -220,9 +202,31 @@ ROBODYN_INLINE void with_link(const Model& m, int i, Fn&& fn) {
   }
 }
 
+// Calls fn(std::integral_constant<int, C>()) with body i's case C (Model::step: step_kind(C),
+// step_relabel(C), step_parent(C)): one jump per body where switches on the link kind, on the
+// relabelling of a signed permutation and on the parent's joint type would make three
+#define ROBODYN_STEP_CASE(C) \
+  case C: return fn(std::integral_constant<int, C>());
+#define ROBODYN_STEP_CASES6(C)                                              \
+  ROBODYN_STEP_CASE(C) ROBODYN_STEP_CASE(C + 1) ROBODYN_STEP_CASE(C + 2) \
+  ROBODYN_STEP_CASE(C + 3) ROBODYN_STEP_CASE(C + 4) ROBODYN_STEP_CASE(C + 5)
+template <class Fn>
+ROBODYN_INLINE void with_step(const Model& m, int i, Fn&& fn) {
+  static_assert(kStepCases == 54, "with_step lists 54 cases");
+  switch (m.step[i]) {
+    ROBODYN_STEP_CASES6(0) ROBODYN_STEP_CASES6(6) ROBODYN_STEP_CASES6(12)
+    ROBODYN_STEP_CASES6(18) ROBODYN_STEP_CASES6(24) ROBODYN_STEP_CASES6(30)
+    ROBODYN_STEP_CASES6(36) ROBODYN_STEP_CASES6(42) ROBODYN_STEP_CASE(48)
+    ROBODYN_STEP_CASE(49) ROBODYN_STEP_CASE(50) ROBODYN_STEP_CASE(51) ROBODYN_STEP_CASE(52)
+    default: return fn(std::integral_constant<int, 53>());
+  }
+}
+#undef ROBODYN_STEP_CASES6
+#undef ROBODYN_STEP_CASE
+
 // X_i at the cached configuration: a view of the model's constants and the Data's cache. kP: the
-// number of a signed permutation Rc's relabelling (perm_at) when it is a compile-time constant
-// (the operations that gain from it choose it themselves: with_relabel), else -1
+// number of a signed permutation Rc's relabelling (perm_at) when the caller knows it at compile
+// time (with_step's case), else -1
 template <class S, int kP = -1>
 struct Xup {
   using V3 = V3T<S>;
@@ -241,21 +245,6 @@ struct Xup {
   ROBODYN_INLINE Xup(const Model& model, const DataTpl<S>& data, int body,
                      std::integral_constant<LinkKind, K>)
       : m(model), d(data), i(body), kind(K) {}
-  // the kind of an Xup made as above, handed on (it folds where that one's does)
-  ROBODYN_INLINE Xup(const Model& model, const DataTpl<S>& data, int body, LinkKind k)
-      : m(model), d(data), i(body), kind(k) {}
-
-  // a signed-permutation link (RevPerm, PrisPerm) whose relabelling is not yet a constant
-  ROBODYN_INLINE bool relabel_unknown() const {
-    return kP < 0 && (kind == LinkKind::RevPerm || kind == LinkKind::PrisPerm);
-  }
-  // fn(X') with X' this transform with its relabelling as a compile-time constant
-  template <class Fn>
-  ROBODYN_INLINE void with_relabelled(Fn&& fn) const {
-    detail::with_relabel(m.Rc[i].relabel, [&](auto P) ROBODYN_INLINE_LAMBDA {
-      fn(Xup<S, decltype(P)::value>(m, d, i, kind));
-    });
-  }
 
   bool revolute() const { return kind <= LinkKind::RevGeneral; }
 
@@ -347,10 +336,10 @@ struct Xup {
 
   // X^T f in place for the forces f = (n, f) of the columns c in [lo, hi), held component by
   // component: F[k][c], k = 0..2 the moment n, 3..5 the force f; each becomes
-  // (E n + r x E f, E f) in parent coordinates, stored, then sink(c) is called (for double
-  // also sink.pair(c) after columns c and c + 1: crba reads the parent's entries of H from F
-  // there). Made with the kind as a compile-time constant (with_link), the kind's case is
-  // chosen when this inlines; the rotation's constants are set up once for the range.
+  // (E n + r x E f, E f) in parent coordinates, then goes to sink(c, v) (v: its six components
+  // in parent coordinates; crba stores the parent's entries of H from it). Made with the kind
+  // as a compile-time constant (with_link), the kind's case is chosen when this inlines; the
+  // rotation's constants are set up once for the range.
   template <class Sink>
   ROBODYN_INLINE void forces_to_parent(S* const* F, int lo, int hi, const Sink& sink) const;
 
@@ -390,11 +379,6 @@ struct Xup {
   // - mass [r][r]
   ROBODYN_INLINE void transport_inertia(const S& mass, const V3& h, const M3& Ibar, S& mass_p,
                                         V3& h_p, M3& Ibar_p) const {
-    if constexpr (kP < 0)  // (a signed permutation relabels the entries at no cost)
-      if (relabel_unknown())
-        return with_relabelled([&](const auto& X) ROBODYN_INLINE_LAMBDA {
-          X.transport_inertia(mass, h, Ibar, mass_p, h_p, Ibar_p);
-        });
     const V3& rr = d.r[i];
     // the zeros of r skipped by the instrumented scalars; the double build multiplies by them
     const std::array<bool, 3> nz =
@@ -413,11 +397,6 @@ struct Xup {
     for (int k = 0; k < 9; ++k) Ibar_p.data()[k] += Ip.data()[k];
     for (int k = 0; k < 3; ++k) h_p[k] += nz[k] ? S(y[k] + (t[k] + t[k])) : y[k];
     mass_p += mass;
-  }
-
-  // the same for inertias held in Data (inertia.hpp): Ip += X^T I X
-  ROBODYN_INLINE void transport_inertia(const InertiaRef<S>& I, const InertiaRef<S>& Ip) const {
-    transport_inertia(I.mass, I.h, I.Ibar, Ip.mass, Ip.h, Ip.Ibar);
   }
 
   // X^T IA X for a symmetric 6x6 (articulated) inertia of body i, in parent coordinates
@@ -580,10 +559,10 @@ struct TurnBoth {  // B after A
 // component by component, F[k][c] (k = 0..2 the moment n, 3..5 the force f): u = A f,
 // w = A n (turn), w -= u x r, then the force in parent coordinates v = (w, u), relabelled when
 // kPerm (a signed permutation: v[dst[j]] = w[j], v[3 + dst[j]] = u[j]; dst is a compile-time
-// constant: Xup<S, kP>), stored in place, F[k][c] = v[k], then sink(c) is called. Every
-// column is independent: for double the columns go two at a time through the lanes of a D2
-// (simd.hpp; sink.pair(c) then follows columns c and c + 1), the same operations as one at a
-// time; other scalars one by one. No
+// constant for the callers that know the permutation, Xup<S, kP>), stored in place,
+// F[k][c] = v[k], and handed to sink(c, v). Every column is independent: for double the
+// columns go two at a time through the lanes of a D2 (simd.hpp; sink.pair(c, v) then gets
+// columns c and c + 1), the same operations as one at a time; other scalars one by one. No
 // zero pattern: the counting and tracing scalars fold r's known zeros themselves, and the
 // double build multiplies by them (cheaper than the branch that would skip them).
 template <bool kPerm, class S, class Turn, class Sink>
@@ -592,7 +571,7 @@ ROBODYN_INLINE void move_forces(const Turn& turn, const S (&r)[3], const int (&d
   S* const F0 = F[0]; S* const F1 = F[1]; S* const F2 = F[2];
   S* const F3 = F[3]; S* const F4 = F[4]; S* const F5 = F[5];
   // column c (V = S), or columns c, c + 1 (V = D2): load(p) reads p[c], store(p, x) writes it
-  auto move = [&](auto load, auto store, int c) ROBODYN_INLINE_LAMBDA {
+  auto move = [&](auto load, auto store, auto emit, int c) ROBODYN_INLINE_LAMBDA {
     auto u0 = load(F3 + c), u1 = load(F4 + c), u2 = load(F5 + c);
     auto w0 = load(F0 + c), w1 = load(F1 + c), w2 = load(F2 + c);
     using V = decltype(u0);
@@ -618,27 +597,21 @@ ROBODYN_INLINE void move_forces(const Turn& turn, const S (&r)[3], const int (&d
     store(F3 + c, v[3]);
     store(F4 + c, v[4]);
     store(F5 + c, v[5]);
+    emit(c, v);
   };
   auto load1 = [](const S* p) ROBODYN_INLINE_LAMBDA { return *p; };
   auto store1 = [](S* p, const S& x) ROBODYN_INLINE_LAMBDA { *p = x; };
 #if ROBODYN_HAVE_D2
   if constexpr (std::is_same<S, double>::value) {
     int c = lo;
-    for (; c + 2 <= hi; c += 2) {
-      move(load_pair, store_pair, c);
-      sink.pair(c);
-    }
-    if (c < hi) {
-      move(load1, store1, c);
-      sink(c);
-    }
+    for (; c + 2 <= hi; c += 2)
+      move(load_pair, store_pair,
+           [&](int k, const D2 (&v)[6]) ROBODYN_INLINE_LAMBDA { sink.pair(k, v); }, c);
+    if (c < hi) move(load1, store1, sink, c);
     return;
   }
 #endif
-  for (int c = lo; c < hi; ++c) {
-    move(load1, store1, c);
-    sink(c);
-  }
+  for (int c = lo; c < hi; ++c) move(load1, store1, sink, c);
 }
 
 }  // namespace detail
@@ -654,11 +627,6 @@ ROBODYN_INLINE void Xup<S, kP>::forces_to_parent(S* const* F, int lo, int hi,
   const S r[3] = {rev ? S(m.pc[i][0]) : d.r[i][0], rev ? S(m.pc[i][1]) : d.r[i][1],
                   rev ? S(m.pc[i][2]) : d.r[i][2]};
   const int id[3] = {0, 1, 2};
-  if constexpr (kP < 0)
-    if (relabel_unknown())
-      return with_relabelled([&](const auto& X) ROBODYN_INLINE_LAMBDA {
-        X.forces_to_parent(F, lo, hi, sink);
-      });
   if (kind == LinkKind::RevPerm || kind == LinkKind::PrisPerm) {
     // Rc = P, a signed permutation, (P^T x)_j = +-x_perm[j]: with D = diag(+-1) the signs
     // neg and Pi the relabelling j -> perm[j], P = Pi D and D (a x b) = det(D) (D a x D b),

@@ -68,6 +68,28 @@ enum class LinkKind : unsigned char {
   RevPerm, RevRotX, RevDH, RevGeneral, PrisPerm, PrisRotX, PrisGeneral, FreeFlyer
 };
 
+// A body's case in the one dispatch per body of crba's sweep (link.hpp's with_step, built into
+// Model::step): its variant v (the link kind, and for RevPerm and PrisPerm which of the six
+// relabellings of ConstRotation::relabel: 18 variants) and its parent's joint type t (of a
+// body on the world: Revolute, unused), numbered 3 v + t
+constexpr int kStepCases = 54;
+// the link kinds of variants 12..17 (0..5 RevPerm, 6..11 PrisPerm by relabelling)
+constexpr LinkKind kStepOtherKinds[6] = {LinkKind::RevRotX,  LinkKind::RevDH,
+                                         LinkKind::RevGeneral, LinkKind::PrisRotX,
+                                         LinkKind::PrisGeneral, LinkKind::FreeFlyer};
+constexpr LinkKind step_kind(int c) {
+  const int v = c / 3;
+  return v < 6 ? LinkKind::RevPerm : v < 12 ? LinkKind::PrisPerm : kStepOtherKinds[v - 12];
+}
+constexpr int step_relabel(int c) { return c / 3 < 12 ? (c / 3) % 6 : -1; }  // -1: not *Perm
+constexpr JointType step_parent(int c) { return static_cast<JointType>(c % 3); }
+inline unsigned char step_case(LinkKind k, int relabel, JointType parent) {
+  int v = k == LinkKind::RevPerm ? relabel : 6 + relabel;  // (the *Perm kinds)
+  for (int o = 0; o < 6; ++o)
+    if (kStepOtherKinds[o] == k) v = 12 + o;
+  return static_cast<unsigned char>(3 * v + int(parent));
+}
+
 // A constant rotation, classified once at build so hot loops can skip its zeros and ones.
 struct ConstRotation {
   enum Kind : unsigned char { Permutation, RotX, General };
@@ -105,6 +127,9 @@ struct Model {
   std::vector<ConstRotation> Rc;      // constant part of parent-to-body rotation
   std::vector<LinkKind> link;         // size n+1: how Xup applies body i's transform (entry 0
                                       // unused)
+  std::vector<unsigned char> step;    // size n+1: body i's case in crba's one dispatch per body
+                                      // (link.hpp's with_step: link kind, relabelling, parent's
+                                      // joint type; entry 0 unused)
   std::vector<int> angle_src;         // size n+2: where update_kinematics reads body i's angle
                                       // in Data::q_key: iq[i] for a revolute joint, else nq
                                       // (q_key's last entry, always 0: sin 0, cos 1); entry n+1

@@ -23,7 +23,6 @@
 #include "robodyn/kinematics.hpp"
 #include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
 #include "robodyn/spatial.hpp"
 
 namespace robodyn {
@@ -118,6 +117,132 @@ void ldlt6_solve(const Eigen::Matrix<S, 6, 6>& F, Eigen::Matrix<S, 6, 1>& x) {
     for (int k = i + 1; k < 6; ++k) x[i] -= F(k, i) * x[k];
 }
 
+// v_i = iX_λ(i) v_λ(i) + S_i qd_i and c_i for a joint of type t (the header's classical
+// form): from the parent's angular velocity wp and |wp|^2 (wwp), body i's angular velocity w,
+// |w|^2 (ww) and c, x = qd_i
+template <JointType t, class S, class Link>
+ROBODYN_INLINE void joint_velocity(const Link& X, const V3T<S>& wp, const S& wwp, const S* x,
+                                   V3T<S>& w, S& ww, V6T<S>& c) {
+  // w' = E^T w_p, and E^T (w_p x (w_p x r)) = E^T ((w_p . r) w_p - |w_p|^2 r)
+  w = X.ET(wp);
+  const V3T<S>& r = X.r();
+  const std::array<bool, 3> nz = X.r_nz();
+  const S wr = X.dot_r(wp);
+  V3T<S> k;
+  for (int j = 0; j < 3; ++j) k[j] = nz[j] ? S(wr * wp[j] - wwp * r[j]) : S(wr * wp[j]);
+  const V3T<S> kb = X.ET(k);
+  // c, w = w' + wr, and |w|^2 from |w'|^2 = |w_p|^2
+  if constexpr (t == JointType::Revolute) {
+    c << w[1] * x[0], -(w[0] * x[0]), S(0), kb;
+    ww = wwp + x[0] * (w[2] + w[2] + x[0]);
+    w[2] += x[0];
+  } else if constexpr (t == JointType::Prismatic) {
+    const S x2 = x[0] + x[0];
+    c << S(0), S(0), S(0), kb[0] + w[1] * x2, kb[1] - w[0] * x2, kb[2];
+    ww = wwp;
+  } else {
+    const V3T<S> wr3(x[0], x[1], x[2]), vr(x[3], x[4], x[5]);
+    c << cross<S>(w, wr3), kb + S(2) * cross<S>(w, vr) + cross<S>(wr3, vr);
+    w += wr3;
+    ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+  }
+}
+
+// IA_i = I_i (upper triangle) and pA_i = v_i x* I_i v_i = (w x Ibar w, (w . h) w - |w|^2 h)
+// for body i's angular velocity w, |w|^2 = ww (the classical form needs no linear velocity)
+template <class S>
+ROBODYN_INLINE void rigid_articulated(const Model& m, int i, const V3T<S>& w, const S& ww,
+                                      Eigen::Matrix<S, 6, 6>& IA, V6T<S>& pA) {
+  const Vec3& h = m.h[i];
+  const auto& hz = m.h_nz[i];
+  const S wh = dot_const<S>(w[0], w[1], w[2], h, hz);
+  const V3T<S> Iw = sym_mul<S>(m.Ibar[i], m.I_nz[i], w);
+  pA << cross<S>(w, Iw), V3T<S>(hz[0] ? S(wh * w[0] - ww * S(h[0])) : S(wh * w[0]),
+                                hz[1] ? S(wh * w[1] - ww * S(h[1])) : S(wh * w[1]),
+                                hz[2] ? S(wh * w[2] - ww * S(h[2])) : S(wh * w[2]));
+  IA.template topLeftCorner<3, 3>() = m.Ibar[i].template cast<S>();
+  IA.template topRightCorner<3, 3>() = skew<S>(V3T<S>(h.template cast<S>()));
+  IA(3, 4) = IA(3, 5) = IA(4, 5) = S(0);
+  for (int j = 0; j < 3; ++j) IA(3 + j, 3 + j) = S(m.mass[i]);
+}
+
+// U_i = IA_i S_i, D_i = S_i^T U_i + armature, u_i = tau_i - S_i^T pA_i - damping qd_i
+// - friction sign(qd_i): for a 1-DOF joint into d.U, d.D, d.u; for a free-flyer (S = 1:
+// U = D = IA) D factorised into d.Uf (ldlt6) and u into d.uf. False when D is not positive
+// definite.
+template <class S>
+ROBODYN_INLINE bool joint_inertia(const Model& m, DataTpl<S>& d, int i, const S* qd,
+                                  const S* tau) {
+  const int iv = m.iv[i];
+  if (m.type[i] == JointType::FreeFlyer) {
+    d.Uf = d.IA[i].template selfadjointView<Eigen::Upper>();
+    if (!ldlt6<S>(d.Uf)) return false;
+    for (int j = 0; j < 6; ++j) d.uf[j] = tau[iv + j] - d.pA[i][j];
+    return true;
+  }
+  const int k = m.type[i] == JointType::Revolute ? 2 : 5;  // S_i = e_k
+  for (int j = 0; j < 6; ++j) d.U[i][j] = j <= k ? d.IA[i](j, k) : d.IA[i](k, j);
+  S Di = d.U[i][k];
+  if (m.armature[i] != 0) Di += S(m.armature[i]);
+  if (!positive(Di)) return false;
+  d.D[i] = Di;
+  S ui = tau[iv] - d.pA[i][k];
+  if (m.damping[i] != 0) ui -= S(m.damping[i]) * qd[iv];
+  if (m.friction[i] != 0) ui -= S(m.friction[i]) * signum(qd[iv]);
+  d.u[i] = ui;
+  return true;
+}
+
+// Body i's articulated inertia and bias force passed to its parent p (1-DOF joint):
+// Ia = IA_i - U_i D_i^-1 U_i^T, pa = pA_i + Ia c_i + U_i D_i^-1 u_i, then
+// IA_p += pX_i^* Ia iX_p, pA_p += pX_i^* pa. Without armature Ia S = 0: row and column k of Ia
+// are zero and skipped (articulated_step, add_transport's kZ2)
+template <class S>
+ROBODYN_INLINE void articulated_to_parent(const Model& m, DataTpl<S>& d, int i, int p) {
+  const bool kz = m.armature[i] == 0;
+  const bool rev = m.type[i] == JointType::Revolute;
+  Eigen::Matrix<S, 6, 6> Ia;
+  V6T<S> pa;
+  if (rev && kz)
+    articulated_step<2, true, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.cbias[i], Ia, pa);
+  else if (rev)
+    articulated_step<2, false, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.cbias[i], Ia, pa);
+  else if (kz)
+    articulated_step<5, true, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.cbias[i], Ia, pa);
+  else
+    articulated_step<5, false, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.cbias[i], Ia, pa);
+  const Xup<S> X(m, d, i);
+  if (rev && kz)
+    X.template add_transport<true>(Ia, d.IA[p]);
+  else
+    X.template add_transport<false>(Ia, d.IA[p]);
+  V3T<S> np = d.pA[p].template head<3>(), fp = d.pA[p].template tail<3>();
+  X.apply_transpose(V3T<S>(pa.template head<3>()), V3T<S>(pa.template tail<3>()), np, fp);
+  d.pA[p] << np, fp;
+}
+
+// qdd_i = D_i^-1 (u_i - U_i^T a') and a_i = a' + S_i qdd_i (into a' = (wd, a)) for a joint of
+// type t; a free-flyer (U = D = IA): qdd = IA^-1 u - a', a = IA^-1 u
+template <JointType t, class S>
+ROBODYN_INLINE void joint_acceleration(const DataTpl<S>& d, int i, S* x, V3T<S>& wd,
+                                       V3T<S>& a) {
+  if constexpr (t == JointType::FreeFlyer) {
+    V6T<S> ab = d.uf;
+    ldlt6_solve<S>(d.Uf, ab);
+    for (int j = 0; j < 3; ++j) {
+      x[j] = ab[j] - wd[j];
+      x[3 + j] = ab[3 + j] - a[j];
+    }
+    wd = ab.template head<3>();
+    a = ab.template tail<3>();
+  } else {
+    const V6T<S>& U = d.U[i];
+    x[0] = (d.u[i] - (U[0] * wd[0] + U[1] * wd[1] + U[2] * wd[2] + U[3] * a[0] + U[4] * a[1] +
+                      U[5] * a[2])) / d.D[i];
+    add_joint_motion(t, x, wd, a);
+  }
+}
+
 }  // namespace detail
 
 // qdd = FD(q, qd, tau): q (nq,), qd, tau, qdd (nv,). Joint accelerations for the applied
@@ -127,141 +252,43 @@ void ldlt6_solve(const Eigen::Matrix<S, 6, 6>& F, Eigen::Matrix<S, 6, 1>& x) {
 // first two passes).
 template <class S>
 bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S* qdd) {
-  using V6 = Eigen::Matrix<S, 6, 1>;
-  using M6 = Eigen::Matrix<S, 6, 6>;
   update_kinematics(m, d, q, 1);
-  // the world: at rest, accelerating at -gravity
+  // v_0 = 0, a_0 = -a_g
   d.w[0].setZero();
   d.w2[0] = S(0);
   d.wd[0].setZero();
   d.al[0] = -m.gravity.template cast<S>();
-  // pass 1, base to tip: v_i = X v_p + S qd (angular part), c_i, IA_i = I_i, pA_i = v x* I v.
-  // Passes 1 and 3 make one dispatch on the link kind per body (with_link, as rnea): X's kind
-  // and the joint type are compile-time constants inside (5-7% of a call on Talos and the
-  // arms); pass 2's transport (Xup::add_transport, out of line) gained nothing from it
+  // pass 1, base to tip (one dispatch per body on the link kind: X's kind and the joint type
+  // are compile-time constants inside)
   for (int i = 1; i <= m.n; ++i) with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
     const int p = m.parent[i];
-    constexpr JointType t = joint_of(decltype(K)::value);
-    const S* x = qd + m.iv[i];
-    V6& c = d.cbias[i];
-    const Vec3& h = m.h[i];
-    const auto& hz = m.h_nz[i];
-    // w' = E^T w_p, and E^T (w_p x (w_p x r)) = E^T ((w_p . r) w_p - |w_p|^2 r)
-    const Xup<S> X(m, d, i, K);
-    const V3T<S>& wp = d.w[p];
-    V3T<S> w = X.ET(wp);
-    const V3T<S>& r = X.r();
-    const std::array<bool, 3> nz = X.r_nz();
-    const S wr = X.dot_r(wp);
-    V3T<S> k;
-    for (int j = 0; j < 3; ++j) k[j] = nz[j] ? S(wr * wp[j] - d.w2[p] * r[j]) : S(wr * wp[j]);
-    const V3T<S> kb = X.ET(k);
-    // c, w = w' + wr, and |w|^2 from |w'|^2 = |w_p|^2
-    S ww;
-    switch (t) {
-      case JointType::Revolute:
-        c << w[1] * x[0], -(w[0] * x[0]), S(0), kb;
-        ww = d.w2[p] + x[0] * (w[2] + w[2] + x[0]);
-        w[2] += x[0];
-        break;
-      case JointType::Prismatic: {
-        const S x2 = x[0] + x[0];
-        c << S(0), S(0), S(0), kb[0] + w[1] * x2, kb[1] - w[0] * x2, kb[2];
-        ww = d.w2[p];
-        break;
-      }
-      default: {
-        const V3T<S> wr3(x[0], x[1], x[2]), vr(x[3], x[4], x[5]);
-        c << cross<S>(w, wr3), kb + S(2) * cross<S>(w, vr) + cross<S>(wr3, vr);
-        w += wr3;
-        ww = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
-        break;
-      }
-    }
-    // pA = (w x Ibar w, w x (w x h)) = (w x Ibar w, (w . h) w - |w|^2 h)
-    const S wh = dot_const<S>(w[0], w[1], w[2], h, hz);
-    const V3T<S> Iw = sym_mul<S>(m.Ibar[i], m.I_nz[i], w);
-    d.pA[i] << cross<S>(w, Iw), V3T<S>(hz[0] ? S(wh * w[0] - ww * S(h[0])) : S(wh * w[0]),
-                                       hz[1] ? S(wh * w[1] - ww * S(h[1])) : S(wh * w[1]),
-                                       hz[2] ? S(wh * w[2] - ww * S(h[2])) : S(wh * w[2]));
-    d.w[i] = w;
-    d.w2[i] = ww;
-    // IA = I = [Ibar, [h]; [h]', mass 1] (upper triangle)
-    M6& IA = d.IA[i];
-    IA.template topLeftCorner<3, 3>() = m.Ibar[i].template cast<S>();
-    IA.template topRightCorner<3, 3>() = skew<S>(V3T<S>(h.template cast<S>()));
-    IA(3, 4) = IA(3, 5) = IA(4, 5) = S(0);
-    for (int j = 0; j < 3; ++j) IA(3 + j, 3 + j) = S(m.mass[i]);
+    // v_i = iX_λ(i) v_λ(i) + S_i qd_i, c_i = c_J + v_i x v_J
+    detail::joint_velocity<joint_of(decltype(K)::value)>(Xup<S>(m, d, i, K), d.w[p], d.w2[p],
+                                                         qd + m.iv[i], d.w[i], d.w2[i],
+                                                         d.cbias[i]);
+    // IA_i = I_i, pA_i = v_i x* I_i v_i
+    detail::rigid_articulated(m, i, d.w[i], d.w2[i], d.IA[i], d.pA[i]);
   });
-  // pass 2, tip to base: U = IA S, D = S' U (+ armature), u = tau - S' pA; passed to the
-  // parent: Ia = IA - U D^-1 U', pa = pA + Ia c + U D^-1 u, IA_p += X^T Ia X, pA_p += X^T pa
+  // pass 2, tip to base
   for (int i = m.n; i >= 1; --i) {
-    const JointType t = m.type[i];
+    // U_i = IA_i S_i, D_i = S_i^T U_i, u_i = tau_i - S_i^T pA_i (with the joint terms)
+    if (!detail::joint_inertia(m, d, i, qd, tau)) return false;
     const int p = m.parent[i];
-    if (t == JointType::FreeFlyer) {
-      // S = 1: U = D = IA, u = tau - pA; the root (build_model): nothing passed on
-      d.Uf = d.IA[i].template selfadjointView<Eigen::Upper>();
-      if (!detail::ldlt6<S>(d.Uf)) return false;
-      for (int j = 0; j < 6; ++j) d.uf[j] = tau[m.iv[i] + j] - d.pA[i][j];
-      continue;
-    }
-    const int k = t == JointType::Revolute ? 2 : 5;
-    const int iv = m.iv[i];
-    for (int j = 0; j < 6; ++j) d.U[i][j] = j <= k ? d.IA[i](j, k) : d.IA[i](k, j);
-    S Di = d.U[i][k];
-    if (m.armature[i] != 0) Di += S(m.armature[i]);
-    if (!detail::positive(Di)) return false;
-    d.D[i] = Di;
-    S ui = tau[iv] - d.pA[i][k];
-    if (m.damping[i] != 0) ui -= S(m.damping[i]) * qd[iv];
-    if (m.friction[i] != 0) ui -= S(m.friction[i]) * detail::signum(qd[iv]);
-    d.u[i] = ui;
     if (p == 0) continue;
-    const bool kz = m.armature[i] == 0;
-    M6 Ia;
-    V6 pa;
-    if (k == 2 && kz)
-      detail::articulated_step<2, true, S>(d.IA[i], d.U[i], Di, d.pA[i], ui, d.cbias[i], Ia, pa);
-    else if (k == 2)
-      detail::articulated_step<2, false, S>(d.IA[i], d.U[i], Di, d.pA[i], ui, d.cbias[i], Ia, pa);
-    else if (kz)
-      detail::articulated_step<5, true, S>(d.IA[i], d.U[i], Di, d.pA[i], ui, d.cbias[i], Ia, pa);
-    else
-      detail::articulated_step<5, false, S>(d.IA[i], d.U[i], Di, d.pA[i], ui, d.cbias[i], Ia, pa);
-    const Xup<S> X(m, d, i);
-    if (k == 2 && kz)
-      X.template add_transport<true>(Ia, d.IA[p]);
-    else
-      X.template add_transport<false>(Ia, d.IA[p]);
-    V3T<S> np = d.pA[p].template head<3>(), fp = d.pA[p].template tail<3>();
-    X.apply_transpose(V3T<S>(pa.template head<3>()), V3T<S>(pa.template tail<3>()), np, fp);
-    d.pA[p] << np, fp;
+    // Ia = IA_i - U_i D_i^-1 U_i^T, pa = pA_i + Ia c_i + U_i D_i^-1 u_i,
+    // IA_λ(i) += λ(i)X_i^* Ia iX_λ(i), pA_λ(i) += λ(i)X_i^* pa
+    detail::articulated_to_parent(m, d, i, p);
   }
-  // pass 3, base to tip: a' = X a_p + c, qdd = D^-1 (u - U' a'), a = a' + S qdd
+  // pass 3, base to tip
   for (int i = 1; i <= m.n; ++i) with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
     const int p = m.parent[i];
-    const V6& c = d.cbias[i];
-    S* x = qdd + m.iv[i];
+    // a' = iX_λ(i) a_λ(i) + c_i
     V3T<S> wd, a;
     Xup<S>(m, d, i, K).apply(d.wd[p], d.al[p], wd, a);
-    wd += c.template head<3>();
-    a += c.template tail<3>();
-    if (m.type[i] == JointType::FreeFlyer) {
-      // U = D = IA: qdd = IA^-1 (u - IA a') = IA^-1 u - a'
-      V6 ab = d.uf;
-      detail::ldlt6_solve<S>(d.Uf, ab);
-      for (int j = 0; j < 3; ++j) {
-        x[j] = ab[j] - wd[j];
-        x[3 + j] = ab[3 + j] - a[j];
-      }
-      wd = ab.template head<3>();
-      a = ab.template tail<3>();
-    } else {
-      const V6& U = d.U[i];
-      x[0] = (d.u[i] - (U[0] * wd[0] + U[1] * wd[1] + U[2] * wd[2] + U[3] * a[0] +
-                        U[4] * a[1] + U[5] * a[2])) / d.D[i];
-      add_joint_motion(m.type[i], x, wd, a);
-    }
+    wd += d.cbias[i].template head<3>();
+    a += d.cbias[i].template tail<3>();
+    // qdd_i = D_i^-1 (u_i - U_i^T a'), a_i = a' + S_i qdd_i
+    detail::joint_acceleration<joint_of(decltype(K)::value)>(d, i, qdd + m.iv[i], wd, a);
     d.wd[i] = wd;
     d.al[i] = a;
   });

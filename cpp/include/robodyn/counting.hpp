@@ -27,10 +27,9 @@
 // live_counts() tallies those the given outputs depend on (dead code is not generated either).
 // count_ops takes as outputs the algorithm's result and the configuration cache it leaves in
 // Data for the next algorithm (sin and cos of every revolute angle, the prismatic
-// translations, a free-flyer's transform), so the cache is counted whole. Before this
-// rule (up to the issue 16 round) every operation was counted whatever its operands: the
-// figures now state the arithmetic that depends on the state, not the double code's own work
-// on its zeros (which it may still do; the speed of the double code is measured separately).
+// translations, a free-flyer's transform), so the cache is counted whole. The figures state
+// the arithmetic that depends on the state, not the double code's own work on its zeros
+// (which it may still do; the speed of the double code is measured separately).
 // The counters are thread_local. Include this header only where the counting instantiation
 // lives (cpp/src/opcount.cpp): the double build never sees it.
 #pragma once

@@ -1,6 +1,5 @@
-// The joint kinds, written once: how a body's link transform is applied (revolute and
-// prismatic through the classified constant rotation of spatial.hpp, a free-flyer through its
-// full rotation), the motion subspace S (S qd and S' f), and the configuration space of each
+// The joint kinds (revolute, prismatic, free-flyer), written once: the motion subspace S (S qd
+// and S' f), the joint terms (armature, damping, friction), and the configuration space of each
 // kind (integrate, difference: the free-flyer on SE(3), the others on the line).
 //
 // Free-flyer coordinates: q = (p, quat) with p the body origin in the parent frame and quat =

@@ -1,5 +1,6 @@
 // Kane's method: recursive O(n) inverse dynamics and forward dynamics by the generalized inertia
-// matrix (Kane & Levinson 1985; Nie 1988, Ch. III, restated in spec/kane-nie.md).
+// matrix (Kane & Levinson 1985; Nie 1988, Ch. III; docs/notation.md maps Kane's terms to
+// Featherstone's and derives this recursive form).
 //
 // Generalized speeds u = qd (u = v with a free base). Body k has its frame k (z = n3, the
 // joint-k axis; origin o_k on that axis), mass m_k, mass centre c_k and central inertia I_k

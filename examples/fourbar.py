@@ -197,7 +197,7 @@ def plot(out, path):
     a.set_xlabel("t (s)")
     a.set_ylabel("m")
     a.set_title("dynamics from rest under gravity (no driver)")
-    a.legend(loc="upper right", frameon=False)
+    a.legend(loc="best", frameon=False)
     a = ax[1, 1]
     a.semilogy(sim.t, np.abs(sim.energy - sim.energy[0]) + 1e-18, label="|E(t) - E(0)| (J)")
     a.semilogy(sim.t, sim.residual + 1e-18, label="max |phi| (m)")

@@ -132,7 +132,7 @@ def plot(out, path):
         ax[1, 0].plot(res.t, res.constraint_forces[:, k], label=f"f{name}")
     ax[1, 0].set_ylabel("N")
     ax[1, 0].set_title("ball joint force on the crank (crank frame)")
-    ax[1, 0].legend(loc="upper right", frameon=False)
+    ax[1, 0].legend(loc="best", frameon=False)
     work = res.energy - res.energy[0]
     ax[1, 1].plot(res.t, work, label="E(t) - E(0)")
     ax[1, 1].set_ylabel("J")

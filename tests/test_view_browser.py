@@ -222,6 +222,8 @@ def test_saved_html_plays_back_offline_and_the_time_slider_moves_the_robot(tmp_p
         box = _box(lo, hi, camera, canvas)
         # t near 0 (the arm upright), which pauses the playback
         assert _slide(browser, 0.02, lambda t: t < 0.1) < 0.1
+        # the page draws the scene some time after it loads (longer on a busy machine)
+        _shot_until(browser, lambda img: _viewbot.red_fraction(img, box) > 0.05, 30)
         early = _stable_shot(browser, box)
         _save(early, "html_early.png")
         assert _viewbot.red_fraction(early, box) > 0.05

@@ -1,25 +1,14 @@
 """The closed-loop examples (examples/fourbar.py, slider_crank_3d.py, ackermann.py): the figures
 each one shows, checked on short runs of their run() functions."""
 
-import importlib.util
 import math
-import pathlib
 
 import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
-if not EXAMPLES.is_dir():
-    pytest.skip("examples/ is not next to the tests (installed package)", allow_module_level=True)
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from _examples import load_example as load
 
 
 def test_fourbar(tmp_path):

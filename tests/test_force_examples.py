@@ -2,25 +2,14 @@
 beam_pendulum.py): the figures the Matlab toolbox thesis quotes, checked on the examples'
 results."""
 
-import importlib.util
 import math
-import pathlib
 
 import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
-if not EXAMPLES.is_dir():
-    pytest.skip("examples/ is not next to the tests (installed package)", allow_module_level=True)
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from _examples import load_example as load
 
 
 def test_spring_mass_damper(tmp_path):

@@ -211,10 +211,10 @@ def serve(viewer, seconds=None, say=None):
             reason[0] = "terminated"
             stop.set()
         previous = signal.signal(signal.SIGTERM, on_term)
-    if say is not None:
-        say(viewer.url)
     deadline = None if seconds is None else time.monotonic() + seconds
     try:
+        if say is not None:  # inside: a Ctrl-C right after the address is printed stops cleanly
+            say(viewer.url)
         while not stop.is_set():
             left = 0.5 if deadline is None else deadline - time.monotonic()
             if left <= 0:

@@ -4,7 +4,8 @@ one self-contained HTML file (Viser's client with the recorded scene inside).
 The robot is posed by ``forward_kinematics`` at each sample (a floating base moves with its
 free-flyer coordinates); the reference ``q_ref``, when the result has one of the robot's size,
 is a grey half-transparent ghost; the end-effector path (the origin of the deepest link of the
-tree, or ``ee=`` a link name) is a line.
+tree, or ``ee=`` a link name) is a line; loop constraints (``robot=`` a ConstrainedRobot) and
+springs move with the robot.
 """
 
 from __future__ import annotations
@@ -96,7 +97,9 @@ def _add_motion_scene(viewer, motion, result):
 
 class Playback:
     """A result on the local server (:class:`robodyn.view.live.Viewer`'s scene and toggles)
-    with a time slider, a play checkbox, a speed and a loop checkbox."""
+    with a time slider, a play checkbox, a speed and a loop checkbox. ``robot``: the robot
+    drawn (default the result's); a :class:`robodyn.ConstrainedRobot` draws its loop
+    constraints too (a constrained run's result holds the tree robot only)."""
 
     def __init__(self, result, *, robot=None, ee=None, **viewer_args):
         self.viewer = Viewer(_robot_of(result, robot), np.asarray(result.q)[0], sliders=False,

@@ -93,7 +93,7 @@ class ElementsScene:
         scene = server.scene
         if system is not None and system.constraints:
             for i, c in enumerate(system.constraints):
-                pair = [scene.add_icosphere(f"/loops/{i}/{j}", radius=scale / 8,
+                pair = [scene.add_icosphere(f"/loops/{i}/{j}", radius=scale / 4,
                                             color=LOOP_COLOR) for j in (1, 2)]
                 self._spheres.append(pair)
                 self.handles["loops"] += pair

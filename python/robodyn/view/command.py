@@ -143,8 +143,8 @@ def _run_campaign(args, load, options):
     result = campaign_result(folder, args.run, getattr(robot, "robot", robot))
     from .playback import show_result
 
-    show_result(result, robot=robot, urdf=_source(args), package_path=args.package_path, port=args.port,
-                seconds=args.seconds, xacro_args=options["xacro_args"],
+    show_result(result, robot=robot, urdf=_source(args), package_path=args.package_path,
+                port=args.port, seconds=args.seconds, xacro_args=options["xacro_args"],
                 xacro_env=options["xacro_env"])
     return 0
 

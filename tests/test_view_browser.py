@@ -3,8 +3,9 @@ chromium, which .ci/run installs): headless Chromium opens the live page of `rob
 a saved HTML playback, with host names unresolvable and every request recorded. Screenshots
 show the robot inside its projected bounding box (the red of the test robot, not a blank
 canvas), and those pixels change when a joint slider or the time slider is moved through the
-page (a click on the slider, sent through the DevTools protocol). The server and the browser
-are stopped by pid within a bound."""
+page (a click on the slider, sent through the DevTools protocol); a four-bar's page shows its
+loop constraint's green until its toggle hides it. The server and the browser are stopped by
+pid within a bound."""
 
 import os
 import signal

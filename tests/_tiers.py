@@ -67,6 +67,7 @@ TABLE = {
     "test_view.py::test_simulate_view_and_html_from_the_command_line": "view",
     "test_view.py::test_campaign_run_played_back": "view",
     "test_view.py::test_view_stops_cleanly_on_ctrl_c_and_sigterm": "view",
+    "test_view_elements.py::test_loop_urdf_viewed_from_the_command_line": "view",
     # ROS 2 nodes
     "test_ros.py": "ros",
     # Dask clusters, campaigns and datasets in subprocesses, killed and resumed

@@ -46,6 +46,8 @@ ALLOWED = {
     ("robodyn.sim.results", "robodyn.view"),
     # ConstrainedRobot.to_urdf(): the <loop_joint> writer
     ("robodyn.constraints.system", "robodyn.io.loop_urdf"),
+    # ConstrainedRobot.show(): the robot and its loop constraints in the browser
+    ("robodyn.constraints.system", "robodyn.view"),
 }
 
 

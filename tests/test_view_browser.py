@@ -3,8 +3,9 @@ chromium, which .ci/run installs): headless Chromium opens the live page of `rob
 a saved HTML playback, with host names unresolvable and every request recorded. Screenshots
 show the robot inside its projected bounding box (the red of the test robot, not a blank
 canvas), and those pixels change when a joint slider or the time slider is moved through the
-page (a click on the slider, sent through the DevTools protocol). The server and the browser
-are stopped by pid within a bound."""
+page (a click on the slider, sent through the DevTools protocol); a four-bar's page shows its
+loop constraint's green until its toggle hides it. The server and the browser are stopped by
+pid within a bound."""
 
 import os
 import signal
@@ -279,6 +280,55 @@ def test_live_playback_time_slider_moves_the_robot(tmp_path):
             late = _shot_until(browser, lambda img: _diff(early, img, box) > 3.0, 30)
             _save(late, "playback_late.png")
             assert _diff(early, late, box) > 3.0
+            assert browser.outside_requests() == []
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=20)
+        assert server.returncode == 0 and "Traceback" not in err, err
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
+
+
+def _green_fraction(img, box):
+    """The fraction of the pixels in ``box`` of the loop constraints' green, shaded."""
+    x0, y0, x1, y1 = box
+    patch = img[y0:y1, x0:x1].astype(int)
+    return float(((patch[..., 1] - patch[..., 0] > 60) & (patch[..., 1] - patch[..., 2] > 30))
+                 .mean()) if patch.size else 0.0
+
+
+def test_four_bar_live_page_shows_its_loop_constraint(tmp_path):
+    from test_view_elements import fourbar_urdf
+
+    urdf = tmp_path / "fourbar.urdf"
+    urdf.write_text(fourbar_urdf())
+    system = robodyn.load_urdf(str(urdf))
+    q = np.array([0.7, 1.0, 1.5])  # open: frame 1 and frame 2 apart, the line between them
+    geo = RobotGeometry.build(system.robot, urdf)
+    lo, hi = geo.bounds(system.robot, q)
+    camera = camera_for(lo, hi)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(robodyn.__file__).parents[1])] + sys.path))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "robodyn.cli", "view", str(urdf), "--q", *map(str, q),
+         "--seconds", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, start_new_session=True)
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("robodyn view: http://127.0.0.1:"), line
+        with _browser.Chromium(1000, 700) as browser:
+            browser.open(line.split()[2])
+            box = _box(lo, hi, camera, _canvas(browser))
+            shown = _shot_until(browser, lambda img: _green_fraction(img, box) > 0.002)
+            _save(shown, "fourbar_loops.png")
+            assert _green_fraction(shown, box) > 0.002  # the markers and the line
+            px, py, checked = _checkbox(browser, "Loop constraints")
+            assert checked
+            browser.click(px, py)
+            hidden = _shot_until(browser, lambda img: _green_fraction(img, box) < 1e-4, 30)
+            _save(hidden, "fourbar_loops_hidden.png")
+            assert _green_fraction(hidden, box) < 1e-4
             assert browser.outside_requests() == []
         server.send_signal(signal.SIGTERM)
         out, err = server.communicate(timeout=20)

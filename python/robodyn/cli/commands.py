@@ -353,7 +353,7 @@ def _view_run(args):
     opts = robot_options(args)
 
     def load(name, floating_base):
-        return load_robot(name, **opts, floating_base=floating_base)
+        return load_robot(name, **opts, floating_base=floating_base, loops=True)
 
     return run(args, load, lambda tokens, n: parse_vector(tokens, n, "--q"), opts)
 

@@ -56,12 +56,13 @@ def robot_options(args):
 
 
 def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=False,
-               xacro_env=False):
+               xacro_env=False, loops=False):
     """A robot by name (:func:`robodyn.robots.resolve`: the bundled robots and, when installed,
     example-robot-data's) or a URDF (or .xacro) file by path; UsageError if there is none.
 
     Loading warnings are printed once to stderr, one line each (:func:`say_warning`);
-    ``strict`` turns them into errors (ValueError)."""
+    ``strict`` turns them into errors (ValueError). ``loops``: a URDF with ``<loop_joint>``s
+    gives its ConstrainedRobot (else it is refused)."""
     from ..io import load_urdf, robots, urdf
 
     text = str(name_or_path)
@@ -79,7 +80,7 @@ def load_robot(name_or_path, *, strict=False, xacro_args=None, floating_base=Fal
                               floating_base=floating_base, xacro_env=xacro_env)
         for w in caught:
             say_warning(w.message)
-        if hasattr(robot, "constraints"):  # <loop_joint>s: a ConstrainedRobot
+        if hasattr(robot, "constraints") and not loops:  # <loop_joint>s: a ConstrainedRobot
             raise UsageError(f"{text}: closes loops with <loop_joint> elements; the command "
                              "line handles trees: use the Python API (docs/constraints.md)")
         return robot

@@ -166,3 +166,8 @@ class ConstrainedRobot:
 
         return write(self)
 
+    def show(self, q=None, **kwargs):
+        """The robot and its loop constraints at ``q`` in the browser (robodyn.view.show)."""
+        from ..view import show
+        return show(self, q, **kwargs)
+

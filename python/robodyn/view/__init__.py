@@ -2,7 +2,8 @@
 
 - :func:`show` / ``Robot.show(q)`` / ``robodyn view ROBOT``: the robot on a local server bound to
   127.0.0.1, its URDF's meshes and shapes posed by ``forward_kinematics``, with joint sliders
-  and toggles for link frames, joint axes, centres of mass and inertia boxes;
+  and toggles for link frames, joint axes, centres of mass and inertia boxes (a
+  ``ConstrainedRobot``'s loop constraints and a robot's springs too: :mod:`.elements`);
 - :func:`show_result` / ``SimulationResult.show()`` / ``robodyn simulate ... --view``: a
   playback with a time slider, play, speed and loop, the reference as a ghost, the
   end-effector path as a line;

@@ -81,7 +81,7 @@ def run(args, load, parse_q, options):
     if args.robot is None:
         raise ValueError("ROBOT: give a robot name or URDF path (or --campaign DIR --run I)")
     robot = load(args.robot, args.floating_base)
-    q = None if args.q is None else parse_q(args.q, robot.nq)
+    q = None if args.q is None else parse_q(args.q, getattr(robot, "robot", robot).nq)
     from .live import show
 
     show(robot, q, urdf=_source(args), package_path=args.package_path, port=args.port,
@@ -140,11 +140,11 @@ def _run_campaign(args, load, options):
                              f"({e}); give ROBOT") from None
         args.robot = name
     robot = load(name, args.floating_base)
-    result = campaign_result(folder, args.run, robot)
+    result = campaign_result(folder, args.run, getattr(robot, "robot", robot))
     from .playback import show_result
 
-    show_result(result, urdf=_source(args), package_path=args.package_path, port=args.port,
-                seconds=args.seconds, xacro_args=options["xacro_args"],
+    show_result(result, robot=robot, urdf=_source(args), package_path=args.package_path,
+                port=args.port, seconds=args.seconds, xacro_args=options["xacro_args"],
                 xacro_env=options["xacro_env"])
     return 0
 

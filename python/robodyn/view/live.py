@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from .elements import ElementsScene, split_system
 from .model import RobotGeometry, robot_source
 from .scene import RobotScene, neutral_configuration, camera_for
 
@@ -25,6 +26,7 @@ __all__ = ["Viewer", "show", "serve", "start_server", "free_port", "require"]
 HOST = "127.0.0.1"
 _TOGGLES = (("frames", "Link frames"), ("axes", "Joint axes"), ("com", "Centres of mass"),
             ("inertia", "Inertia boxes"))
+_ELEMENT_TOGGLES = (("loops", "Loop constraints"), ("springs", "Force elements"))
 
 
 def free_port():
@@ -72,6 +74,11 @@ class Viewer:
     """A robot on a local Viser server (``url``), posed at ``q``, with a slider per joint (a
     floating base stays where ``q`` puts it) and toggles for the overlays.
 
+    ``robot``: a :class:`robodyn.Robot` (its springs drawn as lines when it has force
+    elements) or a :class:`robodyn.ConstrainedRobot` (its loop constraints drawn too; ``q``
+    by default the neutral configuration with the loops closed where ``assemble`` can);
+    ``self.robot`` is the tree robot, ``self.system`` the constrained one or None.
+
     ``urdf``: the URDF (or .xacro) whose ``<visual>`` shapes and meshes are drawn (default: the
     file of a bundled or example-robot-data robot of that name; without one the inertia boxes
     stand for the links). ``package_path``: more folders for ``package://`` meshes
@@ -79,20 +86,43 @@ class Viewer:
 
     def __init__(self, robot, q=None, *, urdf=None, package_path=(), port=None, xacro_args=None,
                  xacro_env=False, sliders=True, geometry=None):
+        robot, self.system = split_system(robot)
         self.robot = robot
         if urdf is None:
             urdf = robot_source(robot.name)
         self.geometry = geometry or RobotGeometry.build(robot, urdf, package_path,
                                                         xacro_args=xacro_args,
                                                         xacro_env=xacro_env)
-        self.q = neutral_configuration(robot) if q is None else _configuration(robot, q)
+        self.q = self._start(q)
         self.server = start_server(port)
         self.url = f"http://{HOST}:{self.server.get_port()}/"
         self.scene = RobotScene(self.server, robot, self.geometry)
+        self.elements = ElementsScene(self.server, robot, self.system, self.scene.scale)
         self.frame(*self.geometry.bounds(robot, self.q))
         self._toggles()
         self.sliders = self._sliders() if sliders else []
-        self.scene.set_q(self.q)
+        self.pose(self.q)
+
+    def _start(self, q):
+        if q is not None:
+            return _configuration(self.robot, q)
+        q = neutral_configuration(self.robot)
+        if self.system is not None and self.system.rows:
+            from ..constraints.assembly import AssemblyError, assemble
+            try:
+                q = assemble(self.system, q)
+            except (AssemblyError, ValueError):
+                pass  # drawn open: the lines show the residual
+        return q
+
+    def pose(self, q, T=None):
+        """Pose the robot, the loop constraints and the springs at ``q`` (``T``: the nodes'
+        poses when already computed)."""
+        if T is None:
+            self.scene.set_q(q)
+        else:
+            self.scene.set_poses(T)
+        self.elements.set_q(q)
 
     def frame(self, lo, hi):
         """Aim the initial camera at the box [lo, hi] (world axes) and lay the ground grid
@@ -111,6 +141,11 @@ class Viewer:
                 box = self.server.gui.add_checkbox(
                     label, initial_value=kind == "inertia" and not any(self.geometry.parts))
                 box.on_update(lambda _, kind=kind, box=box: self.scene.show(kind, box.value))
+            for kind, label in _ELEMENT_TOGGLES:
+                if kind in self.elements.kinds:
+                    box = self.server.gui.add_checkbox(label, initial_value=True)
+                    box.on_update(lambda _, kind=kind, box=box:
+                                  self.elements.show(kind, box.value))
 
     def _sliders(self):
         robot = self.robot
@@ -136,12 +171,12 @@ class Viewer:
         """Move coordinate ``j`` of q to ``value`` and redraw."""
         self.q = self.q.copy()
         self.q[j] = value
-        self.scene.set_q(self.q)
+        self.pose(self.q)
 
     def set_q(self, q):
         """Pose the robot at ``q`` (nq,)."""
         self.q = _configuration(self.robot, q)
-        self.scene.set_q(self.q)
+        self.pose(self.q)
 
     def close(self):
         """Stop the server."""
@@ -176,10 +211,10 @@ def serve(viewer, seconds=None, say=None):
             reason[0] = "terminated"
             stop.set()
         previous = signal.signal(signal.SIGTERM, on_term)
-    if say is not None:
-        say(viewer.url)
     deadline = None if seconds is None else time.monotonic() + seconds
     try:
+        if say is not None:  # inside: a Ctrl-C right after the address is printed stops cleanly
+            say(viewer.url)
         while not stop.is_set():
             left = 0.5 if deadline is None else deadline - time.monotonic()
             if left <= 0:
@@ -195,8 +230,9 @@ def serve(viewer, seconds=None, say=None):
 
 
 def show(robot, q=None, *, urdf=None, package_path=(), port=None, seconds=None, **kwargs):
-    """Show ``robot`` at ``q`` in the browser (:class:`Viewer`): prints the page's address and
-    serves it until Ctrl-C (or ``seconds``). Returns the :func:`serve` reason."""
+    """Show ``robot`` (a Robot or a ConstrainedRobot) at ``q`` in the browser
+    (:class:`Viewer`): prints the page's address and serves it until Ctrl-C (or ``seconds``).
+    Returns the :func:`serve` reason."""
     viewer = Viewer(robot, q, urdf=urdf, package_path=package_path, port=port, **kwargs)
     return serve(viewer, seconds, say=lambda url: print(f"robodyn view: {url} (Ctrl-C stops)",
                                                         flush=True))

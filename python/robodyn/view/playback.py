@@ -4,7 +4,8 @@ one self-contained HTML file (Viser's client with the recorded scene inside).
 The robot is posed by ``forward_kinematics`` at each sample (a floating base moves with its
 free-flyer coordinates); the reference ``q_ref``, when the result has one of the robot's size,
 is a grey half-transparent ghost; the end-effector path (the origin of the deepest link of the
-tree, or ``ee=`` a link name) is a line.
+tree, or ``ee=`` a link name) is a line; loop constraints (``robot=`` a ConstrainedRobot) and
+springs move with the robot.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ SPEEDS = ("0.25", "0.5", "1", "2", "4")
 MAX_PATH_POINTS = 1000  # samples of the end-effector line
 
 
-def _robot_of(result):
+def _robot_of(result, robot=None):
+    """The robot to draw: ``robot`` (a Robot or a ConstrainedRobot) or the result's."""
+    if robot is not None:
+        return robot
     robot = getattr(result, "robot", None)
     if robot is None:
         raise ValueError("result: it has no robot (a result built by hand): pass robot=")
@@ -55,6 +59,7 @@ class _Motion:
         if q.ndim != 2 or q.shape[1] != robot.nq or q.shape[0] != self.t.shape[0]:
             raise ValueError(f"result: q has shape {q.shape}, expected ({self.t.shape[0]}, "
                              f"{robot.nq})")
+        self.q = q
         self.T = geometry.poses(robot, q)
         ref = getattr(result, "q_ref", None)
         self.T_ref = None
@@ -92,12 +97,14 @@ def _add_motion_scene(viewer, motion, result):
 
 class Playback:
     """A result on the local server (:class:`robodyn.view.live.Viewer`'s scene and toggles)
-    with a time slider, a play checkbox, a speed and a loop checkbox."""
+    with a time slider, a play checkbox, a speed and a loop checkbox. ``robot``: the robot
+    drawn (default the result's); a :class:`robodyn.ConstrainedRobot` draws its loop
+    constraints too (a constrained run's result holds the tree robot only)."""
 
     def __init__(self, result, *, robot=None, ee=None, **viewer_args):
-        robot = robot or _robot_of(result)
-        self.viewer = Viewer(robot, np.asarray(result.q)[0], sliders=False, **viewer_args)
-        self.motion = _Motion(result, robot, self.viewer.geometry, ee)
+        self.viewer = Viewer(_robot_of(result, robot), np.asarray(result.q)[0], sliders=False,
+                             **viewer_args)
+        self.motion = _Motion(result, self.viewer.robot, self.viewer.geometry, ee)
         self.ghost = _add_motion_scene(self.viewer, self.motion, result)
         gui = self.viewer.server.gui
         t = self.motion.t
@@ -117,7 +124,7 @@ class Playback:
     def show_time(self, t):
         """Pose the robot (and the ghost) at the sample of time ``t``."""
         k = self.motion.index(t)
-        self.viewer.scene.set_poses(self.motion.T[k])
+        self.viewer.pose(self.motion.q[k], self.motion.T[k])
         if self.ghost is not None:
             self.ghost.set_poses(self.motion.T_ref[k])
 
@@ -154,12 +161,12 @@ def recorded_html(result, *, robot=None, ee=None, fps=30.0, **viewer_args):
     """The text of the self-contained HTML page of ``result`` (:func:`save_html`)."""
     if not (isinstance(fps, (int, float)) and 0 < fps <= 240):
         raise ValueError(f"fps: expected a number in (0, 240], got {fps!r}")
-    robot = robot or _robot_of(result)
-    viewer = Viewer(robot, np.asarray(result.q)[0], sliders=False, **viewer_args)
+    viewer = Viewer(_robot_of(result, robot), np.asarray(result.q)[0], sliders=False,
+                    **viewer_args)
     try:
-        motion = _Motion(result, robot, viewer.geometry, ee)
+        motion = _Motion(result, viewer.robot, viewer.geometry, ee)
         ghost = _add_motion_scene(viewer, motion, result)
-        viewer.scene.set_poses(motion.T[0])
+        viewer.pose(motion.q[0], motion.T[0])
         recorder = viewer.server.get_scene_serializer()
         t0, t1 = float(motion.t[0]), float(motion.t[-1])
         frames = max(1, int(np.floor((t1 - t0) * fps)) + 1)
@@ -167,7 +174,7 @@ def recorded_html(result, *, robot=None, ee=None, fps=30.0, **viewer_args):
         for f in range(frames):
             k = motion.index(t0 + f / fps)
             if k != shown:
-                viewer.scene.set_poses(motion.T[k])
+                viewer.pose(motion.q[k], motion.T[k])
                 if ghost is not None:
                     ghost.set_poses(motion.T_ref[k])
                 shown = k

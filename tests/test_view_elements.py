@@ -163,6 +163,8 @@ def test_constrained_run_saved_as_html(tmp_path):
     path = res.save_html(tmp_path / "run.html", robot=system, fps=20)
     text = open(path, encoding="utf-8").read()
     assert "window.__VISER_EMBED_DATA__" in text and os.path.getsize(path) > 0.5e6
+    assert res.system is system  # what save_html and show draw without robot=
+    assert os.path.getsize(res.save_html(tmp_path / "own.html", fps=20)) > 0.5e6
 
 
 def test_loop_urdf_viewed_from_the_command_line(tmp_path):

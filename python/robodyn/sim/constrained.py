@@ -48,7 +48,8 @@ class ConstrainedSimulationResult(SimulationResult):
     - ``residual``: (N+1,) max |phi(q)| at each sample (after projection);
     - ``step_drift``: (N+1,) max |phi| each step reached before its projection (0 at t = 0);
     - ``velocity_drift``: (N+1,) max |J v| likewise;
-    - ``constraint_names``, ``constraint_rows`` (slices into the m rows), ``projection``.
+    - ``constraint_names``, ``constraint_rows`` (slices into the m rows), ``projection``;
+    - ``system``: the :class:`robodyn.ConstrainedRobot` simulated (``robot`` is its tree).
     """
 
     def summary(self):
@@ -248,4 +249,5 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
     res.constraint_names = [c.name for c in system.constraints]
     res.constraint_rows = list(system.row_slices)
     res.projection = bool(project)
+    res.system = system  # what the 3-D view draws (the loops too); res.robot is its tree
     return res

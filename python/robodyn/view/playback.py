@@ -26,10 +26,11 @@ MAX_PATH_POINTS = 1000  # samples of the end-effector line
 
 
 def _robot_of(result, robot=None):
-    """The robot to draw: ``robot`` (a Robot or a ConstrainedRobot) or the result's."""
+    """The robot to draw: ``robot`` (a Robot or a ConstrainedRobot) or the result's (the
+    constrained system of a constrained run)."""
     if robot is not None:
         return robot
-    robot = getattr(result, "robot", None)
+    robot = getattr(result, "system", None) or getattr(result, "robot", None)
     if robot is None:
         raise ValueError("result: it has no robot (a result built by hand): pass robot=")
     return robot

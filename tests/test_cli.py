@@ -252,3 +252,27 @@ def test_bench_command_runs_on_a_bundled_robot(capsys):
     assert cli.main(["bench", "stanford_arm", "--peers", "none", "--rounds", "3", "--batch", "16",
                      "--quantities", "id"]) == 0
     assert "stanford_arm" in capsys.readouterr().out
+
+
+def test_bench_runs_code_from_the_current_folder_only_if_it_is_the_users_checkout(tmp_path):
+    """`robodyn bench` of an installed package imports bench/peers.py from the current folder
+    only when that folder is a robodyn checkout whose bench files only the user can write."""
+    import os
+
+    from robodyn.cli.commands import _own_checkout
+
+    (tmp_path / "bench").mkdir()
+    peers = tmp_path / "bench" / "peers.py"
+    peers.write_text("raise SystemExit('must not run')\n")
+    assert not _own_checkout(tmp_path)  # no pyproject.toml
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "someone-else"\n')
+    assert not _own_checkout(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "robodyn"\n')
+    os.chmod(tmp_path / "bench", 0o755)
+    os.chmod(peers, 0o644)
+    assert _own_checkout(tmp_path)
+    os.chmod(peers, 0o664)  # writable by the group
+    assert not _own_checkout(tmp_path)
+    os.chmod(peers, 0o644)
+    os.chmod(tmp_path / "bench", 0o777)
+    assert not _own_checkout(tmp_path)

@@ -246,18 +246,42 @@ def _bench_arguments(p):
 
 def peers_benchmark():
     """The benchmark of robodyn against its peers (Pinocchio, MuJoCo, the Robotics Toolbox):
-    bench/peers.py of the source tree, which is not part of the installed package; loaded
-    when ``robodyn bench`` runs. UsageError outside a source checkout."""
+    bench/peers.py of robodyn's source tree, which is not part of the installed package;
+    loaded when ``robodyn bench`` runs. Looked for beside the package's source (a checkout on
+    PYTHONPATH or installed editable), then in the current folder if it is a robodyn checkout
+    (its pyproject.toml names the project robodyn) whose bench/ folder and files belong to the
+    user and are writable by no one else. UsageError otherwise."""
     import importlib
     from pathlib import Path
 
-    bench = Path(__file__).resolve().parents[3] / "bench"
-    if not (bench / "peers.py").is_file():
-        raise UsageError("bench: the benchmark of peers runs from a source checkout "
-                         f"(bench/peers.py; not found in {bench})")
+    tried = []
+    for root in (Path(__file__).resolve().parents[3], Path.cwd()):
+        bench = root / "bench"
+        tried.append(str(bench))
+        if (bench / "peers.py").is_file() and (root == Path(__file__).resolve().parents[3]
+                                               or _own_checkout(root)):
+            break
+    else:
+        raise UsageError("bench: the benchmark of peers runs from a robodyn source checkout "
+                         f"(bench/peers.py; not found in {' or '.join(tried)})")
     if str(bench) not in sys.path:
         sys.path.append(str(bench))  # peers imports its sibling modules
     return importlib.import_module("peers")
+
+
+def _own_checkout(root):
+    """root holds robodyn's pyproject.toml, and root/bench and its .py files are the user's,
+    not writable by group or others (code from the current folder runs only if it is so)."""
+    import stat
+
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8", errors="replace")[:4096]
+        paths = [root / "bench", *sorted((root / "bench").glob("*.py"))]
+        modes = [p.stat() for p in paths]
+    except OSError:
+        return False
+    return 'name = "robodyn"' in text and all(
+        m.st_uid == os.getuid() and not m.st_mode & (stat.S_IWGRP | stat.S_IWOTH) for m in modes)
 
 
 def _bench_run(args):

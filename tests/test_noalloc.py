@@ -143,8 +143,9 @@ def test_cpp_algorithms_do_not_allocate(noalloc_binary):
     assert res.returncode == 0, f"allocation inside an algorithm:\n{res.stdout}{res.stderr}"
     assert "test_noalloc: OK" in res.stdout
     # the three models ran (two fixed-base, one free-floating), each with cache hits and
-    # misses under the guard
-    assert res.stdout.count("0 failure(s)") == 3, res.stdout
+    # misses under the guard, and the constrained algorithms on a fixed and a floating model
+    assert res.stdout.count("0 failure(s)") == 5, res.stdout
+    assert "floating tree constraints: 0 failure(s)" in res.stdout, res.stdout
     assert "floating tree: nq=14 nv=13" in res.stdout, res.stdout
 
 

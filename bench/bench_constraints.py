@@ -20,7 +20,6 @@ import argparse
 import json
 import pathlib
 import sys
-import warnings
 
 import numpy as np
 
@@ -67,34 +66,11 @@ def fourbar_case(pin, rng):
 
 def legged_case(pin, name, rng):
     from _load import example_robot_data_dir
+    from reference.pinocchio_contacts import feet_case
 
-    root = example_robot_data_dir()
     relative, feet, kind = ROBOTS[name]
-    path = str(root / relative)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        robot = robodyn.load_urdf(path, floating_base=True, check_inertia=False,
-                                  mimic="independent")
-        model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
-    from reference.pinocchio_models import Coordinates
-
-    kinds = ["floating"] + [b.joint_type for b in robot.spec.bodies[1:]]
-    coords = Coordinates(model, robot.joint_names, kinds)
-    q = robot.integrate(np.r_[0, 0, 1.0, 0, 0, 0, 1, np.zeros(robot.nv - 6)],
-                        0.3 * rng.standard_normal(robot.nv))
-    T = robot.forward_kinematics(q)
-    system = robodyn.ConstrainedRobot(robot, [
-        robodyn.LoopConstraint(f, None, frame2=T[robot.link_names.index(f)], kind=kind)
-        for f in feet])
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, coords.q(q))
-    ctype = pin.ContactType.CONTACT_6D if kind == "weld" else pin.ContactType.CONTACT_3D
-    cms = []
-    for f in feet:
-        fid = model.getFrameId(f)
-        frame = model.frames[fid]
-        cms.append(pin.RigidConstraintModel(ctype, model, frame.parentJoint, frame.placement, 0,
-                                            data.oMf[fid], pin.ReferenceFrame.LOCAL))
+    robot, system, model, coords, cms, q = feet_case(
+        pin, str(example_robot_data_dir() / relative), feet, kind, rng)
     return robot, system, model, cms, q, (coords.q, coords.v, coords.v_back)
 
 

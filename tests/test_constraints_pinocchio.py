@@ -6,7 +6,6 @@ The states are consistent (every loop closed, v in the null space of J): there t
 Jacobian and drift of any formulation agree (Pinocchio's 3-D contact drops the turning of
 frame 1 off the constraint manifold; robodyn's J is the rate of phi)."""
 
-import warnings
 
 import numpy as np
 import pytest
@@ -136,32 +135,9 @@ def erd_path(relative):
 
 
 def floating_case(relative, feet, kind, rng):
-    from reference.pinocchio_models import Coordinates
+    from reference.pinocchio_contacts import feet_case
 
-    path = erd_path(relative)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        robot = robodyn.load_urdf(path, floating_base=True, check_inertia=False,
-                                  mimic="independent")
-        model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
-    kinds = ["floating"] + [b.joint_type for b in robot.spec.bodies[1:]]
-    coords = Coordinates(model, robot.joint_names, kinds)
-    q = robot.integrate(np.r_[0, 0, 1.0, 0, 0, 0, 1, np.zeros(robot.nv - 6)],
-                        0.3 * rng.standard_normal(robot.nv))
-    T = robot.forward_kinematics(q)
-    system = robodyn.ConstrainedRobot(robot, [
-        robodyn.LoopConstraint(f, None, frame2=T[robot.link_names.index(f)], kind=kind)
-        for f in feet])
-    data = model.createData()
-    pq = coords.q(q)
-    pin.framesForwardKinematics(model, data, pq)
-    ctype = pin.ContactType.CONTACT_6D if kind == "weld" else pin.ContactType.CONTACT_3D
-    cms = []
-    for f in feet:
-        frame = model.frames[model.getFrameId(f)]
-        cms.append(pin.RigidConstraintModel(ctype, model, frame.parentJoint, frame.placement, 0,
-                                            data.oMf[model.getFrameId(f)],
-                                            pin.ReferenceFrame.LOCAL))
+    robot, system, model, coords, cms, q = feet_case(pin, erd_path(relative), feet, kind, rng)
     v = consistent_velocity(system, q, rng)
     tau = 5 * rng.standard_normal(robot.nv)
     tau[:6] = 0

@@ -5,7 +5,7 @@ side by side with Pinocchio's pin.buildModelFromUrdf when it is installed.
     python bench/bench_urdf_load.py --chain 10000 [--repeat N]
 
 ``--chain N``: robodyn.load_urdf (parsing and building the model) of an N-link chain (the
-text of tests/test_hardening.py's chain_urdf, 3.5 MB for N = 10,000), as process CPU seconds
+text of tests/_hardening.py's chain_urdf, 3.5 MB for N = 10,000), as process CPU seconds
 per load (median and min over the repeats) with the load average (issue 13's figure: under
 1 s for 10,000 links).
 """
@@ -53,7 +53,7 @@ def median_ms(fn, repeat):
 
 
 def chain_urdf(n):
-    """An n-link chain, as tests/test_hardening.py writes it."""
+    """An n-link chain, as tests/_hardening.py writes it."""
     parts = ['<robot name="chain">', '<link name="l0"/>']
     for i in range(1, n + 1):
         parts.append(

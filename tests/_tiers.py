@@ -36,9 +36,9 @@ TABLE = {
     "test_codegen_floating.py::test_kane_graphs_agree_solo12": "peers",
     "test_derivatives.py::test_pinocchio_derivatives": "peers",
     "test_derivatives.py::test_pinocchio_derivatives_example_robot_data": "peers",
-    "test_floating.py::test_coordinates_helper": "peers",
-    "test_floating.py::test_example_robot_data_floating": "peers",
-    "test_floating.py::test_random_floating_vs_pinocchio": "peers",
+    "test_floating_peers.py::test_coordinates_helper": "peers",
+    "test_floating_peers.py::test_example_robot_data_floating": "peers",
+    "test_floating_peers.py::test_random_floating_vs_pinocchio": "peers",
     "test_floating_derivatives.py::test_pinocchio_example_robot_data": "peers",
     "test_floating_derivatives.py::test_pinocchio_random_floating_trees": "peers",
     "test_identification.py::test_base_parameter_count_is_the_rank[panda]": "peers",
@@ -86,10 +86,10 @@ TABLE = {
     "test_codegen_floating.py::test_compiled_on_demand_random_floating_tree": "compile",
     "test_codegen_floating.py::test_solo12_specialised_agrees_with_generic": "compile",
     "test_codegen_floating.py::test_cli_codegen_floating_sources_embed": "compile",
-    "test_hardening.py::test_malicious_robot_name_runs_nothing": "compile",
-    "test_hardening.py::test_generated_source_with_hostile_names_compiles": "compile",
-    "test_hardening.py::test_kernel_cache_private_and_checked": "compile",
-    "test_hardening.py::test_batch_worker_threads_allocate_nothing": "compile",
+    "test_hardening_codegen.py::test_malicious_robot_name_runs_nothing": "compile",
+    "test_hardening_codegen.py::test_generated_source_with_hostile_names_compiles": "compile",
+    "test_hardening_codegen.py::test_kernel_cache_private_and_checked": "compile",
+    "test_hardening_runtime.py::test_batch_worker_threads_allocate_nothing": "compile",
     # the examples and the CLI run in subprocesses, fuzzing, long simulations and processes
     "test_examples.py::test_example_runs_from_the_command_line": "slow",
     "test_constrained_simulation.py::test_passive_fourbar_keeps_energy_and_closure[10.0]":
@@ -124,16 +124,16 @@ TABLE = {
     "test_animate.py::test_simulate_floating_animate_from_the_command_line": "slow",
     "test_cli_messages.py::test_quiet_hides_wrote_file": "slow",
     # wall-clock assertions, and a CPU-time bound that a loaded machine exceeds (1.7 s of 1.5)
-    "test_hardening.py::test_long_chain_builds_in_linear_time_and_memory": "timing",
+    "test_hardening_runtime.py::test_long_chain_builds_in_linear_time_and_memory": "timing",
     "test_cli.py::test_simulate_stanford_arm_with_no_options_is_quick": "timing",
     "test_ros.py::test_the_nodes_run_until_sigint_or_sigterm_and_stop_within_half_a_second":
         "timing",
     "test_ros.py::test_computed_torque_law_stale_fallback_and_malformed_joint_states": "timing",
     "test_urdf.py::test_entity_expansion_is_refused_fast": "timing",
     "test_urdf.py::test_panda_loads_fast": "timing",
-    "test_hardening.py::test_devices_refused": "timing",
-    "test_hardening.py::test_ctrl_c_stops_simulate_promptly": "timing",
-    "test_hardening.py::test_simulate_raises_keyboard_interrupt_from_cpp_loop": "timing",
+    "test_hardening_inputs.py::test_devices_refused": "timing",
+    "test_hardening_runtime.py::test_ctrl_c_stops_simulate_promptly": "timing",
+    "test_hardening_runtime.py::test_simulate_raises_keyboard_interrupt_from_cpp_loop": "timing",
 }
 
 

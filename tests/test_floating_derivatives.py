@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import robodyn
-from test_floating import floating_state, floating_tree, robot_data_path
+from _floating import floating_state, floating_tree, robot_data_path
 
 
 def close(actual, expected, rtol):

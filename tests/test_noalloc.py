@@ -264,7 +264,7 @@ def test_python_hot_path_with_out_allocates_nothing(hot, name):
 @pytest.mark.allocations
 def test_python_floating_derivatives_with_out_allocate_nothing(rng):
     # a free-floating base (nq = nv + 1): the derivative and regressor calls with out=
-    from test_floating import floating_state, floating_tree
+    from _floating import floating_state, floating_tree
 
     robot = robodyn.Robot(floating_tree(40, rng))
     q, qd, qdd = floating_state(robot, rng)

@@ -69,7 +69,11 @@ TABLE = {
     "test_view.py::test_view_stops_cleanly_on_ctrl_c_and_sigterm": "view",
     "test_view_elements.py::test_loop_urdf_viewed_from_the_command_line": "view",
     # ROS 2 nodes
-    "test_ros.py": "ros",
+    "test_ros_controller.py": "ros",
+    "test_ros_law.py": "ros",
+    "test_ros_process.py": "ros",
+    "test_ros_reference.py": "ros",
+    "test_ros_sim.py": "ros",
     # Dask clusters, campaigns and datasets in subprocesses, killed and resumed
     "test_campaign.py::test_local_cluster_equals_serial": "campaign",
     "test_campaign.py::test_specialised_campaign_on_the_cluster": "campaign",
@@ -126,9 +130,9 @@ TABLE = {
     # wall-clock assertions, and a CPU-time bound that a loaded machine exceeds (1.7 s of 1.5)
     "test_hardening_runtime.py::test_long_chain_builds_in_linear_time_and_memory": "timing",
     "test_cli.py::test_simulate_stanford_arm_with_no_options_is_quick": "timing",
-    "test_ros.py::test_the_nodes_run_until_sigint_or_sigterm_and_stop_within_half_a_second":
+    "test_ros_process.py::test_the_nodes_run_until_sigint_or_sigterm_and_stop_within_half_a_second":
         "timing",
-    "test_ros.py::test_computed_torque_law_stale_fallback_and_malformed_joint_states": "timing",
+    "test_ros_law.py::test_computed_torque_law_stale_fallback_and_malformed_joint_states": "timing",
     "test_urdf.py::test_entity_expansion_is_refused_fast": "timing",
     "test_urdf.py::test_panda_loads_fast": "timing",
     "test_hardening_inputs.py::test_devices_refused": "timing",

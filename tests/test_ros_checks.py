@@ -2,7 +2,7 @@
 refusal of times a message cannot hold (issue 31, item 11).
 
 The check functions are tested directly; one in-process ControllerNode (in a private ROS
-domain on this machine, the ``ros`` fixture of test_ros) shows that a 1e308 joint state is
+domain on this machine, the ``ros`` fixture of tests/_ros.py) shows that a 1e308 joint state is
 rejected and the command stays the control law at the last good state, computed here from
 robot.inverse_dynamics."""
 
@@ -20,7 +20,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 
 import robodyn  # noqa: E402
 from robodyn.ros import node as rosnode  # noqa: E402
-from test_ros import _clip, ros  # noqa: E402,F401  (ros: the private-domain fixture)
+from _ros import _clip, ros  # noqa: E402,F401  (ros: the private-domain fixture)
 
 
 def bounds_of(robot, margin=0.1):

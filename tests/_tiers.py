@@ -75,11 +75,11 @@ TABLE = {
     "test_ros_reference.py": "ros",
     "test_ros_sim.py": "ros",
     # Dask clusters, campaigns and datasets in subprocesses, killed and resumed
-    "test_campaign.py::test_local_cluster_equals_serial": "campaign",
-    "test_campaign.py::test_specialised_campaign_on_the_cluster": "campaign",
-    "test_campaign.py::test_cli_resumes_after_sigkill": "campaign",
-    "test_campaign.py::test_dataset_resumes_after_sigkill": "campaign",
-    "test_campaign.py::test_zarr_raw_chunk_write_failure_leaves_no_partial_file": "campaign",
+    "test_campaign_runs.py::test_local_cluster_equals_serial": "campaign",
+    "test_campaign_runs.py::test_specialised_campaign_on_the_cluster": "campaign",
+    "test_campaign_runs.py::test_cli_resumes_after_sigkill": "campaign",
+    "test_datasets.py::test_dataset_resumes_after_sigkill": "campaign",
+    "test_datasets.py::test_zarr_raw_chunk_write_failure_leaves_no_partial_file": "campaign",
     # the C++ compiler at test time
     "test_noalloc.py::test_cpp_algorithms_do_not_allocate": "compile",
     "test_noalloc.py::test_cpp_self_check_detects_an_allocation": "compile",

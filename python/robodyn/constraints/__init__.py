@@ -2,5 +2,6 @@
 
 from .loop import AXIS_NAMES, KINDS, LoopConstraint
 from .system import ConstrainedRobot
+from .forces import ForcedConstrainedRobot
 
-__all__ = ["AXIS_NAMES", "KINDS", "LoopConstraint", "ConstrainedRobot"]
+__all__ = ["AXIS_NAMES", "KINDS", "LoopConstraint", "ConstrainedRobot", "ForcedConstrainedRobot"]

@@ -160,6 +160,20 @@ class ConstrainedRobot:
 
         return gravity_compensation(self, q)
 
+    def with_forces(self, forces):
+        """This system with force elements (robodyn.Spring, RotationalSpring, BodyForce) on its
+        tree: a :class:`robodyn.constraints.forces.ForcedConstrainedRobot`."""
+        from .forces import with_forces
+
+        return with_forces(self, forces)
+
+    def linearize(self, q, v=None, tau=None, **kwargs):
+        """The motion near (q, v) on the constraint manifold in independent coordinates
+        (:func:`robodyn.constraints.linearize.linearize`)."""
+        from .linearize import linearize
+
+        return linearize(self, q, v, tau, **kwargs)
+
     def to_urdf(self) -> str:
         """The robot's URDF with one ``<loop_joint>`` per constraint (robodyn.io.loop_urdf)."""
         from ..io.loop_urdf import write

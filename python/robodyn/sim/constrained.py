@@ -162,9 +162,13 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
 
     calls = {"fd": 0, "control": 0}
 
-    def accel(q, v, tau):
+    # a system with force elements evaluates their callables at the stage's time
+    timed = hasattr(system, "generalized_forces")
+
+    def accel(q, v, tau, t):
         calls["fd"] += 1
-        qdd, lam = system.forward_dynamics(q, v, tau, mu=mu, max_iter=iterations)
+        extra = {"t": t} if timed else {}
+        qdd, lam = system.forward_dynamics(q, v, tau, mu=mu, max_iter=iterations, **extra)
         return np.asarray(qdd, dtype=float), np.asarray(lam, dtype=float)
 
     def slope(theta, v):
@@ -187,7 +191,7 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
             tau = control(t, q, v)
             calls["control"] += 1
         Q[i], V[i], TAU[i] = q, v, tau
-        a1, LAM[i] = accel(q, v, tau)
+        a1, LAM[i] = accel(q, v, tau, t)
         RES[i] = float(np.abs(system.residual(q)).max()) if system.rows else 0.0
         if i == n - 1:
             break
@@ -206,15 +210,15 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
             k1 = v
             th = 0.5 * h * k1
             q2, v2 = robot.integrate(q, th), v + 0.5 * h * a1
-            a2 = accel(q2, v2, force(t + 0.5 * h, q2, v2))[0]
+            a2 = accel(q2, v2, force(t + 0.5 * h, q2, v2), t + 0.5 * h)[0]
             k2 = slope(th, v2)
             th = 0.5 * h * k2
             q3, v3 = robot.integrate(q, th), v + 0.5 * h * a2
-            a3 = accel(q3, v3, force(t + 0.5 * h, q3, v3))[0]
+            a3 = accel(q3, v3, force(t + 0.5 * h, q3, v3), t + 0.5 * h)[0]
             k3 = slope(th, v3)
             th = h * k3
             q4, v4 = robot.integrate(q, th), v + h * a3
-            a4 = accel(q4, v4, force(t + h, q4, v4))[0]
+            a4 = accel(q4, v4, force(t + h, q4, v4), t + h)[0]
             k4 = slope(th, v4)
             q_new = robot.integrate(q, h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4))
             v_new = v + h / 6.0 * (a1 + 2 * a2 + 2 * a3 + a4)

@@ -43,6 +43,7 @@ SHORT = {
     "intelledex_thesis_motion": ("0.2", "peak torques"),
     "jpl_spacecraft": ("0.2", "Case 2"),
     "lqr_hold": ("0.3", "closed-loop poles"),
+    "lynch_fourbar": ("0.2", "eigenvalue sigma^2"),
     "lynch_satellite": ("0.2", "momentum"),
     "slider_crank_3d": ("0.1", "slider against the closed form"),
     "stanford_rest_to_rest": ("0.2", "FD(q, qd, ID(q, qd, qdd))"),

@@ -99,6 +99,7 @@ TABLE = {
     "test_constrained_simulation.py::test_passive_fourbar_keeps_energy_and_closure[10.0]":
         "slow",
     "test_seed_examples.py::test_falling_cat": "slow",
+    "test_force_examples.py::test_dasc_cat_projection_keeps_rk4_accuracy": "slow",
     "test_seed_examples.py::test_jpl_spacecraft": "slow",
     "test_seed_examples.py::test_example_command_line": "slow",
     "test_adaptive.py::test_examples_run_as_scripts": "slow",

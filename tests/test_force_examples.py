@@ -69,23 +69,49 @@ def test_beam_pendulum(tmp_path):
 
 def test_dasc_cat_structure_and_momentum(tmp_path):
     """DASC's cat with its ten spring-damper-actuators and the two-stage controller: the
-    dependent actuators follow S4 by the ratio, the bang-bang actuator is at its bound, and the
-    angular momentum, zero in exact arithmetic, drifts only by RK4's error (dt^4: about 16x
-    less per halving of the step)."""
+    dependent actuators follow S4 by the ratio, the bang-bang actuator is at its amplitude, the
+    PD ones within their U max, and without the projection the angular momentum, zero in exact
+    arithmetic, drifts only by RK4's error (dt^4: about 16x less per halving of the step)."""
     ex = load("dasc_cat_control")
-    coarse = ex.run(duration=0.3, dt=1e-3, out_dir=tmp_path)
-    fine = ex.run(duration=0.3, dt=5e-4, out_dir=tmp_path)
+    coarse = ex.run(duration=0.3, dt=1e-3, out_dir=tmp_path, project_momentum=False)
+    fine = ex.run(duration=0.3, dt=5e-4, out_dir=tmp_path, project_momentum=False)
     log = coarse["log"]
     u = dict(zip(ex.INDEPENDENT + ex.DEPENDENT, log[:, 6:13].T))
     for joint in ex.DEPENDENT:
         np.testing.assert_allclose(u[joint], ex.RATIO * u["torso_twist"], rtol=1e-15)
     assert np.all(log[:, 1] == 1)  # stage 1 throughout (the turn is not reached: see the doc)
     assert np.max(np.abs(log[:, 6:9])) == pytest.approx(ex.BOUND)
+    for k, joint in enumerate(ex.INDEPENDENT):
+        # each actuator is at its amplitude (largest error) or within its PD bound
+        mag = np.abs(log[:, 6 + k])
+        assert np.all((np.abs(mag - ex.BOUND) < 1e-12) | (mag <= ex.U_MAX[joint] + 1e-12))
     assert 8 < coarse["max_angular_momentum"] / fine["max_angular_momentum"] < 40
+    assert coarse["max_angular_momentum"] > 1e-7  # the drift the projection removes
     assert len(coarse["result"].t) == 301
 
 
-def test_dasc_cat_momentum_below_1e9(tmp_path):
-    """The deck's 0.9003 s: total angular momentum below 1e-9 N m s throughout at 0.1 ms."""
-    out = load("dasc_cat_control").run(duration=0.9003, dt=1e-4, out_dir=tmp_path)
+def test_dasc_cat_momentum_below_1e9_at_1ms(tmp_path):
+    """The deck's 0.9003 s at its 1 ms RK4 with the momentum projection: the total angular
+    (and linear) momentum stays below 1e-9 throughout; the projection's kinetic energy change
+    is far below the motion's (1e-9 of the largest kinetic energy)."""
+    out = load("dasc_cat_control").run(duration=0.9003, dt=1e-3, out_dir=tmp_path)
     assert out["max_angular_momentum"] < 1e-9
+    assert np.abs(out["result"].momentum).max() < 1e-9
+    pr = out["projection"]
+    assert pr["steps"] == out["steps"] == 901
+    assert 1e-7 < pr["max_correction"] < 1e-4  # RK4's error, removed
+    assert pr["energy_change_abs"] < 1e-9 * out["max_kinetic"]
+
+
+def test_dasc_cat_projection_keeps_rk4_accuracy(tmp_path):
+    """Against a 0.1 ms run without projection (momentum drift below 1e-9 there): the
+    projected 1 ms run ends no farther from it than the unprojected 1 ms run."""
+    ex = load("dasc_cat_control")
+    ref = ex.run(duration=0.9003, dt=1e-4, out_dir=tmp_path, project_momentum=False)
+    assert ref["max_angular_momentum"] < 1e-9
+    errors = []
+    for project in (True, False):
+        out = ex.run(duration=0.9003, dt=1e-3, out_dir=tmp_path, project_momentum=project)
+        errors.append(np.abs(out["result"].q[-1] - ref["result"].q[-1]).max())
+    assert errors[0] < 2e-4
+    assert errors[0] <= 1.01 * errors[1]

@@ -48,6 +48,8 @@ ALLOWED = {
     ("robodyn.constraints.system", "robodyn.io.loop_urdf"),
     # ConstrainedRobot.show(): the robot and its loop constraints in the browser
     ("robodyn.constraints.system", "robodyn.view"),
+    # ConstrainedRobot.with_forces(): its subclass with force elements
+    ("robodyn.constraints.system", "robodyn.constraints.forces"),
 }
 
 

@@ -37,7 +37,7 @@ INTEGRATORS = ("rk4", "euler")
 
 # what simulate() accepts for a Robot but a constrained run does not do
 _UNSUPPORTED = dict(rtol=1e-8, atol=1e-10, method="aba", engine="auto", joint_limits="stop",
-                    restitution=0.0)
+                    restitution=0.0, project_momentum=False)
 
 
 class ConstrainedSimulationResult(SimulationResult):

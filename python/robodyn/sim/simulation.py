@@ -116,7 +116,7 @@ ENGINES = ("auto", "cpp", "python")
 def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
              control_rate=1000.0, integrator="rk4", q0=None, qd0=None, *, rtol=1e-8,
              atol=1e-10, method="aba", max_steps=2_000_000, progress=None, engine="auto",
-             joint_limits="stop", restitution=0.0):
+             joint_limits="stop", restitution=0.0, project_momentum=False):
     """Simulate ``robot`` for ``duration`` seconds and return a :class:`SimulationResult`.
 
     Parameters
@@ -159,6 +159,11 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     restitution : float in [0, 1]
         With hard stops, the fraction of the outward velocity a joint keeps (reversed) when it
         is stopped; 0 (default) stops it dead.
+    project_momentum : bool
+        A free-floating robot without gravity or external wrenches: after every step reset
+        the base velocity so that the total momentum keeps its initial value (the Python
+        loop; :class:`robodyn.constraints.momentum.MomentumProjection`, reported in
+        ``result.stats["momentum_projection"]``).
     """
     if isinstance(robot, ConstrainedRobot):
         args = dict(locals())
@@ -224,15 +229,22 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
         reference = _traj.Constant(q0) if not floating else HoldPose(q0, n)
 
     grid, flags = time_grid(duration, dt, period, int(max_steps))
+    post_step = limits
+    if project_momentum:
+        from ..constraints.momentum import MomentumProjection
+
+        if engine == "cpp":
+            raise ValueError("engine='cpp': project_momentum runs in the Python loop")
+        post_step = MomentumProjection(robot, q0, qd0, limits)
     core = None
-    if engine != "python":
+    if engine != "python" and not project_momentum:
         core, why = cpp_engine(robot, controller, reference, integrator, method)
         if core is None and engine == "cpp":
             raise ValueError(f"engine='cpp': {why}; use engine='auto' or 'python'")
     if isinstance(controller, Controller):
         controller.reset()  # fresh measurement history, noise seed and counters per run
     loop = None if core is not None else Loop(robot, controller, reference, n, method,
-                                                continuous, nq, limits)
+                                                continuous, nq, post_step)
     # timed: the loop, and for the C++ engine also sampling the reference it needs
     start, cpu_start = time.perf_counter(), time.process_time()
     if core is not None:
@@ -248,6 +260,8 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
     else:
         rec, stats = loop.run_fixed(integrator, grid, flags, q0, qd0, progress, duration)
     stats["engine"] = "python" if core is None else "cpp"
+    if project_momentum:
+        stats["momentum_projection"] = post_step.summary()
     wall = time.perf_counter() - start
     stats["cpu_time"] = time.process_time() - cpu_start
 

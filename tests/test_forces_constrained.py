@@ -141,3 +141,31 @@ def test_damper_loss_is_its_dissipated_work():
     assert np.diff(res.energy).max() <= 1e-12
     # the damper's power is the element's reported power
     np.testing.assert_allclose(states[:, 4], -states[:, 2] * states[:, 1], rtol=1e-12)
+
+
+def test_actuator_callable_sees_the_stage_time():
+    """A Spring whose actuator force is a callable of t: the constrained forward dynamics
+    evaluates it at the given t, and the simulation passes each RK4 stage's time (the run
+    equals one with the force given to the crank as a torque by hand)."""
+    system, g = fourbar(actuated=("crank",))
+    seen = []
+
+    def push(length, rate, t):
+        seen.append(t)
+        return 2.0 * math.sin(3.0 * t)
+
+    spring = robodyn.Spring("coupler_link", [g["b"] / 2, 0, 0], None, ANCHOR, force=push)
+    forced = system.with_forces([spring])
+    q = fourbar_q(0.5, g)
+    v = np.zeros(3)
+    a0 = forced.forward_dynamics(q, v, np.zeros(3), t=0.0)[0]
+    a1 = forced.forward_dynamics(q, v, np.zeros(3), t=0.5)[0]
+    np.testing.assert_allclose(a0, system.forward_dynamics(q, v, np.zeros(3))[0], atol=1e-13)
+    assert np.abs(a1 - a0).max() > 1e-2
+    with pytest.raises(ValueError, match="tau: expected shape"):
+        forced.forward_dynamics(q, v, np.zeros(2))
+    seen.clear()
+    res = robodyn.simulate(forced, duration=0.01, dt=1e-3, q0=q)
+    assert len(res.t) == 11
+    np.testing.assert_allclose(sorted(set(np.round(seen, 12))),
+                               np.round(np.arange(0, 21) * 5e-4, 12))

@@ -14,6 +14,8 @@ subtracts Q), ``potential_energy`` (gravity plus the springs) and ``kinetic_ener
 
 from __future__ import annotations
 
+import numpy as np
+
 from .system import ConstrainedRobot
 
 __all__ = ["ForcedConstrainedRobot", "with_forces"]
@@ -49,8 +51,11 @@ class ForcedConstrainedRobot(ConstrainedRobot):
     def forward_dynamics(self, q, v, tau, mu=0.0, max_iter=1, tol=1e-12, out=None, t=0.0):
         """(qdd, lam) of ``M qdd + h = tau + Q(q, v, t) + J' lam`` with the loops' acceleration
         equations (:meth:`robodyn.ConstrainedRobot.forward_dynamics`; callables at time t)."""
-        total = self.robot._plus_forces(q, v, tau, "tau", t, 1.0)
-        return super().forward_dynamics(q, v, total, mu, max_iter, tol, out)
+        Q = self.robot.generalized_forces(q, v, t)
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != Q.shape:
+            raise ValueError(f"tau: expected shape {Q.shape}, got {tau.shape}")
+        return super().forward_dynamics(q, v, tau + Q, mu, max_iter, tol, out)
 
     def kinetic_energy(self, q, v):
         """The tree's kinetic energy v' M v / 2 (J)."""

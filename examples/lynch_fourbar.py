@@ -201,7 +201,7 @@ def plot(res, z, z_lin, out, path):
     ax[0].plot(res.t, z, lw=1.8, label="simulated (RK4, loop projected)")
     ax[0].plot(res.t, z_lin, "--", lw=1.2, label=f"linearised, sigma^2 = {out['sigma2']:.4f}")
     ax[0].set_ylabel("z = Z'(q - q*) (rad)")
-    ax[0].set_title(f"free motion about the equilibrium: sigma^2 {out['sigma2']:.4f} rad^2/s^2 "
+    ax[0].set_title(f"free motion about the equilibrium: sigma^2 {out['sigma2']:.4f} rad^2/s^2\n"
                     f"(closed form {out['sigma2_closed_form']:.4f}, QZ "
                     f"{out['sigma2_qz'][0]:.4f}; Lynch 12.887)")
     ax[0].legend(loc="upper right", frameon=False)

@@ -204,7 +204,7 @@ def plot(res, z, z_lin, out, path):
     ax[0].set_title(f"free motion about the equilibrium: sigma^2 {out['sigma2']:.4f} rad^2/s^2\n"
                     f"(closed form {out['sigma2_closed_form']:.4f}, QZ "
                     f"{out['sigma2_qz'][0]:.4f}; Lynch 12.887)")
-    ax[0].legend(loc="upper right", frameon=False)
+    ax[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax[1].plot(res.t, res.energy - res.energy[0], lw=1.2)
     ax[1].set_ylabel("energy change (J)")
     ax[1].set_xlabel("t (s)")

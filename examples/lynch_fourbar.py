@@ -8,7 +8,7 @@ about body 4's x; body 5's axes at q = 0: z5 = x4, x5 = -z4); body 3's mass cent
 its pivot and the universal joint 0.5 m further (DL33 = SL43 = 0.5); body 5's mass centre
 DL55 below the universal joint; the cut spherical joint between bodies 2 and 5 (n = 4
 coordinates, m_d = 3 constraints, one degree of freedom); masses 10 kg (bodies 2, 3, 5) and
-0.1 kg (body 4), inertias 0.1 kg m^2, gravity along -y (9.81 m/s^2). Lynch reports one
+0.1 kg (body 4), inertias 0.1 kg m^2 (J4Z = 0.001 kg m^2), gravity along -y (9.81 m/s^2). Lynch reports one
 eigenvalue, 12.887, from both his QZ solution of the 7 x 7 pencil (eq. 6.6) and the null-space
 (QR) reduction (eq. 6.16): sigma^2 of Q2' K Q2 x = sigma^2 Q2' M Q2 x.
 
@@ -19,7 +19,6 @@ What the OCR leaves open, and what is assumed here:
   mass centre at mid-length like body 3, body 5 likewise);
 - DL55: the numeric input lists "DL22 = DL33 = DL44 = 0.5 m" while the symbolic DL[4,4] is
   zero and DL[5,5] = (0, -DL55, 0): read as DL55 = 0.5 m;
-- J4Z: "JiZ = 0.1, i = 2, 3, 5" omits body 4, whose JIP names J4Z: taken as 0.1 kg m^2;
 - bodies 2, 3, 4 have only a z inertia (JIP); they turn only about z, so their x and y
   inertias never enter (the URDF carries Lynch's zeros, loaded without the physical check);
 - "eigenvalue" is sigma^2 (rad^2/s^2) of eq. 6.16, as his QZ pencil gives.
@@ -27,10 +26,10 @@ What the OCR leaves open, and what is assumed here:
 With both ground pivots at the same point and about the same axis, the loop closes a rigid
 triangle (pivot, universal joint, spherical joint): the one free motion turns the whole
 mechanism about z, a compound pendulum with sigma^2 = g |sum m r| / I_z about the pivot. Under
-the assumptions above that is 13.136 (1.9 % above Lynch's 12.887), from the constrained
+the assumptions above that is 13.237 (2.7 % above Lynch's 12.887), from the constrained
 linearisation, the QZ pencil and the closed form alike, and from the simulated period. No
 choice among the natural readings (spherical joint at 0.5, 1.0 or 1.5 m on either body, DL55
-0.5 or 1.0, J4Z 0 or 0.1, a ground link of 0, 0.5 or 1.0 m along x) gives 12.887 to three
+0.5 or 1.0, J4Z 0, 0.001 or 0.1, a ground link of 0, 0.5 or 1.0 m along x) gives 12.887 to three
 figures: the figure depends on the lost joint location, so it is not reproduced exactly.
 
 Writes lynch_fourbar.png and lynch_fourbar.csv.
@@ -53,7 +52,8 @@ from robodyn.constraints.linearize import equilibrium, linearize
 G = 9.81
 LYNCH_EIGENVALUE = 12.887
 MASS = {"body2": 10.0, "body3": 10.0, "body4": 0.1, "body5": 10.0}
-J = 0.1           # kg m^2, every inertia Lynch gives (and the assumed J4Z)
+J = 0.1           # kg m^2, Lynch's JiZ, i = 2, 3, 5 and J5X, J5Y
+J4Z = 0.001       # kg m^2, the cross body of the universal joint
 DL = 0.5          # m, joint to mass centre: DL22, DL33, DL55 (assumed)
 SL43 = 0.5        # m, body 3's mass centre to the universal joint
 TIP = 1.0         # m, the spherical joint on bodies 2 and 5 (assumed)
@@ -75,7 +75,7 @@ def lynch_urdf():
 
     return ('<robot name="lynch_fourbar"><link name="ground"/>'
             + link("body2", DL, (0, 0, J)) + link("body3", DL, (0, 0, J))
-            + link("body4", 0.0, (0, 0, J)) + link("body5", DL, (J, J, J))
+            + link("body4", 0.0, (0, 0, J4Z)) + link("body5", DL, (J, J, J))
             + joint("q2", "ground", "body2", "0 0 0")
             + joint("q3", "ground", "body3", "0 0 0")
             + joint("q4", "body3", "body4", f"0 {-(DL + SL43)} 0")
@@ -108,10 +108,11 @@ def closed_form_sigma2():
     u2 = np.array([math.sin(angle), -math.cos(angle)])
     U, S = ou * u3, os_ * u2
     u5 = (S - U) / us
-    bodies = [(MASS["body2"], DL * u2), (MASS["body3"], DL * u3), (MASS["body4"], U),
-              (MASS["body5"], U + DL * u5)]
-    moment = sum(m * r for m, r in bodies)
-    inertia = sum(J + m * (r @ r) for m, r in bodies)
+    # (mass, mass centre, inertia about the vertical axis z: body 5's is J5X, x5 = -z4)
+    bodies = [(MASS["body2"], DL * u2, J), (MASS["body3"], DL * u3, J),
+              (MASS["body4"], U, J4Z), (MASS["body5"], U + DL * u5, J)]
+    moment = sum(m * r for m, r, _ in bodies)
+    inertia = sum(j + m * (r @ r) for m, r, j in bodies)
     return G * float(np.linalg.norm(moment)) / inertia
 
 

@@ -58,10 +58,10 @@ import numpy as np
 __all__ = ["Graph", "Kernel", "Generated", "CodeSizeError", "trace", "simplify", "generate",
            "evaluate", "write_sources", "embed", "c_identifier", "count_line", "FUNCTIONS",
            "OPCOUNT_ALGORITHMS", "FORMAT_VERSION", "MAX_OPERATIONS", "ARGS", "CONST", "INPUT",
-           "NEG", "ADD", "SUB", "MUL", "DIV", "SIN", "COS", "SQRT", "SIGN"]
+           "NEG", "ADD", "SUB", "MUL", "DIV", "SIN", "COS", "SQRT", "SIGN", "ATAN2"]
 
 # node operations (the codes of cpp/include/robodyn/codegen.hpp)
-CONST, INPUT, NEG, ADD, SUB, MUL, DIV, SIN, COS, SQRT, SIGN = range(11)
+CONST, INPUT, NEG, ADD, SUB, MUL, DIV, SIN, COS, SQRT, SIGN, ATAN2 = range(12)
 # C++ spelling of the binary and the one-argument operations
 _INFIX = {ADD: "+", SUB: "-", MUL: "*", DIV: "/"}
 _CALL = {SIN: "std::sin", COS: "std::cos", SQRT: "std::sqrt"}
@@ -151,7 +151,7 @@ class Graph:
                 continue
             seen[x] = 1
             op = self.op[x]
-            if op in (ADD, SUB, MUL, DIV):
+            if op in (ADD, SUB, MUL, DIV, ATAN2):
                 stack.append(self.a[x])
                 stack.append(self.b[x])
             elif op not in (CONST, INPUT):
@@ -159,7 +159,8 @@ class Graph:
         return [k for k in range(len(seen)) if seen[k]]
 
     def counts(self, outputs):
-        """{"mul", "add", "trig"} of computing the outputs (negation and sign free)."""
+        """{"mul", "add", "trig"} of computing the outputs (negation and sign free; trig:
+        sin, cos, sqrt, atan2)."""
         mul = add = trig = 0
         for k in self.live(outputs):
             op = self.op[k]
@@ -167,7 +168,7 @@ class Graph:
                 mul += 1
             elif op in (ADD, SUB):
                 add += 1
-            elif op in (SIN, COS, SQRT):
+            elif op in (SIN, COS, SQRT, ATAN2):
                 trig += 1
         return {"mul": mul, "add": add, "trig": trig}
 
@@ -231,6 +232,8 @@ def evaluate(g, outputs, q, qd=None, x=None, nv=None):
             v = np.cos(val[a])
         elif op == SQRT:
             v = np.sqrt(val[a])
+        elif op == ATAN2:
+            v = np.arctan2(val[a], val[b])
         else:
             v = np.sign(val[a])
         val[k] = v
@@ -381,6 +384,8 @@ def _emit_function(kernel, symbol, n, nq=None):
             expr = f"{_CALL[op]}({ref(a)})"
         elif op == NEG:
             expr = f"-{ref(a)}"
+        elif op == ATAN2:
+            expr = f"std::atan2({ref(a)}, {ref(b)})"
         else:
             expr = f"({ref(a)} > 0.0) ? 1.0 : (({ref(a)} < 0.0) ? -1.0 : 0.0)"
         lines.append(f"  const double {name} = {expr};")

@@ -32,7 +32,7 @@ CASES = {
     "planar_fourbar": (planar, np.array([0.7, 1.0, 1.5]), ("crank_joint",), 0.0, 1),
     "planar_fourbar_point_proximal": (lambda: planar("point"), np.array([0.7, 1.0, 1.5]),
                                       ("crank_joint",), 1e-3, 4),
-    "spatial_fourbar": (spatial, np.array([0.3, 0.2, -0.1, 0.4]), ("crank_joint",), 0.0, 1),
+    "spatial_fourbar": (spatial, np.array([0.3, 0.2, -0.1, 0.4]), (), 0.0, 1),
 }
 
 

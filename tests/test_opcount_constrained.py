@@ -10,6 +10,7 @@ import robodyn
 from robodyn.codegen import constrained as cc
 from robodyn.codegen import kernels as ck
 from reference import fourbars
+from test_codegen import _counts_in_source
 from reference import random_models as R
 
 
@@ -17,6 +18,11 @@ def pose(p=(0, 0, 0)):
     T = np.eye(4)
     T[:3, 3] = p
     return T
+
+
+# constrained_counts(system) of test_legged_robots (docs/opcounts.md)
+LEGGED_COUNTS = {"talos_data": {"mul": 11498, "add": 9818, "trig": 110},
+                 "solo_description": {"mul": 5121, "add": 4249, "trig": 51}}
 
 
 def planar(kind="axes", **kw):
@@ -137,7 +143,8 @@ def test_refusals():
 
 def test_generated_source(tmp_path):
     """The generated text: one C function with the documented signature, the constraint rows
-    named, deterministic; written with its header."""
+    named, deterministic, its operations those of the emitted lines; written with its
+    header."""
     system = planar()
     a = cc.generate_constrained(system, name="fourbar")
     b = cc.generate_constrained(system, name="fourbar")
@@ -145,6 +152,8 @@ def test_generated_source(tmp_path):
     assert ("void robodyn_fourbar_constrained_forward_dynamics(const double* q, const double* v, "
             "const double* tau, double* qdd, double* lam) {") in a.source
     assert "lam[0..1]: 'rod' rows x, y" in a.source
+    assert _counts_in_source(a.source, a.symbol) == a.counts
+    assert a.counts == ck.Graph.counts(a.graph, a.outputs)
     code, cpp, hdr = cc.write_constrained(system, tmp_path, name="fourbar")
     assert cpp.read_text() == a.source and hdr.read_text() == a.header
     assert cpp.name == "fourbar_constrained.cpp"

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .kernels import (_CALL, _INFIX, ATAN2, CONST, COS, INPUT, MAX_OPERATIONS, NEG, SIN,
-                      CodeSizeError, Graph, _literal, c_identifier, count_line, embed, simplify)
+from .kernels import (CONST, COS, INPUT, MAX_OPERATIONS, SIN, CodeSizeError, Graph,
+                      c_expression, c_identifier, count_line, embed, simplify)
 
 __all__ = ["constrained_counts", "trace_constrained", "generate_constrained",
            "specialize_constrained", "write_constrained", "ConstrainedCode", "ConstrainedKernel", "FUNCTION"]
@@ -105,36 +105,22 @@ def _emit(code):
             i = g.a[k]
             names[k] = (f"q[{i}]" if i < nq else
                         f"{('v', 'tau')[(i - nq) // nv]}[{(i - nq) % nv}]")
-
-    def ref(x):
-        return _literal(g.c[x]) if g.op[x] == CONST else names[x]
-
     lines, counter = [], 0
     for k in g.live(outputs):
-        op, a, b = g.op[k], g.a[k], g.b[k]
+        op, a = g.op[k], g.a[k]
         if op in (CONST, INPUT):
             continue
         if op in (SIN, COS) and g.op[a] == INPUT and g.a[a] < nq:
-            names[k] = ("s" if op == SIN else "c") + str(g.a[a] + 1)
-            lines.append(f"  const double {names[k]} = {_CALL[op]}({ref(a)});")
-            continue
-        counter += 1
-        names[k] = f"x{counter}"
-        if op in _INFIX:
-            expr = f"{ref(a)} {_INFIX[op]} {ref(b)}"
-        elif op in _CALL:
-            expr = f"{_CALL[op]}({ref(a)})"
-        elif op == NEG:
-            expr = f"-{ref(a)}"
-        elif op == ATAN2:
-            expr = f"std::atan2({ref(a)}, {ref(b)})"
+            name = ("s" if op == SIN else "c") + str(g.a[a] + 1)  # of q[i - 1]: s<i>, c<i>
         else:
-            expr = f"({ref(a)} > 0.0) ? 1.0 : (({ref(a)} < 0.0) ? -1.0 : 0.0)"
-        lines.append(f"  const double {names[k]} = {expr};")
+            counter += 1
+            name = f"x{counter}"
+        lines.append(f"  const double {name} = {c_expression(g, k, names)};")
+        names[k] = name
     for i, o in enumerate(outputs[:nv]):
-        lines.append(f"  qdd[{i}] = {ref(o)};")
+        lines.append(f"  qdd[{i}] = {c_expression(g, o, names)};")
     for i, o in enumerate(outputs[nv:]):
-        lines.append(f"  lam[{i}] = {ref(o)};")
+        lines.append(f"  lam[{i}] = {c_expression(g, o, names)};")
     return f"void {code.symbol}({_PARAMS}) {{\n" + "\n".join(lines) + "\n}\n"
 
 
@@ -220,7 +206,7 @@ class ConstrainedKernel:
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"{name}: not finite")
             arrays.append(a)
-        if len({a.ndim for a in arrays}) != 1 or len({a.shape[0] for a in arrays}) != 1:
+        if len({a.shape[:-1] for a in arrays}) != 1:
             raise ValueError("q, v, tau: a single state and a batch, or batches of different "
                              "lengths, are mixed")
         batch = arrays[0].ndim == 2
@@ -239,12 +225,12 @@ def specialize_constrained(system, mu=0.0, iterations=1, name=None):
     system C++ compiler into the per-user cache of robodyn.codegen (as ``specialize``), loaded
     and checked against the core at a few random states (1e-9 relative; RuntimeError if they
     differ). RuntimeError when no compiler is available or compilation fails."""
-    from .compiled import _load_kernels
+    from .compiled import load_library
 
     system = _system(system)
     code = generate_constrained(system, name, mu, iterations)
     code.robot_name = code.robot_name + "_constrained"  # the cache file's stem
-    lib = _load_kernels(code)
+    lib = load_library(code)
     f = getattr(lib, code.symbol)
     f.restype = None
     f.argtypes = [ctypes.POINTER(ctypes.c_double)] * 5

@@ -43,7 +43,7 @@ def max_n() -> int:
     return MAX_N_PUBLISHED if published_module() is not None else MAX_N
 
 RULES = ("mul = multiplications + divisions; add = additions + subtractions (negation free); "
-         "trig = sin/cos/sqrt calls; comparisons free. One call at a fixed general state "
+         "trig = sin/cos/sqrt/atan2 calls; comparisons free. One call at a fixed general state "
          "(every q, qd, qdd non-zero, gravity on), counted by running the code with an "
          "instrumented scalar, as a build-time-specialised evaluation: operations on model "
          "constants only, x * 0, x * +-1 and x + 0 (constant 0, +-1) are folded, not counted; "

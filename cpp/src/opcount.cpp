@@ -214,7 +214,7 @@ std::array<long, 3> count_constrained_ops(const Model& m, const ConstraintModel&
     throw std::invalid_argument(
         "op counts: the constraints are rank deficient (row " + std::to_string(cdd.bad_row) +
         " depends on the rows before it) at a general state: count with mu > 0 and a fixed "
-        "number of proximal iterations");
+        "number of proximal iterations (robodyn opcount --mu MU --iterations K)");
 
   reset_op_tape();
   {

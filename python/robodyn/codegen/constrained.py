@@ -68,7 +68,7 @@ def trace_constrained(system, mu=0.0, iterations=1):
 class ConstrainedCode:
     """The generated constrained forward dynamics of one system."""
 
-    robot_name: str               # the name of the C file and the symbol's stem
+    robot_name: str               # the robot's name in the symbol and the file names
     prefix: str                   # robodyn_<robot>
     nq: int
     nv: int
@@ -88,9 +88,6 @@ class ConstrainedCode:
     @property
     def symbol(self):
         return f"{self.prefix}_{FUNCTION}"
-
-    def symbol_of(self, function):
-        return self.symbol
 
 
 _PARAMS = "const double* q, const double* v, const double* tau, double* qdd, double* lam"
@@ -229,7 +226,6 @@ def specialize_constrained(system, mu=0.0, iterations=1, name=None):
 
     system = _system(system)
     code = generate_constrained(system, name, mu, iterations)
-    code.robot_name = code.robot_name + "_constrained"  # the cache file's stem
     lib = load_library(code)
     f = getattr(lib, code.symbol)
     f.restype = None

@@ -142,7 +142,7 @@ def test_parse_urdf_reads_the_tree():
     assert [b.joint_name for b in spec.bodies] == ["crank", "coupler", "rocker"]
 
 
-@pytest.mark.parametrize("command", ["info", "simulate", "opcount"])
+@pytest.mark.parametrize("command", ["info", "simulate"])
 def test_command_line_refuses_loops_clearly(command, tmp_path, capsys):
     from robodyn import cli
 
@@ -151,3 +151,20 @@ def test_command_line_refuses_loops_clearly(command, tmp_path, capsys):
     assert cli.main([command, str(path)]) == 2
     err = capsys.readouterr().err
     assert "closes loops with <loop_joint> elements" in err and "Traceback" not in err
+
+
+def test_opcount_counts_loops(tmp_path, capsys):
+    """`robodyn opcount` counts a URDF's constrained forward dynamics; the revolute loop of a
+    planar four-bar has structurally zero rows, so mu = 0 is refused in one line naming the
+    options that count it."""
+    from robodyn import cli
+
+    path = tmp_path / "fourbar.urdf"
+    path.write_text(fourbar_file(REVOLUTE))
+    assert cli.main(["opcount", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "rank deficient" in err and "--mu" in err and "Traceback" not in err
+    assert cli.main(["opcount", str(path), "--mu", "1e-3", "--iterations", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "5 constraint rows, mu = 0.001, 2 proximal iterations" in out
+    assert "constrained FD" in out

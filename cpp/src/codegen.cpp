@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "robodyn/algorithms.hpp"
+#include "robodyn/constraints/dynamics.hpp"
+#include "robodyn/constraints/loop.hpp"
 #include "robodyn/data.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/tracing.hpp"
@@ -76,7 +78,66 @@ Model cleaned(const Model& m) {
   return c;
 }
 
+// the graph of `g` with the outputs `out` (tape order is topological)
+ExprGraph to_expr_graph(const tracing::Graph& g, const std::vector<Traced>& out) {
+  ExprGraph r;
+  const size_t size = g.nodes.size();
+  r.op.reserve(size);
+  r.a.reserve(size);
+  r.b.reserve(size);
+  r.c.reserve(size);
+  for (const tracing::Node& node : g.nodes) {
+    r.op.push_back(static_cast<std::uint8_t>(node.op));
+    r.a.push_back(node.a);
+    r.b.push_back(node.b);
+    r.c.push_back(node.c);
+  }
+  for (const Traced& t : out) r.outputs.push_back(t.id());
+  r.assumptions = g.assumptions;
+  return r;
+}
+
 }  // namespace
+
+ExprGraph trace_constrained(const Model& model, const ConstraintModel& cm, double mu,
+                            int iterations) {
+  if (!(std::isfinite(mu) && mu >= 0))
+    throw std::invalid_argument("mu: must be a finite number >= 0");
+  if (iterations < 1) throw std::invalid_argument("iterations: must be >= 1");
+  if (mu == 0 && iterations != 1)
+    throw std::invalid_argument("iterations: mu = 0 solves once (iterations = 1); proximal "
+                                "iterations need mu > 0");
+  // the rotation vector's t / sin(t) has its series branch at t = 0, which a traced graph
+  // cannot take: a closed loop would give 0 / 0
+  for (const LoopModel& c : cm.loops)
+    if (c.kp != 0 && c.rows[0] < 3)
+      throw std::invalid_argument("constraint '" + c.name + "': generated code does not cover a "
+                                  "Baumgarte position gain kp on rotation rows; set kp = 0 there "
+                                  "(kd is covered)");
+  const Model m = cleaned(model);
+  const int nq = m.nq, nv = m.nv;
+  tracing::TraceScope scope;
+  std::vector<Traced> q(nq), v(nv), tau(nv);
+  for (int k = 0; k < nq; ++k) q[k] = Traced::input(k);
+  for (int k = 0; k < nv; ++k) {
+    v[k] = Traced::input(nq + k);
+    tau[k] = Traced::input(nq + nv + k);
+  }
+  DataTpl<Traced> d(m);
+  ConstraintDataTpl<Traced> cd(m, cm);
+  std::vector<Traced> out(static_cast<size_t>(nv + cm.m));
+  // tol = 0: no comparison of a traced error stops the iterations early (tracing.hpp)
+  const ConstraintStatus st = constrained_forward_dynamics(
+      m, cm, d, cd, q.data(), v.data(), tau.data(), mu, iterations, 0.0, out.data(),
+      out.data() + nv);
+  if (st == ConstraintStatus::RankDeficient)
+    throw std::invalid_argument("the constraints are rank deficient whatever the state (row " +
+                                std::to_string(cd.bad_row) +
+                                " of J M^-1 J' is zero): use mu > 0 and proximal iterations");
+  if (st != ConstraintStatus::Ok)
+    throw std::invalid_argument("the mass matrix is not positive definite");
+  return to_expr_graph(scope.graph(), out);
+}
 
 ExprGraph trace_algorithm(const Model& model, const std::string& algorithm) {
   const Algorithm a = algorithm_from_name(algorithm);
@@ -96,22 +157,7 @@ ExprGraph trace_algorithm(const Model& model, const std::string& algorithm) {
   DataTpl<Traced> d(m);
   std::vector<Traced> out(static_cast<size_t>(output_size(a, nv)));
   run_algorithm(a, m, d, q.data(), qd.data(), x.data(), out.data());
-  const tracing::Graph& g = scope.graph();
-  ExprGraph r;
-  const size_t size = g.nodes.size();
-  r.op.reserve(size);
-  r.a.reserve(size);
-  r.b.reserve(size);
-  r.c.reserve(size);
-  for (const tracing::Node& node : g.nodes) {
-    r.op.push_back(static_cast<std::uint8_t>(node.op));
-    r.a.push_back(node.a);
-    r.b.push_back(node.b);
-    r.c.push_back(node.c);
-  }
-  for (const Traced& t : out) r.outputs.push_back(t.id());
-  r.assumptions = g.assumptions;
-  return r;
+  return to_expr_graph(scope.graph(), out);
 }
 
 }  // namespace robodyn

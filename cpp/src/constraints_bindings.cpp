@@ -17,7 +17,9 @@
 
 #include "robodyn/constraints/dynamics.hpp"
 #include "robodyn/constraints/loop.hpp"
+#include "robodyn/codegen.hpp"
 #include "robodyn/model.hpp"
+#include "robodyn/opcount.hpp"
 #include "instances.hpp"
 #include "numpy_boundary.hpp"
 
@@ -294,5 +296,37 @@ void register_constraints(py::module_& mod, ModelOf model_of) {
                 });
           },
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = 0.0,
-          py::arg("max_iter") = 1, py::arg("tol") = 1e-12, py::arg("out") = py::none());
+          py::arg("max_iter") = 1, py::arg("tol") = 1e-12, py::arg("out") = py::none())
+      // operation counts and the traced graph of forward_dynamics (robodyn.codegen.constrained)
+      .def("_op_counts", [](ConstraintSystem& s, double mu, int iterations) {
+        s.model_ = s.model_of_(s.robot_);
+        std::array<long, 3> c;
+        try {
+          c = count_constrained_ops(*s.model_, s.cm_, mu, iterations);
+        } catch (const std::invalid_argument& e) {
+          throw py::value_error(e.what());
+        }
+        py::dict d;
+        d["mul"] = c[0];
+        d["add"] = c[1];
+        d["trig"] = c[2];
+        return d;
+      }, py::arg("mu"), py::arg("iterations"))
+      .def("_trace", [](ConstraintSystem& s, double mu, int iterations) {
+        s.model_ = s.model_of_(s.robot_);
+        ExprGraph g;
+        try {
+          g = trace_constrained(*s.model_, s.cm_, mu, iterations);
+        } catch (const std::invalid_argument& e) {
+          throw py::value_error(e.what());
+        }
+        py::dict d;
+        d["op"] = py::bytes(reinterpret_cast<const char*>(g.op.data()), g.op.size());
+        d["a"] = g.a;
+        d["b"] = g.b;
+        d["c"] = g.c;
+        d["outputs"] = g.outputs;
+        d["assumptions"] = g.assumptions;
+        return d;
+      }, py::arg("mu"), py::arg("iterations"));
 }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "robodyn/algorithms.hpp"
+#include "robodyn/constraints/dynamics.hpp"
+#include "robodyn/constraints/loop.hpp"
 #include "robodyn/counting.hpp"
 #include "robodyn/data.hpp"
 #include "robodyn/momentum.hpp"
@@ -129,7 +131,8 @@ void check_eigen_kernels() {
 
 // The tape entries of what a counted call leaves behind: its result and the configuration
 // cache in Data (reused by the next algorithm at the same q), at the level the call reached
-std::vector<int> outputs(const Model& m, const DataTpl<Counted>& d, const std::vector<Counted>& res) {
+std::vector<int> outputs(const Model& m, const DataTpl<Counted>& d,
+                         const std::vector<Counted>& res) {
   std::vector<int> ids;
   for (const Counted& x : res) ids.push_back(x.tape_id());
   auto add = [&](const auto& block) {
@@ -148,7 +151,86 @@ std::vector<int> outputs(const Model& m, const DataTpl<Counted>& d, const std::v
   return ids;
 }
 
+// the fixed general state of count_ops: q (a unit base quaternion on a floating base), qd, x
+struct FixedState {
+  std::vector<double> q, qd, x;
+};
+
+FixedState fixed_state(const Model& m) {
+  FixedState s{fixed_values(m.nq, 1), fixed_values(m.nv, 2), fixed_values(m.nv, 3)};
+  if (m.floating) {
+    double n2 = 0;
+    for (int k = 3; k < 7; ++k) n2 += s.q[k] * s.q[k];
+    for (int k = 3; k < 7; ++k) s.q[k] /= std::sqrt(n2);
+  }
+  return s;
+}
+
+std::vector<Counted> variables(const std::vector<double>& v) {
+  std::vector<Counted> c;
+  c.reserve(v.size());
+  for (double e : v) c.push_back(Counted::variable(e));
+  return c;
+}
+
+// the counted values equal the double ones (up to the summation order of vectorised double
+// kernels)
+void check_same(const std::vector<Counted>& counted, const std::vector<double>& ref,
+                const std::string& algorithm) {
+  double scale = 1.0;
+  for (double v : ref) scale = std::max(scale, std::abs(v));
+  for (size_t k = 0; k < ref.size(); ++k)
+    if (!(std::abs(counted[k].value() - ref[k]) <= 1e-9 * scale))
+      throw std::logic_error("op counts: the counted evaluation of '" + algorithm +
+                             "' differs from the double one at entry " + std::to_string(k) +
+                             ": " + std::to_string(counted[k].value()) + " vs " +
+                             std::to_string(ref[k]));
+}
+
 }  // namespace
+
+std::array<long, 3> count_constrained_ops(const Model& m, const ConstraintModel& cm, double mu,
+                                          int iterations) {
+  if (!(std::isfinite(mu) && mu >= 0))
+    throw std::invalid_argument("mu: must be a finite number >= 0");
+  if (iterations < 1) throw std::invalid_argument("iterations: must be >= 1");
+  if (mu == 0 && iterations != 1)
+    throw std::invalid_argument("iterations: mu = 0 solves once (iterations = 1); proximal "
+                                "iterations need mu > 0");
+  static const bool kernels_ok = (check_eigen_kernels(), true);
+  (void)kernels_ok;
+  const int nv = m.nv, nc = cm.m;
+  const FixedState s = fixed_state(m);
+  // tol = 0: every one of the iterations runs, in the double and the counted evaluation alike
+  Data dd(m);
+  ConstraintData cdd(m, cm);
+  std::vector<double> out(static_cast<size_t>(nv + nc));
+  const ConstraintStatus st = constrained_forward_dynamics(
+      m, cm, dd, cdd, s.q.data(), s.qd.data(), s.x.data(), mu, iterations, 0.0, out.data(),
+      out.data() + nv);
+  if (st == ConstraintStatus::MassNotPositive)
+    throw std::invalid_argument("op counts: the mass matrix is not positive definite");
+  if (st == ConstraintStatus::RankDeficient)
+    throw std::invalid_argument(
+        "op counts: the constraints are rank deficient (row " + std::to_string(cdd.bad_row) +
+        " depends on the rows before it) at a general state: count with mu > 0 and a fixed "
+        "number of proximal iterations (robodyn opcount --mu MU --iterations K)");
+
+  reset_op_tape();
+  {
+    DataTpl<Counted> dc(m);
+    ConstraintDataTpl<Counted> cdc(m, cm);
+    const std::vector<Counted> cq = variables(s.q), cqd = variables(s.qd), cx = variables(s.x);
+    std::vector<Counted> cres(static_cast<size_t>(nv + nc));
+    reset_op_counts();
+    constrained_forward_dynamics(m, cm, dc, cdc, cq.data(), cqd.data(), cx.data(), mu,
+                                 iterations, 0.0, cres.data(), cres.data() + nv);
+    const OpTally t = live_counts(outputs(m, dc, cres));
+    check_same(cres, out, "constrained_forward_dynamics");
+    reset_op_tape();
+    return {{t.mul, t.add, t.trig}};
+  }
+}
 
 std::array<long, 3> count_ops(const Model& m, const std::string& algorithm) {
   const Algorithm a = algorithm_from_name(algorithm);

@@ -34,14 +34,16 @@ using Id = std::int32_t;
 
 constexpr size_t kPolyLimit = 48;      // largest expansion (terms) kept; larger nodes are atoms
 constexpr size_t kProductLimit = 512;  // largest term product formed expanding a multiplication
-constexpr long kTrigWeight = 20;       // a sin/cos/sqrt weighs this many mul/add
+constexpr long kTrigWeight = 20;       // a sin/cos/sqrt/atan2 weighs this many mul/add
 
-bool is_binary(Op op) { return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div; }
+bool is_binary(Op op) {
+  return op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div || op == Op::Atan2;
+}
 bool is_leaf(Op op) { return op == Op::Const || op == Op::Input; }
 
 long weight(Op op) {
+  if (op == Op::Sin || op == Op::Cos || op == Op::Sqrt || op == Op::Atan2) return kTrigWeight;
   if (is_binary(op)) return 1;
-  if (op == Op::Sin || op == Op::Cos || op == Op::Sqrt) return kTrigWeight;
   return 0;
 }
 
@@ -53,6 +55,7 @@ Id build(Op op, Id a, Id b) {
     case Op::Sub: return tracing::sub(a, b);
     case Op::Mul: return tracing::mul(a, b);
     case Op::Div: return tracing::div(a, b);
+    case Op::Atan2: return tracing::atan2(a, b);
     default: return tracing::unary(op, a);
   }
 }
@@ -460,7 +463,7 @@ Graph from_expr(const ExprGraph& e) {
   Graph g;
   g.truncate(0);
   for (size_t k = 0; k < size; ++k) {
-    if (e.op[k] > static_cast<std::uint8_t>(Op::Sign))
+    if (e.op[k] > static_cast<std::uint8_t>(Op::Atan2))
       throw std::invalid_argument("simplify: unknown operation " + std::to_string(e.op[k]) +
                                   " at node " + std::to_string(k));
     const Op op = static_cast<Op>(e.op[k]);

@@ -13,9 +13,9 @@ namespace robodyn {
 
 // The expression graph of one algorithm on one model, in creation (topological) order.
 // op codes: 0 Const (c), 1 Input (a = input index), 2 Neg, 3 Add, 4 Sub, 5 Mul, 6 Div, 7 Sin,
-// 8 Cos, 9 Sqrt, 10 Sign (unary ops use a, binary a and b). Inputs: q = 0..nq-1,
-// qd = nq..nq+nv-1, the third argument (qdd or tau) = nq+nv..nq+2nv-1 (nq = nv = n on a fixed
-// base; a free-flyer's q block is its position and quaternion x, y, z, w).
+// 8 Cos, 9 Sqrt, 10 Sign, 11 Atan2 (atan2(a, b)) (unary ops use a, binary a and b). Inputs:
+// q = 0..nq-1, qd = nq..nq+nv-1, the third argument (qdd or tau) = nq+nv..nq+2nv-1 (nq = nv = n
+// on a fixed base; a free-flyer's q block is its position and quaternion x, y, z, w).
 struct ExprGraph {
   std::vector<std::uint8_t> op;
   std::vector<std::int32_t> a, b;
@@ -34,6 +34,19 @@ struct ExprGraph {
 // traced from the quaternion inputs (normalised in the graph, as the generic code does).
 // Throws std::invalid_argument for an unknown algorithm or one that cannot be traced.
 ExprGraph trace_algorithm(const Model& model, const std::string& algorithm);
+
+struct ConstraintModel;
+
+// Constrained forward dynamics (constraints/dynamics.hpp) of `model` with the loop constraints
+// `cm`, traced: inputs q, v, tau as above; outputs qdd (nv) then the multipliers lam (m).
+// mu = 0: one Cholesky solve of J M^-1 J' (its pivots assumed positive: the system must not be
+// rank deficient), iterations must be 1; mu > 0: exactly `iterations` proximal iterations.
+// The model's inertias are cleaned as for trace_algorithm. Throws std::invalid_argument for a
+// bad mu or iterations, rank-deficient constraints with mu = 0, or a Baumgarte position gain
+// kp on a constraint's rotation rows (the rotation vector's series branch at 0 cannot be
+// traced).
+ExprGraph trace_constrained(const Model& model, const ConstraintModel& cm, double mu,
+                            int iterations);
 
 // The graph with the same outputs and fewer operations (simplify.cpp): rebuilt through the
 // rules of tracing.hpp, nodes no output needs dropped, and sin^2 + cos^2 = 1 applied where it

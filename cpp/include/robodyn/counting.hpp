@@ -6,7 +6,7 @@
 //
 //   mul  = multiplications and divisions,
 //   add  = additions and subtractions (negation is free),
-//   trig = sin, cos and sqrt calls;
+//   trig = sin, cos, sqrt and atan2 calls;
 //
 // comparisons, abs, copies and conversions are free.
 //
@@ -162,6 +162,12 @@ class Counted {
   friend Counted cos(const Counted& x) { return x.call(std::cos(x.v_)); }
   friend Counted sqrt(const Counted& x) { return x.call(std::sqrt(x.v_)); }
   friend Counted abs(const Counted& x) { return Counted(std::abs(x.v_), x.id_); }
+  // atan2 (the rotation vector of a loop constraint's residual): one trig call
+  friend Counted atan2(const Counted& y, const Counted& x) {
+    const double r = std::atan2(y.v_, x.v_);
+    if (!y.is_variable() && !x.is_variable()) return Counted(r);
+    return Counted(r, counted(OpNode::Trig, y.id_, x.id_));
+  }
   friend bool isfinite(const Counted& x) { return std::isfinite(x.v_); }
   friend bool isnan(const Counted& x) { return std::isnan(x.v_); }
   friend bool isinf(const Counted& x) { return std::isinf(x.v_); }

@@ -19,7 +19,7 @@
 // answer true and `<`, `<=` false (the positive-definiteness guards of the Cholesky and ABA
 // passes take their normal branch; Graph::assumptions counts them); sign(x), the only
 // value-dependent branch of the dynamics (Coulomb friction), is recorded as a Sign node.
-// `==` compares node identity (equal nodes are equal values).
+// `==` compares node identity (equal nodes are equal values). abs(x) is x sign(x).
 //
 // The graph is thread-local (TraceScope installs one); include this header only where the
 // tracing instantiation lives (cpp/src/codegen.cpp): the double build never sees it.
@@ -40,8 +40,9 @@ namespace robodyn {
 
 namespace tracing {
 
-// Node operations. Input: a = input index; Const: c = value. Unary ops use a, binary a and b.
-enum class Op : std::uint8_t { Const, Input, Neg, Add, Sub, Mul, Div, Sin, Cos, Sqrt, Sign };
+// Node operations. Input: a = input index; Const: c = value. Unary ops use a, binary a and b
+// (Atan2: atan2(a, b)).
+enum class Op : std::uint8_t { Const, Input, Neg, Add, Sub, Mul, Div, Sin, Cos, Sqrt, Sign, Atan2 };
 
 struct Node {
   Op op;
@@ -254,6 +255,13 @@ inline std::int32_t unary(Op op, std::int32_t x) {
   return g.node(op, x);
 }
 
+// atan2(y, x) (the rotation vector of a loop constraint's residual)
+inline std::int32_t atan2(std::int32_t y, std::int32_t x) {
+  Graph& g = graph();
+  if (g.is_const(y) && g.is_const(x)) return g.constant(std::atan2(g.value(y), g.value(x)));
+  return g.node(Op::Atan2, y, x);
+}
+
 }  // namespace tracing
 
 class Traced {
@@ -299,6 +307,16 @@ class Traced {
   }
   friend Traced sign(const Traced& x) {
     return from_id(tracing::unary(tracing::Op::Sign, x.id_));
+  }
+  // |x| = x sign(x) (the constrained dynamics' convergence test: its value only compared)
+  friend Traced abs(const Traced& x) { return x * sign(x); }
+  friend Traced atan2(const Traced& y, const Traced& x) {
+    return from_id(tracing::atan2(y.id_, x.id_));
+  }
+  // a constant's value; NaN for a traced value (diagnostics only, e.g. an error estimate)
+  explicit operator double() const {
+    const tracing::Graph& g = tracing::graph();
+    return g.is_const(id_) ? g.value(id_) : std::numeric_limits<double>::quiet_NaN();
   }
   friend bool isfinite(const Traced&) { return true; }
   friend bool isnan(const Traced&) { return false; }

@@ -294,6 +294,7 @@ def _opcount_arguments(p):
 
     add_arguments(p)
     add_robot_options(p)
+    add_floating_option(p)
 
 
 def _opcount_run(args):
@@ -301,7 +302,8 @@ def _opcount_run(args):
     from ..codegen.opcount import run
 
     options = robot_options(args)
-    return run(args, lambda name: load_robot(name, **options))
+    return run(args, lambda name: load_robot(name, floating_base=args.floating_base,
+                                             loops=True, **options))
 
 
 def _codegen_arguments(p):
@@ -316,7 +318,7 @@ def _codegen_run(args):
     """write the robot's generated C++ kernels (.cpp and .h)"""
     from ..codegen.command import run
 
-    return run(args, load_robot(args.robot, floating_base=args.floating_base,
+    return run(args, load_robot(args.robot, floating_base=args.floating_base, loops=True,
                                 **robot_options(args)))
 
 

@@ -35,7 +35,7 @@ def add_robot_options(p):
 
 
 def add_floating_option(p):
-    """``--floating-base`` (info, id, simulate, codegen)."""
+    """``--floating-base`` (info, id, simulate, codegen, opcount)."""
     p.add_argument("--floating-base", action="store_true", dest="floating_base",
                    help="the URDF's root link moves freely (a free-flyer joint: q = [base "
                         "position, quaternion x y z w, joints], v = [base angular, base "

@@ -71,6 +71,11 @@ def add_arguments(parser):
     parser.add_argument("--max-operations", type=int, default=None, metavar="N",
                         help="refuse a function predicted to take more than N operations "
                              f"(default: {MAX_OPERATIONS:,})")
+    parser.add_argument("--mu", type=float, default=0.0,
+                        help="a URDF with <loop_joint>s: the constrained kernel's proximal mu "
+                             "(default 0: one Cholesky solve)")
+    parser.add_argument("--iterations", type=int, default=1,
+                        help="with --mu > 0: the constrained kernel's proximal iterations")
 
 
 def run(args, robot=None):
@@ -79,11 +84,23 @@ def run(args, robot=None):
     :func:`robots.resolve`)."""
     if robot is None:
         robot = robots.resolve(args.robot)
+    system = None
+    if hasattr(robot, "constraints"):  # a URDF with <loop_joint>s: also the constrained kernel
+        system, robot = robot, robot.robot
     gen, cpp, hdr = write_sources(robot, args.output, args.name,
                                   getattr(args, "max_operations", None))
     print(f"wrote {cpp} and {hdr}")
     for function in FUNCTIONS:
         print("  " + count_line(function, gen.kernels[function].counts))
+    if system is not None:
+        from .constrained import FUNCTION, write_constrained
+
+        code, cpp, hdr = write_constrained(system, args.output, args.name,
+                                           getattr(args, "mu", 0.0),
+                                           getattr(args, "iterations", 1),
+                                           getattr(args, "max_operations", None))
+        print(f"wrote {cpp} and {hdr}")
+        print("  " + count_line(FUNCTION, code.counts, width=30))
     return 0
 
 

@@ -19,7 +19,7 @@ from ._kernel_cache import install, load, open_cache, open_entry
 from .kernels import (FORMAT_VERSION, FUNCTIONS, OPCOUNT_ALGORITHMS, CodeSizeError, c_identifier,
                       embed, generate)
 
-__all__ = ["specialize", "specialize_spec", "compile_kernels", "rebuild"]
+__all__ = ["specialize", "specialize_spec", "compile_kernels", "load_library", "rebuild"]
 
 
 def _compiler():
@@ -103,6 +103,14 @@ def _load_kernels(gen):
     lib = load(fd, path)
     _LOADED[digest] = lib
     return lib
+
+
+def load_library(gen):
+    """The compiled library of generated code ``gen`` (anything with ``robot_name``,
+    ``source`` and ``sha256``, e.g. a Generated or a constrained kernel's code): compiled into
+    the cache if needed (:func:`compile_kernels`), loaded with ctypes from the very file whose
+    bytes were checked, kept loaded for the life of the process."""
+    return _load_kernels(gen)
 
 
 def _builtin(gen):

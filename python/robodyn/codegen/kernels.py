@@ -56,12 +56,13 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["Graph", "Kernel", "Generated", "CodeSizeError", "trace", "simplify", "generate",
-           "evaluate", "write_sources", "embed", "c_identifier", "count_line", "FUNCTIONS",
+           "evaluate", "write_sources", "embed", "c_identifier", "c_expression", "count_line",
+           "FUNCTIONS",
            "OPCOUNT_ALGORITHMS", "FORMAT_VERSION", "MAX_OPERATIONS", "ARGS", "CONST", "INPUT",
-           "NEG", "ADD", "SUB", "MUL", "DIV", "SIN", "COS", "SQRT", "SIGN"]
+           "NEG", "ADD", "SUB", "MUL", "DIV", "SIN", "COS", "SQRT", "SIGN", "ATAN2"]
 
 # node operations (the codes of cpp/include/robodyn/codegen.hpp)
-CONST, INPUT, NEG, ADD, SUB, MUL, DIV, SIN, COS, SQRT, SIGN = range(11)
+CONST, INPUT, NEG, ADD, SUB, MUL, DIV, SIN, COS, SQRT, SIGN, ATAN2 = range(12)
 # C++ spelling of the binary and the one-argument operations
 _INFIX = {ADD: "+", SUB: "-", MUL: "*", DIV: "/"}
 _CALL = {SIN: "std::sin", COS: "std::cos", SQRT: "std::sqrt"}
@@ -151,7 +152,7 @@ class Graph:
                 continue
             seen[x] = 1
             op = self.op[x]
-            if op in (ADD, SUB, MUL, DIV):
+            if op in (ADD, SUB, MUL, DIV, ATAN2):
                 stack.append(self.a[x])
                 stack.append(self.b[x])
             elif op not in (CONST, INPUT):
@@ -159,7 +160,8 @@ class Graph:
         return [k for k in range(len(seen)) if seen[k]]
 
     def counts(self, outputs):
-        """{"mul", "add", "trig"} of computing the outputs (negation and sign free)."""
+        """{"mul", "add", "trig"} of computing the outputs (negation and sign free; trig:
+        sin, cos, sqrt, atan2)."""
         mul = add = trig = 0
         for k in self.live(outputs):
             op = self.op[k]
@@ -167,7 +169,7 @@ class Graph:
                 mul += 1
             elif op in (ADD, SUB):
                 add += 1
-            elif op in (SIN, COS, SQRT):
+            elif op in (SIN, COS, SQRT, ATAN2):
                 trig += 1
         return {"mul": mul, "add": add, "trig": trig}
 
@@ -231,6 +233,8 @@ def evaluate(g, outputs, q, qd=None, x=None, nv=None):
             v = np.cos(val[a])
         elif op == SQRT:
             v = np.sqrt(val[a])
+        elif op == ATAN2:
+            v = np.arctan2(val[a], val[b])
         else:
             v = np.sign(val[a])
         val[k] = v
@@ -336,6 +340,29 @@ def _literal(v):
     return f"({text})" if v < 0 else text
 
 
+def c_expression(g, k, names):
+    """The C++ expression of node ``k`` of ``g``: a constant printed exactly (shortest
+    round-trip form), an input or a node already computed by its name in ``names`` (node id ->
+    C name), else the operation on its operands so named."""
+    op, a, b = g.op[k], g.a[k], g.b[k]
+
+    def ref(x):
+        return _literal(g.c[x]) if g.op[x] == CONST else names[x]
+
+    if op == CONST or k in names:
+        return ref(k)
+
+    if op in _INFIX:
+        return f"{ref(a)} {_INFIX[op]} {ref(b)}"
+    if op in _CALL:
+        return f"{_CALL[op]}({ref(a)})"
+    if op == NEG:
+        return f"-{ref(a)}"
+    if op == ATAN2:
+        return f"std::atan2({ref(a)}, {ref(b)})"
+    return f"({ref(a)} > 0.0) ? 1.0 : (({ref(a)} < 0.0) ? -1.0 : 0.0)"
+
+
 def _emit_function(kernel, symbol, n, nq=None):
     """The C++ function of ``kernel``: n velocity coordinates, nq configuration ones (default
     n); input i is q[i] below nq, then qd / the third argument (n each)."""
@@ -363,7 +390,7 @@ def _emit_function(kernel, symbol, n, nq=None):
     else:
         wanted = list(outputs)
     for k in g.live(wanted):
-        op, a, b = g.op[k], g.a[k], g.b[k]
+        op, a = g.op[k], g.a[k]
         if op in (CONST, INPUT):
             continue
         if op in (SIN, COS) and g.op[a] == INPUT and g.a[a] < nq:
@@ -374,16 +401,8 @@ def _emit_function(kernel, symbol, n, nq=None):
             continue
         counter += 1
         name = f"x{counter}"
+        lines.append(f"  const double {name} = {c_expression(g, k, names)};")
         names[k] = name
-        if op in _INFIX:
-            expr = f"{ref(a)} {_INFIX[op]} {ref(b)}"
-        elif op in _CALL:
-            expr = f"{_CALL[op]}({ref(a)})"
-        elif op == NEG:
-            expr = f"-{ref(a)}"
-        else:
-            expr = f"({ref(a)} > 0.0) ? 1.0 : (({ref(a)} < 0.0) ? -1.0 : 0.0)"
-        lines.append(f"  const double {name} = {expr};")
     if kernel.function == "mass_matrix":
         for i in range(n):
             for j in range(i + 1):

@@ -43,7 +43,7 @@ def max_n() -> int:
     return MAX_N_PUBLISHED if published_module() is not None else MAX_N
 
 RULES = ("mul = multiplications + divisions; add = additions + subtractions (negation free); "
-         "trig = sin/cos/sqrt calls; comparisons free. One call at a fixed general state "
+         "trig = sin/cos/sqrt/atan2 calls; comparisons free. One call at a fixed general state "
          "(every q, qd, qdd non-zero, gravity on), counted by running the code with an "
          "instrumented scalar, as a build-time-specialised evaluation: operations on model "
          "constants only, x * 0, x * +-1 and x + 0 (constant 0, +-1) are folded, not counted; "
@@ -92,8 +92,17 @@ def _poly(coeffs, n):
 
 # ---------------------------------------------------------------- robodyn's counts
 
-def robot_counts(robot, algorithms=ALGORITHMS) -> dict:
-    """{algorithm: {"mul", "add", "trig"}} of one call of each algorithm on ``robot``."""
+def robot_counts(robot, algorithms=ALGORITHMS, mu=0.0, iterations=1) -> dict:
+    """{algorithm: {"mul", "add", "trig"}} of one call of each algorithm on ``robot``. A
+    :class:`robodyn.ConstrainedRobot` gives its tree's counts and
+    "constrained_forward_dynamics" (:func:`robodyn.codegen.constrained.constrained_counts`
+    with ``mu`` and ``iterations``)."""
+    if hasattr(robot, "constraints"):
+        from .constrained import constrained_counts
+
+        counts = robot_counts(robot.robot, algorithms)
+        counts["constrained_forward_dynamics"] = constrained_counts(robot, mu, iterations)
+        return counts
     return {a: robot.op_counts(a) for a in algorithms}
 
 
@@ -408,6 +417,11 @@ def add_arguments(parser):
                              "matplotlib; uses --n-range, default 1 30)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random DH chains (default 0)")
+    parser.add_argument("--mu", type=float, default=0.0,
+                        help="a URDF with <loop_joint>s: count constrained forward dynamics "
+                             "with this proximal mu (default 0: one Cholesky solve)")
+    parser.add_argument("--iterations", type=int, default=1,
+                        help="with --mu > 0: the proximal iterations counted (default 1)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -415,13 +429,27 @@ def _ratio(x):
     return "" if x is None else f"{x:.2f}"
 
 
-def _robot_report(name, robot):
-    counts = robot_counts(robot)
+def _robot_report(name, robot, mu=0.0, iterations=1):
+    counts = robot_counts(robot, mu=mu, iterations=iterations)
+    system, robot = (robot, robot.robot) if hasattr(robot, "constraints") else (None, robot)
     pub = published_counts(robot.spec)
     joints = "".join("R" if b.joint_type == "revolute" else "P" for b in robot.spec.bodies)
-    return {"robot": name, "n": robot.n, "joints": joints, "counts": counts,
-            "published_algorithm": pub,
-            "comparisons": comparisons(name, robot.n, counts, pub)}
+    rows = comparisons(name, robot.n, counts, pub)
+    if system is not None:
+        # constrained forward dynamics beside the tree's own, unconstrained
+        c = counts["constrained_forward_dynamics"]
+        for alg in ("aba", "forward_dynamics"):
+            u = counts[alg]
+            rows.append({"algorithm": "constrained_forward_dynamics",
+                         "reference": f"{LABELS[alg]} of the tree, unconstrained",
+                         "mul": u["mul"], "add": u["add"], "ratio_mul": c["mul"] / u["mul"],
+                         "ratio_add": c["add"] / u["add"]})
+    rep = {"robot": name, "n": robot.n, "joints": joints, "counts": counts,
+           "published_algorithm": pub, "comparisons": rows}
+    if system is not None:
+        rep["constraint_rows"] = system.rows
+        rep["mu"], rep["iterations"] = float(mu), int(iterations)
+    return rep
 
 
 # what each algorithm name stands for, in the printed tables (the names are op_counts' names)
@@ -433,11 +461,17 @@ LABELS = {
     "aba": "aba (FD, default)",
     "forward_dynamics": "crba+chol (FD)",
     "kane_forward": "kane+chol (FD)",
+    "constrained_forward_dynamics": "constrained FD",
 }
 
 
 def _print_robot(rep, out):
-    print(f"{rep['robot']} (n = {rep['n']}, joints {rep['joints']})", file=out)
+    loops = ""
+    if "constraint_rows" in rep:
+        solve = ("mu = 0" if rep["mu"] == 0 else
+                 f"mu = {rep['mu']:g}, {rep['iterations']} proximal iterations")
+        loops = f", {rep['constraint_rows']} constraint rows, {solve}"
+    print(f"{rep['robot']} (n = {rep['n']}, joints {rep['joints']}{loops})", file=out)
     w = max(len(r["reference"]) for r in rep["comparisons"]) if rep["comparisons"] else 10
     print(f"  {'algorithm':<18}{'mul':>6}{'add':>6}{'trig':>5}   {'compared with':<{w}}"
           f"{'mul':>7}{'add':>7}{'ratio mul':>11}{'add':>6}", file=out)
@@ -517,8 +551,10 @@ def run(args, load=None) -> int:
         plot_growth(None, None, check_only=True)  # fail before the counting, not after
     names = args.robots or robots.available()
     loaded = [(str(name), load(name)) for name in names]
-    reports = [_robot_report(name if name in robots.available() else robot.name,
-                             robot) for name, robot in loaded]
+    reports = [_robot_report(name if name in robots.available() else
+                             getattr(robot, "robot", robot).name, robot,
+                             getattr(args, "mu", 0.0), getattr(args, "iterations", 1))
+               for name, robot in loaded]
     g = None
     n_range = args.n_range or ((1, 30) if args.plot else None)
     if n_range is not None:

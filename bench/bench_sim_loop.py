@@ -4,7 +4,7 @@ another: the loop's speed before and after a change.
 Cases: the Intelledex 605 (fixed base, n = 6) under computed torque at 1 kHz on the CLI's
 default reference, by "rk4", "euler" and "rk45", and with continuous control by "rk4"; the
 Lynch satellite (a free-floating base) passive and under a Python controller, by "rk4",
-"euler" and "rk45". Each case's figure is the CPU time of one run (``stats["cpu_time"]``).
+"euler" and "rk45". Each case's figure is the least CPU time (``stats["cpu_time"]``) of ``--repeat`` runs.
 
 With ``--against DIR`` (another tree's ``python/`` folder, holding its own compiled
 ``_core``), each round runs every case in a fresh interpreter on this tree and on DIR, in
@@ -13,6 +13,7 @@ median of the per-round ratios this / DIR (below 1: this tree is faster). Withou
 medians of this tree only.
 
     python bench/bench_sim_loop.py [--against /tmp/old/python] [--rounds 7] [--duration 1]
+                                   [--repeat 3]
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ CASES = ("fixed rk4", "fixed euler", "fixed rk45", "fixed rk4 continuous",
          "floating rk4", "floating euler", "floating rk45", "floating rk4 controller")
 
 
-def run_cases(duration):
-    """{case: CPU seconds of one run} on the robodyn first on sys.path."""
+def run_cases(duration, repeat):
+    """{case: least CPU seconds of ``repeat`` runs} on the robodyn first on sys.path."""
     import numpy as np
 
     import robodyn
@@ -73,12 +74,13 @@ def run_cases(duration):
                                                             duration=duration),
     }
     runs["fixed rk4"]()  # warm-up: imports, first calls
-    return {name: runs[name]().stats["cpu_time"] for name in CASES}
+    return {name: min(runs[name]().stats["cpu_time"] for _ in range(repeat)) for name in CASES}
 
 
-def in_subprocess(python_dir, duration):
+def in_subprocess(python_dir, duration, repeat):
     env = dict(os.environ, PYTHONPATH=str(python_dir))
-    out = subprocess.run([sys.executable, __file__, "--child", "--duration", str(duration)],
+    out = subprocess.run([sys.executable, __file__, "--child", "--duration", str(duration),
+                          "--repeat", str(repeat)],
                          env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -88,20 +90,21 @@ def main(argv=None):
     parser.add_argument("--against", type=pathlib.Path, default=None)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--duration", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(run_cases(args.duration)))
+        print(json.dumps(run_cases(args.duration, args.repeat)))
         return
     trees = [PYTHON_DIR] + ([args.against] if args.against else [])
     times = [{c: [] for c in CASES} for _ in trees]
     for r in range(args.rounds):
         order = range(len(trees)) if r % 2 == 0 else reversed(range(len(trees)))
         for i in order:
-            for case, s in in_subprocess(trees[i], args.duration).items():
+            for case, s in in_subprocess(trees[i], args.duration, args.repeat).items():
                 times[i][case].append(s)
     print(f"Python loop, {args.duration:g} s simulated (rk45 on the arm: a tenth), "
-          f"CPU s, medians of {args.rounds} rounds")
+          f"CPU s (least of {args.repeat} runs), medians of {args.rounds} rounds")
     if args.against is None:
         for case in CASES:
             print(f"  {case:<26} {statistics.median(times[0][case]):.4f}")

@@ -139,8 +139,8 @@ class JointStep(_State):
         stage_control = plant.control if plant.continuous else None
         clock = plant.clock
         if clock is None:
-            def advance(t, t_end):
-                step(t_end - t, t, stage_control)
+            fixed.control = stage_control
+            advance = fixed.advance
         else:
             # the stages' times for the force elements with Python callables
             def timed(ts, q_s, qd_s):

@@ -1,9 +1,9 @@
 """No heap allocation in the hot paths.
 
-C++: cpp/tests/test_noalloc.cpp (counting operator new / malloc, Eigen's runtime no-malloc
-check) is compiled here with the system compiler (kept in .pytest_cache, keyed by a hash of
-the sources, headers and flags) and run; its self-check modes allocate on purpose inside the
-guarded region and must make it fail.
+C++: cpp/tests/test_noalloc.cpp with its parts in cpp/tests/noalloc/ (counting operator new /
+malloc, Eigen's runtime no-malloc check) is compiled here with the system compiler (kept in
+.pytest_cache, keyed by a hash of the sources, headers and flags) and run; its self-check
+modes allocate on purpose inside the guarded region and must make it fail.
 
 Python: single-state calls with ``out=`` allocate nothing; tracemalloc (which sees numpy's
 data buffers and every Python object) shows no growth and no transient peak over 1000 calls,
@@ -71,11 +71,13 @@ def eigen_include():
 
 
 def build_key(cxx, flags, sources):
-    """Hash of everything the binary depends on: compiler, flags, sources and core headers."""
+    """Hash of everything the binary depends on: compiler, flags, sources, core headers and the
+    headers of the C++ tests (cpp/tests/noalloc: test_noalloc.cpp's parts)."""
     h = hashlib.sha256()
     version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
     h.update((cxx + version + " ".join(flags)).encode())
-    headers = sorted((ROOT / "cpp" / "include").rglob("*.hpp"))
+    headers = [*sorted((ROOT / "cpp" / "include").rglob("*.hpp")),
+               *sorted((ROOT / "cpp" / "tests").rglob("*.hpp"))]
     for path in [*sources, *headers]:
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())

@@ -77,6 +77,7 @@ import math
 import os
 import threading
 import time
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -84,11 +85,11 @@ import numpy as np
 from ..util import safe_io
 from .cluster import get_client
 from .config import (CONTROLLERS, FORMAT_VERSION, INT_METRICS, KEYS, MAX_BATCHES, MAX_RUNS,
-                     METRICS, TOML_MAX_BYTES, TOP_KEYS, VECTOR_KEYS, check_key, integer, plain,
-                     read_toml)
+                     METRICS, TOML_MAX_BYTES, VECTOR_KEYS, plain, read_toml)
 from .results import (CampaignResult, atomic, atomic_write_text, part_path, read_results,
                       read_trajectories, run_metrics, trajectory_table)
 from .samplers import Sampler, choice, integers, loguniform, normal, sampler_from, uniform
+from .schema import SECTIONS, CampaignFile, Parameter, Settings, Values, checked
 
 __all__ = ["Campaign", "CampaignResult", "Sampler", "uniform", "normal", "loguniform", "choice",
            "integers", "read_results", "read_trajectories", "read_toml", "get_client",
@@ -151,33 +152,23 @@ class Campaign:
         for section, values in (("controller", controller), ("simulation", simulation),
                                 ("model", model), ("reference", reference),
                                 ("initial", initial)):
-            if values is not None and not isinstance(values, dict):
-                raise ValueError(f"{section}: expected a table of keys, got {values!r}")
-            values = dict(values or {})
-            for k in values:
-                check_key(f"{section}.{k}", section)
-            self.base[section] = plain(values)
-        ctype = self.base["controller"].get("type", "computed-torque")
+            values = plain({} if values is None else values)
+            checked(values, SECTIONS[section], section)
+            self.base[section] = dict(values)
         self.grid = {}
-        for what, value in (("grid", grid), ("random", random)):
-            if value is not None and not isinstance(value, dict):
-                raise ValueError(f"{what}: expected a table of parameters, got {value!r}")
-        for key, values in dict(grid or {}).items():
-            check_key(key, "grid")
-            if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or not values:
-                raise ValueError(f"grid.{key}: expected a non-empty list of values, "
-                                 f"got {values!r}")
-            self.grid[key] = plain(list(values))
+        grid, random = (plain({} if v is None else v) for v in (grid, random))
+        for key, values in checked(grid, typing.Dict[Parameter, typing.Any], "grid").items():
+            section, name = key.split(".")
+            for value in checked(values, Values, f"grid.{key}"):
+                checked({name: value}, SECTIONS[section], f"grid.{section}")
+            self.grid[key] = list(values)
         self.random = {}
-        for key, value in dict(random or {}).items():
-            check_key(key, "random")
+        for key, value in checked(random, typing.Dict[Parameter, typing.Any], "random").items():
             if key in self.grid:
                 raise ValueError(f"random.{key}: also on the grid; give it in one place")
             self.random[key] = sampler_from(value, key)
-        samples, batch, trajectory_stride = (
-            integer(v, what, 1) for v, what in ((samples, "samples"), (batch, "batch"),
-                                                 (trajectory_stride, "trajectory_stride")))
-        seed = integer(seed, "seed", 0)
+        checked(dict(samples=samples, seed=seed, batch=batch,
+                     trajectory_stride=trajectory_stride), Settings, "")
         runs = math.prod(len(v) for v in self.grid.values()) * samples
         if runs > MAX_RUNS:
             raise ValueError(f"samples: {samples} samples x {runs // samples} grid points make "
@@ -187,9 +178,6 @@ class Campaign:
             raise ValueError(f"batch: {runs} runs in batches of {batch} make {-(-runs // batch)} "
                              f"batches (a task and a file each), over the limit of "
                              f"{MAX_BATCHES}; raise batch to at least {-(-runs // MAX_BATCHES)}")
-        if ctype not in CONTROLLERS:
-            raise ValueError(f"controller.type: expected one of {', '.join(CONTROLLERS)}, "
-                             f"got {ctype!r}")
         self.samples, self.seed, self.batch = int(samples), int(seed), int(batch)
         self.trajectories, self.trajectory_stride = bool(trajectories), int(trajectory_stride)
         self._columns = self._parameter_columns()
@@ -200,16 +188,12 @@ class Campaign:
     def from_dict(cls, config, *, base_dir=None, xacro_env=False):
         """A campaign from the dict form of the TOML file (docs/campaign.md); ``xacro_env``:
         as in :class:`Campaign` (the caller's choice, not a key of the file)."""
+        checked(plain(config), CampaignFile, "")
         config = copy.deepcopy(dict(config))
         top = dict(config.pop("campaign", {}))
         for k in list(config):
             if k not in KEYS and k not in ("grid", "random"):
                 top[k] = config.pop(k)
-        unknown = sorted(set(top) - set(TOP_KEYS))
-        if unknown:
-            raise ValueError(f"campaign: unknown key(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(sorted(TOP_KEYS))} and the tables "
-                             f"{', '.join(KEYS)}, grid, random")
         if "robot" not in top:
             raise ValueError("campaign: 'robot' is required (a bundled name or a URDF path)")
         robot = top.pop("robot")

@@ -1,5 +1,6 @@
-"""What a campaign file may say: the sections and their keys, the metric columns, the limits,
-and the checks of keys and integers; :func:`read_toml` reads the file."""
+"""What a campaign file may say: the names of its keys (declared with their types in
+:mod:`robodyn.campaign.schema`), the metric columns, the limits; :func:`read_toml` reads
+the file."""
 
 from __future__ import annotations
 
@@ -8,27 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from ..util import safe_io
-
-
-CONTROLLERS = ("computed-torque", "pd-gravity", "feedforward", "none")
-
-# the keys of the [campaign] table (or the file's top level): Campaign's keyword arguments,
-# with the robot and the output directory
-TOP_KEYS = ("robot", "samples", "seed", "batch", "trajectories", "trajectory_stride",
-            "specialized", "name", "output")
-
-# keys a campaign may set or vary, by section
-KEYS = {
-    "controller": ("type", "kp", "kd", "noise_std", "velocity_noise_std", "delay", "saturate"),
-    "simulation": ("duration", "dt", "control_rate", "integrator", "method", "max_steps"),
-    "model": ("mass_scale", "inertia_scale"),
-    "reference": ("q0", "q1", "T"),
-    "initial": ("q_offset", "qd"),
-}
-# the parameters that are per joint (or per link) vectors when given as lists
-VECTOR_KEYS = {"controller.kp", "controller.kd", "controller.noise_std",
-                "controller.velocity_noise_std", "model.mass_scale", "model.inertia_scale",
-                "reference.q0", "reference.q1", "initial.q_offset", "initial.qd"}
+# the names of the file's keys (their types are declared in schema.py): the controller
+# types, the keys of the [campaign] table (or the file's top level: Campaign's keyword
+# arguments, the robot and the output directory), the keys of each section, and the
+# parameters that are per joint (or per link) vectors when given as lists
+from .schema import CONTROLLERS, KEYS, TOP_KEYS, VECTOR_KEYS  # noqa: F401
 
 # metric columns (float64 unless listed in INT_METRICS); per-joint "tau_peak_<j>" follow
 METRICS = ("max_tracking_error", "rms_tracking_error", "final_tracking_error", "tau_peak",
@@ -41,22 +26,6 @@ FORMAT_VERSION = 1  # part of the fingerprint
 MAX_RUNS = 10**9  # runs of one campaign
 MAX_BATCHES = 100_000  # batches of one campaign: a Dask task and a Parquet file each
 TOML_MAX_BYTES = 4 << 20  # the largest campaign file read
-
-
-def check_key(key, where):
-    section, _, name = str(key).partition(".")
-    if section not in KEYS or name not in KEYS[section]:
-        known = ", ".join(f"{s}.{k}" for s, ks in KEYS.items() for k in ks)
-        raise ValueError(f"{where}: unknown parameter {key!r}; known: {known}")
-    return section, name
-
-
-def integer(value, what, least):
-    """``value`` as an int >= ``least`` (ValueError naming ``what`` otherwise)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= least:
-        return int(value)
-    kind = "a positive" if least == 1 else "a non-negative"
-    raise ValueError(f"{what}: expected {kind} integer, got {value!r}")
 
 
 def plain(x):

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Dict
 
 import numpy as np
+
+from .schema import SamplerTable, checked
+
+KINDS = ("uniform", "normal", "loguniform", "choice", "integers")
 
 
 @dataclass(frozen=True)
@@ -20,10 +25,9 @@ class Sampler:
     per: str | None = None
 
     def __post_init__(self):
-        kinds = ("uniform", "normal", "loguniform", "choice", "integers")
-        if self.kind not in kinds:
+        if self.kind not in KINDS:
             raise ValueError(f"sampler: unknown kind {self.kind!r}; expected one of "
-                             f"{', '.join(kinds)}")
+                             f"{', '.join(KINDS)}")
         if self.per not in (None, "joint", "link"):
             raise ValueError(f"sampler: per must be 'joint' or 'link', got {self.per!r}")
         if self.kind == "choice":
@@ -98,17 +102,13 @@ def sampler_from(value, key):
     """A Sampler from its TOML form ``{uniform = [a, b], per = "link"}``."""
     if isinstance(value, Sampler):
         value = {value.kind: list(value.args), **({"per": value.per} if value.per else {})}
-    if not isinstance(value, dict):
-        raise ValueError(f"random.{key}: expected a sampler such as {{uniform = [0.9, 1.1]}}, "
-                         f"got {value!r}")
-    d = dict(value)
+    d = dict(checked(value, Dict[str, Any], f"random.{key}"))
+    checked(d, SamplerTable, f"random.{key}")
     per = d.pop("per", None)
     if len(d) != 1:
-        raise ValueError(f"random.{key}: expected one sampler kind (uniform, normal, "
-                         f"loguniform, choice, integers), got {sorted(d)}")
+        raise ValueError(f"random.{key}: expected one sampler kind "
+                         f"({', '.join(KINDS)}), got {sorted(d)}")
     (kind, args), = d.items()
-    if not isinstance(args, (list, tuple)):
-        raise ValueError(f"random.{key}: {kind} expects a list, got {args!r}")
     try:
         return Sampler(kind, tuple(args), per)
     except ValueError as e:

@@ -26,9 +26,11 @@ import time
 
 import numpy as np
 
-from ..constraints.assembly import AssemblyError, assemble, project_velocity
+from ..constraints.assembly import assemble, project_velocity
 from ..model.lie import se3_dexpinv
-from .inputs import SimulationError, positive, time_grid
+from .constrained_step import CommandedPlant, ConstrainedStep
+from .inputs import positive, time_grid
+from .loop import run
 from .results import SimulationResult
 
 __all__ = ["simulate_constrained", "ConstrainedSimulationResult", "INTEGRATORS"]
@@ -160,7 +162,7 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
             return np.zeros(nv)
         return _command(system, controller(t, q, v, ref_at(t)), nv, k, t)
 
-    calls = {"fd": 0, "control": 0}
+    calls = {"fd": 0}
 
     # a system with force elements evaluates their callables at the stage's time
     timed = hasattr(system, "generalized_forces")
@@ -178,71 +180,17 @@ def simulate_constrained(robot, controller=None, reference=None, duration=2.0, d
         se3_dexpinv(theta[:6], v[:6], out[:6])
         return out
 
-    n = grid.shape[0]
-    Q, V, TAU = np.zeros((n, nq)), np.zeros((n, nv)), np.zeros((n, nv))
-    LAM, RES = np.zeros((n, system.rows)), np.zeros(n)
-    DRIFT, VDRIFT = np.zeros(n), np.zeros(n)
-    tau = control(0.0, q, v)
-    calls["control"] += 1
+    plant = CommandedPlant(nq, nv, control, continuous)
+    step = ConstrainedStep(system, integrator, plant, q, v, accel, slope, grid, project, tol)
     wall = time.perf_counter()
-    for i in range(n):
-        t = float(grid[i])
-        if i and (continuous or flags[i]):
-            tau = control(t, q, v)
-            calls["control"] += 1
-        Q[i], V[i], TAU[i] = q, v, tau
-        a1, LAM[i] = accel(q, v, tau, t)
-        RES[i] = float(np.abs(system.residual(q)).max()) if system.rows else 0.0
-        if i == n - 1:
-            break
-        h = float(grid[i + 1] - t)
-        if continuous:
-            def force(s, qs, vs):
-                calls["control"] += 1
-                return control(s, qs, vs)
-        else:
-            def force(s, qs, vs):
-                return tau
-        if integrator == "euler":
-            v_new = v + h * a1
-            q_new = robot.integrate(q, v_new, h)
-        else:
-            k1 = v
-            th = 0.5 * h * k1
-            q2, v2 = robot.integrate(q, th), v + 0.5 * h * a1
-            a2 = accel(q2, v2, force(t + 0.5 * h, q2, v2), t + 0.5 * h)[0]
-            k2 = slope(th, v2)
-            th = 0.5 * h * k2
-            q3, v3 = robot.integrate(q, th), v + 0.5 * h * a2
-            a3 = accel(q3, v3, force(t + 0.5 * h, q3, v3), t + 0.5 * h)[0]
-            k3 = slope(th, v3)
-            th = h * k3
-            q4, v4 = robot.integrate(q, th), v + h * a3
-            a4 = accel(q4, v4, force(t + h, q4, v4), t + h)[0]
-            k4 = slope(th, v4)
-            q_new = robot.integrate(q, h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4))
-            v_new = v + h / 6.0 * (a1 + 2 * a2 + 2 * a3 + a4)
-        if robot.floating_base:
-            q_new[3:7] /= math.sqrt(float(q_new[3:7] @ q_new[3:7]))
-        if not (np.all(np.isfinite(q_new)) and np.all(np.isfinite(v_new))):
-            raise SimulationError(f"the state diverged (non-finite) at t = {grid[i + 1]:g} s")
-        if system.rows:
-            DRIFT[i + 1] = float(np.abs(system.residual(q_new)).max())
-            VDRIFT[i + 1] = float(np.abs(system.jacobian(q_new) @ v_new).max())
-        if project and system.rows:
-            try:
-                q_new = assemble(system, q_new, tol=tol, max_iter=10)
-                v_new = project_velocity(system, q_new, v_new)
-            except AssemblyError as e:
-                raise SimulationError(f"at t = {grid[i + 1]:g} s the projection failed: {e}"
-                                      ) from None
-        q, v = q_new, v_new
-        if progress is not None and i % max(1, n // 100) == 0:
-            progress(t, duration)
+    rec, _ = run(plant, step, grid, flags, progress, duration)
+    step.start(grid[-1])  # the constraint forces and the residual at the last sample
     wall = time.perf_counter() - wall
-    if progress is not None:
-        progress(float(grid[-1]), duration)
-    stats = dict(steps=n - 1, rejected=0, fd_calls=calls["fd"], control_calls=calls["control"],
+    n = grid.shape[0]
+    Q, V = np.ascontiguousarray(rec["y"][:, :nq]), np.ascontiguousarray(rec["y"][:, nq:])
+    TAU = rec["tau"]
+    LAM, RES, DRIFT, VDRIFT = step.lam, step.residual, step.step_drift, step.velocity_drift
+    stats = dict(steps=n - 1, rejected=0, fd_calls=calls["fd"], control_calls=plant.n_control,
                  cpu_time=wall, engine="python")
     res = ConstrainedSimulationResult._build(
         robot, controller, reference, grid, {"q": Q, "qd": V, "tau": TAU}, stats, wall,

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..control.laws import Controller
 from .inputs import SimulationError, sizes
-from .loop import Loop
+from .loop import diverged
 
 
 def cpp_engine(robot, controller, reference, integrator, method):
@@ -74,7 +74,8 @@ def control_times(grid, flags, continuous, rk4):
 
 def run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrator, method,
              continuous, progress, duration, limits):
-    """The fixed-step loop in C++: same grid, stages and control calls as ``Loop.run_fixed``."""
+    """The fixed-step loop in C++: same grid, stages and control calls as the Python loop's
+    :class:`~robodyn.sim.loop.JointStep`."""
     n = int(robot.n)
     m = grid.shape[0]
     Q, QD, TAU = np.empty((m, n)), np.empty((m, n)), np.empty((m, n))
@@ -117,7 +118,7 @@ def run_cpp(core, robot, controller, reference, grid, flags, q0, qd0, integrator
         controller.saturated_calls += out["saturated_calls"]
     status, t = out["status"], out["t"]
     if status == "diverged":
-        Loop._diverged(t, None)
+        diverged(t)
     if status == "fd_failed":
         raise ValueError("forward dynamics failed: the mass matrix is not positive definite at "
                          "this state")

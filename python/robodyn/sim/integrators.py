@@ -32,8 +32,9 @@ class FixedStep:
     ``y`` (2n,) = ``(q, qd)``, with views ``q`` and ``qd``; ``tau`` (n,) is the applied torque
     (a given buffer, or a new one), held over the step unless a stage control updates it.
     ``step(h, t=0.0, control=None)`` advances the state by ``h`` in place; with ``control``,
-    ``control(t_s, q_s, qd_s)`` is called before RK4 stages 2-4 (continuous control). Nothing
-    is allocated per step but the stage times given to ``control``.
+    ``control(t_s, q_s, qd_s)`` is called before RK4 stages 2-4 (continuous control);
+    ``advance(t, t_end)`` does the same from ``t`` to ``t_end`` with the ``control``
+    attribute. Nothing is allocated per step but the stage times given to ``control``.
     """
 
     def __init__(self, robot, integrator="rk4", method="aba", *, tau=None, fd=None):
@@ -57,8 +58,15 @@ class FixedStep:
         self.a_s = tuple(Z[s, 2 * n:] for s in range(4))
         self.q, self.qd = self.q_s[0], self.v_s[0]
         self._tmp = np.empty(2 * n)
+        self.control = None
 
     def step(self, h, t=0.0, control=None):
         """Advance ``y`` by ``h`` (seconds) under ``tau``."""
         _core._fixed_step(self.Z, self._tmp, self.q_s, self.v_s, self.a_s, self.tau, h,
                           self.rk4, self.fd, self.method, t, control)
+
+    def advance(self, t, t_end):
+        """Advance ``y`` from ``t`` to ``t_end`` under ``tau``, the stage control being the
+        attribute ``control`` (None unless set): the step of robodyn.simulate's loop."""
+        _core._fixed_step(self.Z, self._tmp, self.q_s, self.v_s, self.a_s, self.tau, t_end - t,
+                          self.rk4, self.fd, self.method, t, self.control)

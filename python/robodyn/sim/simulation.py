@@ -102,7 +102,8 @@ from .inputs import (SimulationError, positive, sizes, state_vector, time_grid,
                      unit_quaternion)
 from .integrators import FixedStep
 from .limits import JOINT_LIMITS, joint_limits as make_limits
-from .loop import HoldPose, Loop
+from .loop import run, stepper
+from .plant import HoldPose, Plant
 from .results import SimulationResult
 
 __all__ = ["simulate", "SimulationResult", "SimulationError", "FixedStep", "INTEGRATORS",
@@ -243,22 +244,17 @@ def simulate(robot, controller=None, reference=None, duration=2.0, dt=1e-3,
             raise ValueError(f"engine='cpp': {why}; use engine='auto' or 'python'")
     if isinstance(controller, Controller):
         controller.reset()  # fresh measurement history, noise seed and counters per run
-    loop = None if core is not None else Loop(robot, controller, reference, n, method,
-                                                continuous, nq, post_step)
+    plant = None if core is not None else Plant(robot, controller, reference, n, method,
+                                                  continuous, nq, post_step)
     # timed: the loop, and for the C++ engine also sampling the reference it needs
     start, cpu_start = time.perf_counter(), time.process_time()
     if core is not None:
         rec, stats = run_cpp(core, robot, controller, reference, grid, flags, q0, qd0,
                               integrator, method, continuous, progress, duration, limits)
-    elif integrator == "rk45":
-        max_attempts = max(100 * (grid.shape[0] - 1), 100_000)
-        run = loop.run_rk45_manifold if floating else loop.run_rk45
-        rec, stats = run(grid, flags, q0, qd0, rtol, atol, max_attempts, progress, duration)
-    elif floating:
-        rec, stats = loop.run_fixed_manifold(integrator, grid, flags, q0, qd0, progress,
-                                             duration)
     else:
-        rec, stats = loop.run_fixed(integrator, grid, flags, q0, qd0, progress, duration)
+        max_attempts = max(100 * (grid.shape[0] - 1), 100_000)
+        rec, stats = run(plant, stepper(plant, integrator, grid, q0, qd0, rtol, atol,
+                                        max_attempts), grid, flags, progress, duration)
     stats["engine"] = "python" if core is None else "cpp"
     if project_momentum:
         stats["momentum_projection"] = post_step.summary()

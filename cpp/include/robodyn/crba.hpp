@@ -26,16 +26,20 @@
 // in body i's coordinates (ParentEntries, handed to the move), those of joint i's own block when
 // its F_c are made.
 //
-// What a call costs beyond those products (measured with callgrind, bench/cpp/count_core.cpp):
-// one dispatch per body (with_step, on Model::step: the link kind, for a signed-permutation
-// link its relabelling, and the parent's joint type): inside crba_body the kind, both joint
-// types and which components trade places are compile-time constants, so Xup's switches fold
-// and the relabelling costs nothing; H's structural zeros stored once for the whole matrix (a
-// memset), and not at all when H is d.M and holds them already (DataTpl::M_pattern), rather
-// than entry by entry; each entry of the lower triangle stored at its mirror too while it is
-// in a register (no second pass for the upper triangle); a free-flyer's block (body 1 on the
-// world: its forces go no further) written as the composite inertia itself, without making F
-// (free_flyer_block).
+// Where the speed comes from, each inside a type or a build-time kind, not in the pass: the
+// link transform X (link.hpp's Xup) knows its kind at compile time and moves a run of columns
+// two at a time through the lanes of a D2, a signed permutation relabelling the components in
+// registers (forces_to_parent); S's columns are unit axes, so IC S and S^T F pick components
+// (joint_block, ParentEntries); a free-flyer's block is IC_1 itself (free_flyer_block); H's
+// structural zeros are stored once (a memset), not at all when H is d.M and holds them
+// already (DataTpl::M_pattern); each entry is stored at its mirror while in a register.
+//
+// One dispatch per body (Model::step: its link kind, the relabelling of a signed permutation,
+// its parent's joint type; with_step) makes the step's kinds compile-time constants. The cases
+// of a revolute link on a revolute joint or on the world (every body of an arm) are inlined
+// into the sweep; the others (a prismatic link or parent, a free-flyer and its children) are
+// calls, one small function per case: the 54 cases inlined into one function were most of the
+// build's time (docs/build.md).
 #pragma once
 
 #include <cmath>
@@ -48,6 +52,15 @@
 #include "robodyn/link.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/rnea.hpp"
+
+// the out-of-line steps of crba's sweep (crba_step_call)
+#if !defined(ROBODYN_STEP)
+#if defined(__GNUC__)
+#define ROBODYN_STEP __attribute__((noinline))
+#else
+#define ROBODYN_STEP
+#endif
+#endif
 
 namespace robodyn {
 
@@ -136,71 +149,31 @@ ROBODYN_INLINE void free_flyer_block(const S& mass, const V3T<S>& h, const M3T<S
   }
 }
 
-// Body i's step of the sweep (crba_sweep), its link kind K, the relabelling kP of a
-// signed-permutation link and its parent's joint type kT compile-time constants (with_step's
-// case): F = IC_i S_i and the block of H in joint i's own rows and columns, then IC_i and the
-// subtree's forces moved into the parent, each force leaving its entries in the parent's
-// columns of H as it arrives there.
-template <bool kBoth, LinkKind K, int kP, JointType kT, class S>
-ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F, S* H) {
-  constexpr JointType t = joint_of(K);
-  const std::ptrdiff_t nv = m.nv;
-  const std::ptrdiff_t ci = m.iv[i];
-  constexpr int nj = joint_nv(t);
+// F = IC_i S_i into F's columns ci + k (F[j][c]: component j of column c's force) and joint i's
+// own block H_ii = S_i^T F (+ armature) into H at (ci, ci), for a joint of type t: S's columns
+// are unit axes (joint_axis), so both pick components of IC_i. A free-flyer (body 1 on the
+// world: its forces go no further) writes its block as IC_1 itself, without F.
+template <bool kBoth, JointType t, class S>
+ROBODYN_INLINE void joint_block(const S& mass, const V3T<S>& h, const M3T<S>& Ibar,
+                                const S& armature, S* const* F, S* H, std::ptrdiff_t nv,
+                                std::ptrdiff_t ci) {
   if constexpr (t == JointType::FreeFlyer) {
-    // (body 1 on the world, build_model: its forces go no further, F is not made)
-    free_flyer_block<kBoth>(d.Im[i], d.Ih[i], d.II[i], S(m.armature[i]), H + ci * nv + ci, nv);
-    return;
-  }
-  // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
-  V3T<S> n[nj], f[nj];
-  for (int k = 0; k < nj; ++k) {
-    inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n[k], f[k]);
+    free_flyer_block<kBoth>(mass, h, Ibar, armature, H + ci * nv + ci, nv);
+  } else {
+    const int s = joint_axis(t, 0);
+    V3T<S> n, f;
+    inertia_times_axis<S>(mass, h, Ibar, s, n, f);
     for (int j = 0; j < 3; ++j) {
-      F[j][ci + k] = n[k][j];
-      F[3 + j][ci + k] = f[k][j];
+      F[j][ci] = n[j];
+      F[3 + j][ci] = f[j];
     }
+    H[ci * nv + ci] = (s < 3 ? n[s] : f[s - 3]) + armature;  // (+ 0 changes no positive entry)
   }
-  // H_cj = S^T F_c = F_c[s] for joint i's own columns j = ci + k <= c = ci + l (the rest of
-  // joint i's columns came with its children's forces), from the values just made
-  for (int k = 0; k < nj; ++k) {
-    const int s = joint_axis(t, k);
-    S* Hj = H + (ci + k) * nv;
-    for (int l = k; l < nj; ++l) {
-      const S h = s < 3 ? n[l][s] : f[l][s - 3];
-      Hj[ci + l] = h;
-      if (kBoth && l != k) H[(ci + l) * nv + ci + k] = h;
-    }
-    Hj[ci + k] += S(m.armature[i]);  // (adding 0 changes no positive diagonal entry)
-  }
-  const int p = m.parent[i];
-  if (p == 0) return;
-  // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree, each then giving
-  // H_c,j = S_p^T F_c for the parent's columns j
-  const Xup<S, kP> X(m, d, i, std::integral_constant<LinkKind, K>());
-  X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
-  const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
-  const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
-  auto move = [&](auto sink) ROBODYN_INLINE_LAMBDA {
-    for (const auto* e = run0; e != run1; ++e) X.forces_to_parent(F, (*e)[0], (*e)[1], sink);
-  };
-  move(ParentEntries<kBoth, kT, S>{H, nv, m.iv[p]});
 }
 
-// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed unless `zeroed` says
-// its entries off the pattern are zero already (DataTpl::M_pattern), then in each column j of
-// joint i the rows c >= j of i's subtree (the lower triangle) and, with kBoth, their mirrors
-// (the upper triangle; without kBoth it is not written)
-template <bool kBoth, class S>
-void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = false) {
-  update_kinematics(m, d, q, 1);
-  // the structural zeros (the rows outside each column's subtree), all at once
-  if (!zeroed)
-    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(H, std::ptrdiff_t(m.nv) * m.nv).setZero();
-  // F[k][c]: component k of the force F of column c ([moment; force], d.F's columns)
-  S* F[6];
-  for (int k = 0; k < 6; ++k) F[k] = d.F.col(k).data();
-  // IC_i = I_i (for double a copy of the model's arrays, bytes for bytes)
+// IC_i = I_i for every body (for double a copy of the model's arrays, bytes for bytes)
+template <class S>
+void set_rigid_inertias(const Model& m, DataTpl<S>& d) {
   if constexpr (std::is_same<S, double>::value) {
     const std::size_t n = std::size_t(m.n);
     std::memcpy(d.Im.data() + 1, m.mass.data() + 1, n * sizeof(double));
@@ -213,10 +186,69 @@ void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = f
       d.II[i] = m.Ibar[i].template cast<S>();
     }
   }
+}
+
+// What the steps of one sweep share: H (nv, nv), column j at H + j nv, and F[j][c]
+template <class S>
+struct CrbaPass {
+  const Model& m;
+  DataTpl<S>& d;
+  S* H;
+  S* F[6];
+};
+
+// Table 6.2's loop body for body i, its link kind, the relabelling of a signed-permutation
+// link and its parent's joint type the compile-time constants of its case C (Model::step)
+template <bool kBoth, int C, class S>
+ROBODYN_INLINE void crba_step(const CrbaPass<S>& pass, int i) {
+  const Model& m = pass.m;
+  DataTpl<S>& d = pass.d;
+  // F_i = IC_i S_i ;  H_ii = S_i^T F_i
+  joint_block<kBoth, joint_of(step_kind(C))>(d.Im[i], d.Ih[i], d.II[i], S(m.armature[i]),
+                                             pass.F, pass.H, m.nv, m.iv[i]);
+  const int p = m.parent[i];
+  if (p == 0) return;
+  const Xup<S, step_relabel(C)> X(m, d, i, std::integral_constant<LinkKind, step_kind(C)>());
+  // IC_λ(i) = IC_λ(i) + λ(i)X_i^* IC_i iX_λ(i)
+  X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
+  // F_c = λ(i)X_i^* F_c ;  H_λ(i),c = S_λ(i)^T F_c   (every column c of i's subtree)
+  const ParentEntries<kBoth, step_parent(C), S> Hp{pass.H, m.nv, m.iv[p]};
+  for (int e = m.subtree_begin[i]; e < m.subtree_begin[i + 1]; ++e)
+    X.forces_to_parent(pass.F, m.subtree_runs[e][0], m.subtree_runs[e][1], Hp);
+}
+
+// the same, out of line: one small function per case
+template <bool kBoth, int C, class S>
+ROBODYN_STEP void crba_step_call(const CrbaPass<S>& pass, int i) {
+  crba_step<kBoth, C>(pass, i);
+}
+
+// The cases inlined into the sweep: a revolute link on a revolute joint or on the world
+// (every body of an arm). The others (a prismatic link or parent, a free-flyer and its
+// children) are calls: inlining all 54 cases into one function was most of the build's time.
+constexpr bool crba_step_inlined(int c) {
+  return joint_of(step_kind(c)) == JointType::Revolute && step_parent(c) == JointType::Revolute;
+}
+
+// Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed unless `zeroed` says
+// its entries off the pattern are zero already (DataTpl::M_pattern), then in each column j of
+// joint i the rows c >= j of i's subtree (the lower triangle) and, with kBoth, their mirrors
+// (the upper triangle; without kBoth it is not written)
+template <bool kBoth, class S>
+void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = false) {
+  update_kinematics(m, d, q, 1);
+  if (!zeroed)  // the structural zeros (the rows outside each column's subtree), all at once
+    Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>>(H, std::ptrdiff_t(m.nv) * m.nv).setZero();
+  const CrbaPass<S> pass{m, d, H, {d.F.col(0).data(), d.F.col(1).data(), d.F.col(2).data(),
+                                   d.F.col(3).data(), d.F.col(4).data(), d.F.col(5).data()}};
+  set_rigid_inertias(m, d);  // IC_i = I_i
   for (int i = m.n; i >= 1; --i)
     with_step(m, i, [&](auto C) ROBODYN_INLINE_LAMBDA {
       constexpr int c = decltype(C)::value;
-      crba_body<kBoth, step_kind(c), step_relabel(c), step_parent(c)>(m, d, i, F, H);
+      if constexpr (crba_step_inlined(c))
+        crba_step<kBoth, c>(pass, i);
+      else  // (unlikely: the inlined steps keep the sweep's values in registers)
+        [[unlikely]] crba_step_call<kBoth, c>(pass, i);
     });
 }
 

@@ -4,6 +4,8 @@
 // Each call reads the robot's current model (its gravity may have been reassigned), checks
 // the inputs once (shapes, finiteness, the base quaternion) and runs a single state or every
 // row of an (N, n) batch on the system's own workspace: nothing is allocated per row.
+// forward_dynamics, the hot call, is a METH_FASTCALL method (fast_forward_dynamics) like the
+// Robot's in fast_calls.cpp; the others go through pybind11.
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>

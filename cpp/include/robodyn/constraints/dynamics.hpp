@@ -36,17 +36,14 @@ namespace detail {
 // M = L' L (factorization.hpp's ltl_factor: the same operations on each entry, in the same
 // order) on M's upper triangle seen row-major: L(i, j), j an ancestor coordinate of i, at
 // U[i n + j], so the ancestors, runs of consecutive indices (cm.runs), are contiguous in
-// memory. crba_lower's lower triangle is mirrored first. false when M is not positive
-// definite. The factor has M's pattern (no fill-in) and the mirror copies the lower
-// triangle's zeros off it: d.M stays zero off the pattern (DataTpl::M_pattern, which
-// crba_lower left set), so the next crba_lower writes the pattern alone.
+// memory. d.M holds both triangles (crba). false when M is not positive definite. The factor
+// has M's pattern (no fill-in): d.M stays zero off the pattern (DataTpl::M_pattern, which crba
+// left set), so the next crba writes the pattern alone.
 template <class S>
 bool ltl_factor_rows(const Model& m, const ConstraintModel& cm, DataTpl<S>& d) {
   using std::sqrt;
   const int n = m.nv;
   S* U = d.M.data();
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < i; ++j) U[i * n + j] = U[i + j * n];
   for (int k = n - 1; k >= 0; --k) {
     S* Lk = U + k * n;
     if (!(Lk[k] > S(0))) return false;
@@ -57,14 +54,16 @@ bool ltl_factor_rows(const Model& m, const ConstraintModel& cm, DataTpl<S>& d) {
     const int* r1 = cm.runs.data() + 2 * cm.run_start[k + 1];
     for (const int* r = r0; r != r1; r += 2)
       for (int j = r[0]; j <= r[1]; ++j) Lk[j] *= inv;
-    // row i of every ancestor i: its ancestors and itself, the runs of k up to i
+    // row i of every ancestor i: its ancestors and itself, the runs of k up to i (rows i and
+    // k are distinct)
+    const S* __restrict lk = Lk;
     for (const int* r = r0; r != r1; r += 2)
       for (int i = r[0]; i <= r[1]; ++i) {
-        const S lki = Lk[i];
-        S* Li = U + i * n;
-        for (int j = r[0]; j <= i; ++j) Li[j] -= lki * Lk[j];
+        const S lki = lk[i];
+        S* __restrict Li = U + i * n;
+        for (int j = r[0]; j <= i; ++j) Li[j] -= lki * lk[j];
         for (const int* s = r + 2; s != r1; s += 2)
-          for (int j = s[0]; j <= s[1]; ++j) Li[j] -= lki * Lk[j];
+          for (int j = s[0]; j <= s[1]; ++j) Li[j] -= lki * lk[j];
       }
   }
   return true;
@@ -91,6 +90,22 @@ ROBODYN_INLINE void for_each_support_coordinate(const Model& m, const LoopModel&
     }
   }
   for (; a > 0; a = m.parent[a]) body(a);
+}
+
+// f(lo, hi) for the runs of consecutive coordinates lo..hi of the loop's support, from the
+// tips to the root
+template <class F>
+ROBODYN_INLINE void for_each_support_run(const Model& m, const LoopModel& c, F&& f) {
+  int lo = -1, hi = -1;
+  for_each_support_coordinate(m, c, [&](int k) {
+    if (k == lo - 1) {
+      lo = k;
+      return;
+    }
+    if (hi >= 0) f(lo, hi);
+    lo = hi = k;
+  });
+  if (hi >= 0) f(lo, hi);
 }
 
 // X := X L^-1 for nr rows (stride n, row-major; L' y = x from the tips to the root on each
@@ -148,7 +163,7 @@ void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                       ConstraintDataTpl<S>& cd, const S* q) {
-  crba_lower(m, d, q);
+  crba(m, d, q);
   if (!ltl_factor_rows(m, cm, d)) return false;
   constraint_jacobian(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
@@ -169,10 +184,15 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
     ltl_solve_t_over(m, cm, d, inv, Y + r0 * nv, r1 - r0, support);
     // this loop's rows of A = Y Y' left of the diagonal (a row of an earlier loop is zero
     // outside that loop's support: summing over this one's gives the whole product)
-    support([&](int k) {
+    for_each_support_run(m, c, [&](int lo, int hi) {
       for (int i = r0; i < r1; ++i) {
-        const S yik = Y[i * nv + k];
-        for (int j = 0; j <= i; ++j) A[i * nc + j] += yik * Y[j * nv + k];
+        const S* yi = Y + i * nv;
+        for (int j = 0; j <= i; ++j) {
+          const S* yj = Y + j * nv;
+          S x = A[i * nc + j];
+          for (int k = lo; k <= hi; ++k) x += yi[k] * yj[k];
+          A[i * nc + j] = x;
+        }
       }
     });
   }

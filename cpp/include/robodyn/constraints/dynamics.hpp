@@ -108,27 +108,44 @@ ROBODYN_INLINE void for_each_support_run(const Model& m, const LoopModel& c, F&&
   if (hi >= 0) f(lo, hi);
 }
 
-// X := X L^-1 for nr rows (stride n, row-major; L' y = x from the tips to the root on each
+// X := X L^-1 for NR rows (stride n, row-major; L' y = x from the tips to the root on each
 // row) of ltl_factor_rows' L, over the coordinates `each` visits in decreasing order (the rows
-// zero elsewhere); inv[i] = 1 / L(i, i)
-template <class S, class Each>
-ROBODYN_INLINE void ltl_solve_t_over(const Model& m, const ConstraintModel& cm,
-                                     const DataTpl<S>& d, const S* inv, S* X, int nr,
-                                     Each&& each) {
+// zero elsewhere); inv[i] = 1 / L(i, i). Each L(i, j) is loaded once for the NR rows.
+template <int NR, class S, class Each>
+ROBODYN_INLINE void ltl_solve_t_fixed(const Model& m, const ConstraintModel& cm,
+                                      const DataTpl<S>& d, const S* inv, S* X, Each&& each) {
   const int n = m.nv;
   const S* U = d.M.data();
   each([&](int i) {
     const S* Li = U + i * n;
     const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
     const int* r1 = cm.runs.data() + 2 * cm.run_start[i + 1];
-    for (int r = 0; r < nr; ++r) {
-      S* x = X + r * n;
-      const S xi = x[i] * inv[i];
-      x[i] = xi;
-      for (const int* s = r0; s != r1; s += 2)
-        for (int j = s[0]; j <= s[1]; ++j) x[j] -= Li[j] * xi;
+    S xi[NR];
+    for (int r = 0; r < NR; ++r) {
+      xi[r] = X[r * n + i] * inv[i];
+      X[r * n + i] = xi[r];
     }
+    for (const int* s = r0; s != r1; s += 2)
+      for (int j = s[0]; j <= s[1]; ++j) {
+        const S lij = Li[j];
+        for (int r = 0; r < NR; ++r) X[r * n + j] -= lij * xi[r];
+      }
   });
+}
+
+// ltl_solve_t_fixed for nr = 1..6 rows (a loop's)
+template <class S, class Each>
+ROBODYN_INLINE void ltl_solve_t_over(const Model& m, const ConstraintModel& cm,
+                                     const DataTpl<S>& d, const S* inv, S* X, int nr,
+                                     Each&& each) {
+  switch (nr) {
+    case 1: return ltl_solve_t_fixed<1>(m, cm, d, inv, X, each);
+    case 2: return ltl_solve_t_fixed<2>(m, cm, d, inv, X, each);
+    case 3: return ltl_solve_t_fixed<3>(m, cm, d, inv, X, each);
+    case 4: return ltl_solve_t_fixed<4>(m, cm, d, inv, X, each);
+    case 5: return ltl_solve_t_fixed<5>(m, cm, d, inv, X, each);
+    default: return ltl_solve_t_fixed<6>(m, cm, d, inv, X, each);
+  }
 }
 
 // x := L^-T x over every coordinate (x (nv,), dense)

@@ -84,3 +84,20 @@ def test_each_system_runs_its_own_constraints(rng):
     J, gamma = s3.jacobian(q3), s3.bias_acceleration(q3, v3)
     assert np.abs(J @ a + gamma).max() < 1e-9 * max(1.0, np.abs(gamma).max())
     np.testing.assert_array_equal(s2.forward_dynamics(q2, v2, t2)[1], r2[1])
+
+
+@pytest.mark.allocations
+def test_with_out_allocates_nothing(rng):
+    """With out= a single state allocates nothing the tracemalloc probe of test_noalloc.py sees
+    (no growth, no transient peak over 1000 calls); without it the probe sees the results."""
+    from test_noalloc import THRESHOLD, traced
+
+    system, q, v, tau = system_and_state(rng)
+    fd = system.forward_dynamics
+    out = (np.empty(system.robot.nv), np.empty(system.rows))
+    assert fd(q, v, tau, out=out) is out
+    np.testing.assert_array_equal(out[0], fd(q, v, tau)[0])
+    growth, peak = traced(lambda: fd(q, v, tau, out=out))
+    assert growth <= 0 and peak < THRESHOLD, (growth, peak)
+    growth, peak = traced(lambda: fd(q, v, tau), repeats=10)
+    assert peak >= out[0].nbytes, peak

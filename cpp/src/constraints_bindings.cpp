@@ -4,6 +4,8 @@
 // Each call reads the robot's current model (its gravity may have been reassigned), checks
 // the inputs once (shapes, finiteness, the base quaternion) and runs a single state or every
 // row of an (N, n) batch on the system's own workspace: nothing is allocated per row.
+// forward_dynamics, the hot call, is a METH_FASTCALL method (fast_forward_dynamics) like the
+// Robot's in fast_calls.cpp; the others go through pybind11.
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -20,19 +22,8 @@
 #include "robodyn/codegen.hpp"
 #include "robodyn/model.hpp"
 #include "robodyn/opcount.hpp"
-#include "instances.hpp"
-#include "numpy_boundary.hpp"
-
-// the algorithms the constrained ones call are compiled in their own units (instances.hpp)
-namespace robodyn {
-ROBODYN_ALL_GROUPS(extern, double);
-}  // namespace robodyn
-
-namespace py = pybind11;
-using namespace robodyn;
-using boundary::bad;
-using boundary::get_input;
-using boundary::Input;
+#include "bindings_common.hpp"
+#include "numpy_arrays.hpp"
 
 namespace {
 
@@ -44,22 +35,30 @@ constexpr double kQuaternionTolerance = 1e-6;
 
 const char* const kAxisNames[6] = {"rx", "ry", "rz", "x", "y", "z"};
 
+using P1 = std::array<const double*, 1>;
+using P2 = std::array<const double*, 2>;
+using P3 = std::array<const double*, 3>;
+using O1 = std::array<double*, 1>;
+using O2 = std::array<double*, 2>;
+
 class ConstraintSystem {
  public:
   ConstraintSystem(py::object robot, ModelOf model_of, std::vector<LoopModel> loops)
       : robot_(std::move(robot)), model_of_(model_of), model_(model_of_(robot_)),
+        core_(&robot_.cast<robodyn_py::RobotCore&>()),
         cm_(make_constraint_model(*model_, std::move(loops))), d_(*model_), cd_(*model_, cm_) {}
+  ~ConstraintSystem();
 
   int rows() const { return cm_.m; }
   const ConstraintData& data() const { return cd_; }
 
   // Runs kernel(model, row inputs, row outputs) on one state or each row of a batch. K inputs
-  // (widths nq for names starting with 'q', else nv); O outputs of per-row shapes `shapes`.
+  // (widths nq for names starting with 'q', else nv); O outputs of per-row shapes `shapes`
+  // (new arrays made by NumPy's own constructor, robodyn_py::new_array, or the caller's).
   template <size_t K, size_t O, class Kernel>
   py::object run(const std::array<py::handle, K>& args, const std::array<const char*, K>& names,
-                 py::handle out, const std::array<std::vector<py::ssize_t>, O>& shapes,
-                 Kernel kernel) {
-    model_ = model_of_(robot_);
+                 py::handle out, const std::array<robodyn_py::Shape, O>& shapes, Kernel kernel) {
+    refresh_model();
     const Model& m = *model_;
     std::array<Input, K> in;
     for (size_t k = 0; k < K; ++k) {
@@ -73,39 +72,22 @@ class ConstraintSystem {
     }
     const bool batch = in[0].batch;
     const py::ssize_t n_rows = in[0].rows;
+    const bool given = !out.is_none();
+    if (O > 1 && given &&
+        !((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) && py::len(out) == O))
+      bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
     std::array<py::object, O> res;
     std::array<double*, O> ptr;
     std::array<py::ssize_t, O> size;
     for (size_t o = 0; o < O; ++o) {
-      std::vector<py::ssize_t> shape;
-      if (batch) shape.push_back(n_rows);
-      size[o] = 1;
-      for (py::ssize_t s : shapes[o]) {
-        shape.push_back(s);
-        size[o] *= s;
-      }
-      py::handle target = py::none();
-      if (!out.is_none()) {
-        if (O == 1) {
-          target = out;
-        } else {
-          if (!py::isinstance<py::tuple>(out) && !py::isinstance<py::list>(out))
-            bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
-          py::sequence seq = py::reinterpret_borrow<py::sequence>(out);
-          if (seq.size() != O) bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
-          target = seq[o];
-        }
-      }
-      if (target.is_none()) {
-        py::array_t<double> a(shape);
-        ptr[o] = a.mutable_data();
-        res[o] = std::move(a);
-      } else {
-        std::vector<Py_intptr_t> dims(shape.begin(), shape.end());
-        ptr[o] = boundary::get_writeable(target, "out", static_cast<int>(dims.size()),
-                                         dims.data());
-        res[o] = py::reinterpret_borrow<py::object>(target);
-      }
+      robodyn_py::Shape shape;
+      if (batch) shape.dim[shape.nd++] = n_rows;
+      for (int k = 0; k < shapes[o].nd; ++k) shape.dim[shape.nd++] = shapes[o].dim[k];
+      size[o] = shapes[o].prod();
+      py::handle target = O == 1 ? out
+                          : given ? py::handle(PySequence_Fast_GET_ITEM(out.ptr(), o))
+                                  : py::handle(Py_None);
+      res[o] = robodyn_py::get_output(target, shape, &ptr[o]);
     }
     for (py::ssize_t r = 0; r < n_rows; ++r) {
       std::array<const double*, K> x;
@@ -116,9 +98,35 @@ class ConstraintSystem {
       kernel(m, x, y, batch ? r : -1);
     }
     if (O == 1) return res[0];
-    py::tuple t(O);
-    for (size_t o = 0; o < O; ++o) t[o] = res[o];
-    return std::move(t);
+    // the caller's tuple comes back as is (nothing allocated with out=)
+    if (given && PyTuple_Check(out.ptr())) return py::reinterpret_borrow<py::object>(out);
+    PyObject* t = PyTuple_New(O);
+    if (!t) throw py::error_already_set();
+    for (size_t o = 0; o < O; ++o) PyTuple_SET_ITEM(t, o, res[o].release().ptr());
+    return py::reinterpret_steal<py::object>(t);
+  }
+
+  // (qdd, lam) of constrained_forward_dynamics, one state or a batch (arguments as the
+  // Python method's)
+  py::object forward_dynamics(py::handle q, py::handle v, py::handle tau, double mu,
+                              int max_iter, double tol, py::handle out) {
+    if (!(std::isfinite(mu) && mu >= 0)) bad("mu", "must be a finite number >= 0");
+    if (max_iter < 1) bad("max_iter", "must be >= 1");
+    if (!(std::isfinite(tol) && tol >= 0)) bad("tol", "must be a finite number >= 0");
+    refresh_model();
+    const robodyn_py::Shape s_qdd{model_->nv}, s_lam{cm_.m};
+    return run<3, 2>({q, v, tau}, {"q", "v", "tau"}, out, {s_qdd, s_lam},
+                     [this, mu, max_iter, tol](const Model& m, const P3& x, const O2& y,
+                                              py::ssize_t row) {
+                       const ConstraintStatus st = constrained_forward_dynamics(
+                           m, cm_, d_, cd_, x[0], x[1], x[2], mu, max_iter, tol, y[0], y[1]);
+                       if (st != ConstraintStatus::Ok) fail(st, row);
+                     });
+  }
+
+  // the robot's current model (a new one when its gravity was reassigned)
+  void refresh_model() {
+    if (model_.get() != core_->model_.get()) model_ = core_->model_;
   }
 
   // the failure of a forward-dynamics row
@@ -139,6 +147,7 @@ class ConstraintSystem {
   py::object robot_;
   ModelOf model_of_;
   std::shared_ptr<const Model> model_;
+  const robodyn_py::RobotCore* core_;  // robot_'s C++ object (alive while robot_ is held)
   ConstraintModel cm_;
   Data d_;
   ConstraintData cd_;
@@ -158,12 +167,6 @@ class ConstraintSystem {
     }
   }
 };
-
-using P1 = std::array<const double*, 1>;
-using P2 = std::array<const double*, 2>;
-using P3 = std::array<const double*, 3>;
-using O1 = std::array<double*, 1>;
-using O2 = std::array<double*, 2>;
 
 LoopModel loop_from_dict(const Model& m, const py::dict& c) {
   LoopModel l;
@@ -206,6 +209,105 @@ LoopModel loop_from_dict(const Model& m, const py::dict& c) {
   return l;
 }
 
+// The ConstraintSystem a fast call found last (system_of): pybind11's public cast finds an
+// instance's C++ object through its type registry, a few hundred instructions per call. Set
+// by the first call on an object, cleared by ~ConstraintSystem (which pybind11 runs before
+// the object's memory is freed, so an address is never found after it was reused). Used with
+// the GIL held.
+struct LastSystem {
+  PyObject* self = nullptr;
+  ConstraintSystem* system = nullptr;
+};
+LastSystem last_system;
+
+ConstraintSystem::~ConstraintSystem() {
+  if (last_system.system == this) last_system = {};
+}
+
+// the C++ object of self (the method descriptor guarantees a ConstraintSystem instance)
+ConstraintSystem& system_of(PyObject* self) {
+  if (self != last_system.self) {
+    auto* s = py::handle(self).cast<ConstraintSystem*>();
+    if (s == nullptr) throw py::type_error("ConstraintSystem is not initialised");
+    last_system = {self, s};
+  }
+  return *last_system.system;
+}
+
+// a float argument (a float, or anything with __float__ or __index__), as pybind11 converts it
+double float_arg(py::handle h, double fallback) {
+  if (!h) return fallback;
+  if (PyFloat_CheckExact(h.ptr())) return PyFloat_AS_DOUBLE(h.ptr());
+  const double x = PyFloat_AsDouble(h.ptr());
+  if (x == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+  return x;
+}
+
+// an int argument (an int or anything with __index__; not a float), as pybind11 converts it
+int int_arg(py::handle h, const char* name, int fallback) {
+  if (!h) return fallback;
+  if (PyFloat_Check(h.ptr()))
+    throw py::type_error(std::string(name) + ": expected an int, got a float");
+  const long x = PyLong_AsLong(h.ptr());
+  if (x == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max())
+    throw py::type_error(std::string(name) + ": out of the range of a C int");
+  return static_cast<int>(x);
+}
+
+// ConstraintSystem.forward_dynamics(q, v, tau, mu=0.0, max_iter=1, tol=1e-12, out=None) as a
+// METH_FASTCALL method: the arguments read straight from the call's vector (pybind11's
+// dispatcher, its argument loaders and its keyword defaults cost more than a four-bar's
+// dynamics)
+PyObject* fast_forward_dynamics(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                                PyObject* kwnames) {
+  static constexpr const char* kNames[7] = {"q", "v", "tau", "mu", "max_iter", "tol", "out"};
+  try {
+    py::handle a[7];
+    if (nargs > 7) throw py::type_error("forward_dynamics() takes at most 7 arguments");
+    for (Py_ssize_t k = 0; k < nargs; ++k) a[k] = args[k];
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; ++j) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, j);
+      int k = 0;
+      while (k < 7 && PyUnicode_CompareWithASCIIString(key, kNames[k]) != 0) ++k;
+      if (k == 7)
+        throw py::type_error("forward_dynamics() got an unexpected keyword argument '" +
+                             py::str(key).cast<std::string>() + "'");
+      if (a[k]) throw py::type_error(std::string("forward_dynamics() got multiple values for '") +
+                                     kNames[k] + "'");
+      a[k] = args[nargs + j];
+    }
+    for (int k = 0; k < 3; ++k)
+      if (!a[k])
+        throw py::type_error(std::string("forward_dynamics() missing required argument '") +
+                             kNames[k] + "'");
+    ConstraintSystem& s = system_of(self);
+    return s.forward_dynamics(a[0], a[1], a[2], float_arg(a[3], 0.0),
+                              int_arg(a[4], "max_iter", 1), float_arg(a[5], 1e-12),
+                              a[6] ? a[6] : py::handle(Py_None))
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (py::builtin_exception& e) {
+    e.set_error();
+  } catch (std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyMethodDef kFastForwardDynamics = {
+    "forward_dynamics",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(fast_forward_dynamics)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "forward_dynamics(q, v, tau, mu=0.0, max_iter=1, tol=1e-12, out=None) -> (qdd, lam)\n\n"
+    "The constrained forward dynamics (robodyn.ConstrainedRobot.forward_dynamics): (n,) or "
+    "(N, n) inputs; out a tuple of two arrays written in place."};
+
 }  // namespace
 
 void register_constraints(py::module_& mod, ModelOf model_of) {
@@ -238,7 +340,7 @@ void register_constraints(py::module_& mod, ModelOf model_of) {
       .def(
           "residual",
           [](ConstraintSystem& s, py::handle q, py::handle out) {
-            return s.run<1, 1>({q}, {"q"}, out, {{{s.rows()}}},
+            return s.run<1, 1>({q}, {"q"}, out, {robodyn_py::Shape{s.rows()}},
                                [&s](const Model& m, const P1& x, const O1& y, py::ssize_t) {
                                  constraint_residual(m, s.cm_, s.d_, s.cd_, x[0], y[0]);
                                });
@@ -248,7 +350,7 @@ void register_constraints(py::module_& mod, ModelOf model_of) {
           "jacobian",
           [](ConstraintSystem& s, py::handle q, py::handle out) {
             const py::ssize_t nv = s.model_->nv;
-            return s.run<1, 1>({q}, {"q"}, out, {{{s.rows(), nv}}},
+            return s.run<1, 1>({q}, {"q"}, out, {robodyn_py::Shape{s.rows(), nv}},
                                [&s](const Model& m, const P1& x, const O1& y, py::ssize_t) {
                                  constraint_jacobian(m, s.cm_, s.d_, s.cd_, x[0]);
                                  std::copy(s.cd_.J.data(), s.cd_.J.data() + s.cd_.J.size(),
@@ -259,7 +361,7 @@ void register_constraints(py::module_& mod, ModelOf model_of) {
       .def(
           "bias_acceleration",
           [](ConstraintSystem& s, py::handle q, py::handle v, py::handle out) {
-            return s.run<2, 1>({q, v}, {"q", "v"}, out, {{{s.rows()}}},
+            return s.run<2, 1>({q, v}, {"q", "v"}, out, {robodyn_py::Shape{s.rows()}},
                                [&s](const Model& m, const P2& x, const O1& y, py::ssize_t) {
                                  constraint_bias(m, s.cm_, s.d_, s.cd_, x[0], x[1]);
                                  std::copy(s.cd_.gamma.data(),
@@ -271,32 +373,13 @@ void register_constraints(py::module_& mod, ModelOf model_of) {
           "operational_space_inverse_inertia",
           [](ConstraintSystem& s, py::handle q, py::handle out) {
             return s.run<1, 1>(
-                {q}, {"q"}, out, {{{s.rows(), s.rows()}}},
+                {q}, {"q"}, out, {robodyn_py::Shape{s.rows(), s.rows()}},
                 [&s](const Model& m, const P1& x, const O1& y, py::ssize_t row) {
                   if (!operational_space_inverse_inertia(m, s.cm_, s.d_, s.cd_, x[0], y[0]))
                     s.fail(ConstraintStatus::MassNotPositive, row);
                 });
           },
           py::arg("q"), py::arg("out") = py::none())
-      .def(
-          "forward_dynamics",
-          [](ConstraintSystem& s, py::handle q, py::handle v, py::handle tau, double mu,
-             int max_iter, double tol, py::handle out) {
-            if (!(std::isfinite(mu) && mu >= 0)) bad("mu", "must be a finite number >= 0");
-            if (max_iter < 1) bad("max_iter", "must be >= 1");
-            if (!(std::isfinite(tol) && tol >= 0)) bad("tol", "must be a finite number >= 0");
-            const py::ssize_t nv = s.model_->nv;
-            return s.run<3, 2>(
-                {q, v, tau}, {"q", "v", "tau"}, out, {{{nv}, {s.rows()}}},
-                [&s, mu, max_iter, tol](const Model& m, const P3& x, const O2& y,
-                                        py::ssize_t row) {
-                  const ConstraintStatus st = constrained_forward_dynamics(
-                      m, s.cm_, s.d_, s.cd_, x[0], x[1], x[2], mu, max_iter, tol, y[0], y[1]);
-                  if (st != ConstraintStatus::Ok) s.fail(st, row);
-                });
-          },
-          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("mu") = 0.0,
-          py::arg("max_iter") = 1, py::arg("tol") = 1e-12, py::arg("out") = py::none())
       // operation counts and the traced graph of forward_dynamics (robodyn.codegen.constrained)
       .def("_op_counts", [](ConstraintSystem& s, double mu, int iterations) {
         s.model_ = s.model_of_(s.robot_);
@@ -329,4 +412,10 @@ void register_constraints(py::module_& mod, ModelOf model_of) {
         d["assumptions"] = g.assumptions;
         return d;
       }, py::arg("mu"), py::arg("iterations"));
+  // forward_dynamics, the hot call: a fast-call method (fast_forward_dynamics)
+  PyObject* cls = mod.attr("ConstraintSystem").ptr();
+  PyObject* descr = PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls), &kFastForwardDynamics);
+  if (!descr || PyObject_SetAttrString(cls, "forward_dynamics", descr) < 0)
+    throw py::error_already_set();
+  Py_DECREF(descr);
 }

@@ -183,12 +183,11 @@ ROBODYN_INLINE bool joint_inertia(const Model& m, DataTpl<S>& d, int i, const S*
   const int k = m.type[i] == JointType::Revolute ? 2 : 5;  // S_i = e_k
   for (int j = 0; j < 6; ++j) d.U[i][j] = j <= k ? d.IA[i](j, k) : d.IA[i](k, j);
   S Di = d.U[i][k];
-  if (m.armature[i] != 0) Di += S(m.armature[i]);
+  add_armature(m, i, Di);
   if (!positive(Di)) return false;
   d.D[i] = Di;
   S ui = tau[iv] - d.pA[i][k];
-  if (m.damping[i] != 0) ui -= S(m.damping[i]) * qd[iv];
-  if (m.friction[i] != 0) ui -= S(m.friction[i]) * signum(qd[iv]);
+  add_joint_friction<-1, S>(m, i, qd[iv], ui);
   d.u[i] = ui;
   return true;
 }

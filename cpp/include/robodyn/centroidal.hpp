@@ -25,29 +25,16 @@ namespace robodyn {
 template <class S>
 bool centroidal_momentum_matrix(const Model& m, DataTpl<S>& d, const S* q, S* out) {
   update_kinematics(m, d, q, 3);
-  // world inertia of each body about the world origin: mass, first moment c = m p + R h,
-  // rotational inertia I_O = R Ibar R' - [R h][p] - [p][R h] - m [p][p]
+  // world inertia of each body about the world origin (mass, first moment, rotational
+  // inertia), then each subtree's sum, tip to root (body 0 gathers the whole system)
   d.cm[0] = S(0);
   d.cc[0].setZero();
   d.cI[0].setZero();
   for (int i = 1; i <= m.n; ++i) {
-    const M3T<S>& R = d.oR[i];
-    const V3T<S>& p = d.op[i];
-    const S mi(m.mass[i]);
-    const V3T<S> hw = R * m.h[i].template cast<S>();
-    const M3T<S> Rh = skew<S>(hw), Rp = skew<S>(p);
-    d.cm[i] = mi;
-    d.cc[i] = mi * p + hw;
-    d.cI[i] = R * m.Ibar[i].template cast<S>() * R.transpose() - Rh * Rp - Rp * Rh -
-              mi * (Rp * Rp);
+    d.cm[i] = S(m.mass[i]);
+    detail::world_inertia(m, d, i, d.cc[i], d.cI[i]);
   }
-  // composites: each subtree's sum, tip to root (body 0 gathers the whole system)
-  for (int i = m.n; i >= 1; --i) {
-    const int p = m.parent[i];
-    d.cm[p] += d.cm[i];
-    d.cc[p] += d.cc[i];
-    d.cI[p] += d.cI[i];
-  }
+  sum_subtrees<true>(m, d.cm, d.cc, d.cI);
   if (!(d.cm[0] > S(0))) return false;
   const V3T<S> com = d.cc[0] / d.cm[0];
   const int nv = m.nv;
@@ -55,8 +42,11 @@ bool centroidal_momentum_matrix(const Model& m, DataTpl<S>& d, const S* q, S* ou
   // point at the world origin), n_O = I_O w + c x v_O, f = m v_O - c x w; moment about the
   // centre of mass n_G = n_O - com x f
   auto column = [&](int i, int c, const V3T<S>& w, const V3T<S>& vo) {
-    const V3T<S> f = d.cm[i] * vo - cross<S>(d.cc[i], w);
-    const V3T<S> n = d.cI[i] * w + cross<S>(d.cc[i], vo) - cross<S>(com, f);
+    V6T<S> x;
+    x << w, vo;
+    const V6T<S> h = detail::inertia_mul<S>(d.cm[i], d.cc[i], d.cI[i], x);
+    const V3T<S> f = h.template tail<3>();
+    const V3T<S> n = V3T<S>(h.template head<3>()) - cross<S>(com, f);
     for (int k = 0; k < 3; ++k) {
       out[k * nv + c] = n[k];
       out[(k + 3) * nv + c] = f[k];

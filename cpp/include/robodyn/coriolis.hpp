@@ -35,23 +35,15 @@ void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* 
     d.vw[i] = v;
     for (int k = k0; k < k0 + nj; ++k) d.scd[k] = detail::crm<S>(v, d.sc[k]);
     const V6& vi = d.vw[i];
-    const V3T<S> vw = vi.template head<3>(), vv = vi.template tail<3>();
     // inertia in base coordinates
-    const M3T<S>& R = d.oR[i];
-    const V3T<S>& o = d.op[i];
-    const S mass(m.mass[i]);
-    const V3T<S> y = R * m.h[i].template cast<S>();
-    const M3T<S> ox = skew<S>(o), yx = skew<S>(y);
-    const M3T<S> Ib = R * m.Ibar[i].template cast<S>() * R.transpose() - ox * yx - yx * ox -
-                      mass * (ox * ox);
-    const M3T<S> hx = skew<S>(V3T<S>(y + mass * o));
+    V3T<S> c;
+    M3T<S> Ib;
+    detail::world_inertia(m, d, i, c, Ib);
+    const M3T<S> hx = skew<S>(c);
     M6& I = d.Iw[i];
-    I << Ib, hx, -hx, mass * M3T<S>::Identity();
-    // B = (crf(v) I - I crm(v) + T(I v)) / 2
-    M6 crm = M6::Zero();
-    crm.template topLeftCorner<3, 3>() = skew<S>(vw);
-    crm.template bottomLeftCorner<3, 3>() = skew<S>(vv);
-    crm.template bottomRightCorner<3, 3>() = skew<S>(vw);
+    I << Ib, hx, -hx, S(m.mass[i]) * M3T<S>::Identity();
+    // B = (crf(v) I - I crm(v) + T(I v)) / 2, crf(v) = -crm(v)'
+    const M6 crm = detail::crm_matrix<S>(vi);
     const V6 f = I * vi;
     M6 T = M6::Zero();
     const M3T<S> nx = skew<S>(V3T<S>(f.template head<3>()));
@@ -62,13 +54,7 @@ void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* 
     d.Bw[i] = S(0.5) * (-crm.transpose() * I - I * crm + T);
   }
   // composites, tip to base (base coordinates: a plain sum)
-  for (int i = m.n; i >= 1; --i) {
-    const int p = m.parent[i];
-    if (p > 0) {
-      d.Iw[p] += d.Iw[i];
-      d.Bw[p] += d.Bw[i];
-    }
-  }
+  sum_subtrees<false>(m, d.Iw, d.Bw);
   // C_ac = s_a' (Ic_k sdot_c + Bc_k s_c) for an axis c of k or of an ancestor of k (a an axis
   // of k), and C_ca = s_c' (Ic_k sdot_a + Bc_k s_a) for c on a strict ancestor
   for (int k = 0; k < nv * nv; ++k) out[k] = S(0);

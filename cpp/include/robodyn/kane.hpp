@@ -159,13 +159,10 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
       V3T<S> G, P;
       inertia_times_axis<S>(d.Im[r], d.Ih[r], d.II[r], joint_axis(t, k), G, P);
       for (int j = k; j < joint_nv(t); ++j) d.M(m.iv[r] + j, c) = comp(G, P, joint_axis(t, j));
-      if (m.armature[r] != 0) d.M(c, c) += S(m.armature[r]);
+      add_armature(m, r, d.M(c, c));
       for (int j = r; m.parent[j] > 0; j = m.parent[j]) {
         // X_j^T (G, P): E P; moment about o_p: E G + r x E P
-        const Xup<S> X(m, d, j);
-        const V3T<S> EP = X.E(P);
-        G = X.E(G) - X.cross_r(EP);
-        P = EP;
+        Xup<S>(m, d, j).force_to_parent(G, P, G, P);
         const int pj = m.parent[j];
         const JointType tp = m.type[pj];
         for (int i = 0; i < joint_nv(tp); ++i)

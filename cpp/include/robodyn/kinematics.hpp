@@ -322,26 +322,71 @@ void jacobian(const Model& m, DataTpl<S>& d, const S* q, int f, S* out) {
   }
 }
 
+namespace detail {
+
+// base-frame inertia of body i (cache level 3): mass, first moment c = m o + R h, Ib about the
+// base origin, R Ibar R' - [o][y] - [y][o] - m [o][o] (y = R h)
+template <class S>
+ROBODYN_INLINE void world_inertia(const Model& m, const DataTpl<S>& d, int i, V3T<S>& c,
+                                  M3T<S>& Ib) {
+  const M3T<S>& R = d.oR[i];
+  const V3T<S>& o = d.op[i];
+  const S mass(m.mass[i]);
+  const V3T<S> y = R * m.h[i].template cast<S>();
+  c = y + mass * o;
+  // R Ibar R' - [o][y] - [y][o] - m [o][o] = R Ibar R' - ([o][c] + [y][o])
+  const M3T<S> ox = skew<S>(o), yx = skew<S>(y);
+  Ib = R * m.Ibar[i].template cast<S>() * R.transpose() - ox * skew<S>(c) - yx * ox;
+}
+
+}  // namespace detail
+
+// Subtree sums of base-frame quantities, tip to base: x[p] += x[i] for each array x (indexed
+// by body) and each moving body i with parent p; into body 0 too when kIntoWorld (then body 0
+// must hold zero first and ends with the whole tree's sum). In base coordinates composites add
+// without transforms.
+template <bool kIntoWorld, class... Arrays>
+ROBODYN_INLINE void sum_subtrees(const Model& m, Arrays&... xs) {
+  for (int i = m.n; i >= 1; --i) {
+    const int p = m.parent[i];
+    if (kIntoWorld || p > 0) ((xs[p] += xs[i]), ...);
+  }
+}
+
+// v_i = X_i v_p + S_i qd_i, body i's velocity in body axes, into (d.w[i], d.vl[i]) from its
+// parent's (v_0 = 0); qd (nv,)
+template <class S>
+ROBODYN_INLINE void body_velocity(const Model& m, DataTpl<S>& d, int i, const S* qd) {
+  const int p = m.parent[i];
+  V3T<S> w, v;
+  Xup<S>(m, d, i).apply(d.w[p], d.vl[p], w, v);
+  add_joint_motion(m.type[i], qd + m.iv[i], w, v);
+  d.w[i] = w;
+  d.vl[i] = v;
+}
+
+// body i's rigid inertia (mass, first moment, rotational inertia about its origin; body axes)
+// times its velocity (d.w[i], d.vl[i]): its momentum [moment about the origin; force]
+template <class S>
+ROBODYN_INLINE V6T<S> body_momentum(const Model& m, const DataTpl<S>& d, int i) {
+  V6T<S> x;
+  x << d.w[i], d.vl[i];
+  return detail::inertia_mul<S>(S(m.mass[i]), V3T<S>(m.h[i].template cast<S>()),
+                                M3T<S>(m.Ibar[i].template cast<S>()), x);
+}
+
 // Kinetic energy 0.5 qd' M(q) qd, rotor inertia (armature) included.
 template <class S>
 S kinetic_energy(const Model& m, DataTpl<S>& d, const S* q, const S* qd) {
   update_kinematics(m, d, q, 1);
   S T(0);
   for (int i = 1; i <= m.n; ++i) {
-    // body velocity from the parent's
-    V3T<S> w, v;
-    Xup<S>(m, d, i).apply(d.w[m.parent[i]], d.vl[m.parent[i]], w, v);
-    add_joint_motion(m.type[i], qd + m.iv[i], w, v);
-    d.w[i] = w;
-    d.vl[i] = v;
-    // 0.5 v' I v with I = (m, h, Ibar)
-    const V3T<S> hv = m.h[i].template cast<S>();
-    T += S(0.5) * (w.dot(sym_mul<S>(m.Ibar[i], w)) + S(m.mass[i]) * v.dot(v)) +
-         w.dot(cross<S>(hv, v));
-    if (m.armature[i] != 0) {
-      const S u = qd[m.iv[i]];
-      T += S(0.5 * m.armature[i]) * u * u;
-    }
+    body_velocity(m, d, i, qd);
+    // 0.5 v' I v, and the rotor's
+    V6T<S> x;
+    x << d.w[i], d.vl[i];
+    T += S(0.5) * x.dot(body_momentum(m, d, i));
+    T += armature_energy(m, i, qd[m.iv[i]]);
   }
   return T;
 }

@@ -11,7 +11,8 @@
 // joint (r = pc, a constant with known zeros), E = Rc for a prismatic one (r = pc + Rc q e_z),
 // E = Rc R(quat) for a free-flyer (its E and r computed by update_kinematics). Rc is a signed
 // permutation (free), a rotation about x (3 mul) or general; the kind of each body is fixed
-// at build time, so the only dispatch is the switch on Model::link[i] inside this type.
+// at build time, and every switch on Model::link[i] is inside this type (with_link and with_step
+// below make it a compile-time constant for a loop body).
 //
 // Xup needs the configuration cache at level >= 1 (update_kinematics): d.c, d.s for revolute
 // joints, d.r (valid for every kind at level >= 1), d.E for a free-flyer.
@@ -322,12 +323,28 @@ struct Xup {
     vi = ET(V3(v + cross_r(w)));
   }
 
-  // X^T f for a body force f = (n, f), ADDED to the parent's (np, fp):
-  // np += E n + r x E f, fp += E f
+  // X^T f for a body force f = (n, f), the force in parent coordinates, is
+  // (E n - (E f) x r, E f): its three parts (E f, (E f) x r, E n)
+  ROBODYN_INLINE void force_parts(const V3& n, const V3& f, V3& Ef, V3& Efr, V3& En) const {
+    Ef = E(f);
+    Efr = cross_r(Ef);
+    En = E(n);
+  }
+
+  // X^T f: (np, fp) = (E n + r x E f, E f) (the outputs may be the inputs)
+  ROBODYN_INLINE void force_to_parent(const V3& n, const V3& f, V3& np, V3& fp) const {
+    V3 Ef, c, En;
+    force_parts(n, f, Ef, c, En);
+    for (int k = 0; k < 3; ++k) {
+      np[k] = En[k] - c[k];
+      fp[k] = Ef[k];
+    }
+  }
+
+  // X^T f ADDED to the parent's (np, fp): np += E n + r x E f, fp += E f
   ROBODYN_INLINE void apply_transpose(const V3& n, const V3& f, V3& np, V3& fp) const {
-    const V3 Ef = E(f);
-    const V3 c = cross_r(Ef);
-    const V3 En = E(n);
+    V3 Ef, c, En;
+    force_parts(n, f, Ef, c, En);
     for (int k = 0; k < 3; ++k) {
       np[k] += En[k] - c[k];
       fp[k] += Ef[k];

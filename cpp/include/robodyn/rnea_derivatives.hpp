@@ -41,16 +41,6 @@ namespace robodyn {
 
 namespace detail {
 
-// spatial inertia (mass, first moment c, rotational inertia Ib about the origin) times motion
-template <class S>
-ROBODYN_INLINE V6T<S> inertia_mul(const S& mass, const V3T<S>& c, const M3T<S>& Ib,
-                                  const V6T<S>& y) {
-  const V3T<S> yw = y.template head<3>(), yl = y.template tail<3>();
-  V6T<S> r;
-  r << V3T<S>(Ib * yw + cross<S>(c, yl)), V3T<S>(mass * yl - cross<S>(c, yw));
-  return r;
-}
-
 // B = [[T, 0], [[P], 0]] times y: (T y_w, P x y_w)
 template <class S>
 ROBODYN_INLINE V6T<S> b_mul(const M3T<S>& T, const V3T<S>& P, const V6T<S>& y) {
@@ -106,20 +96,6 @@ void world_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S
   }
 }
 
-// base-frame inertia of body i: mass, first moment c = m o + R h, Ib about the base origin
-template <class S>
-ROBODYN_INLINE void world_inertia(const Model& m, const DataTpl<S>& d, int i, V3T<S>& c,
-                                  M3T<S>& Ib) {
-  const M3T<S>& R = d.oR[i];
-  const V3T<S>& o = d.op[i];
-  const S mass(m.mass[i]);
-  const V3T<S> y = R * m.h[i].template cast<S>();
-  c = y + mass * o;
-  // R Ibar R' - [o][y] - [y][o] - m [o][o] = R Ibar R' - ([o][c] + [y][o])
-  const M3T<S> ox = skew<S>(o), yx = skew<S>(y);
-  Ib = R * m.Ibar[i].template cast<S>() * R.transpose() - ox * skew<S>(c) - yx * ox;
-}
-
 }  // namespace detail
 
 // dtau/dq and dtau/dqd of rnea (all its terms: rigid body, armature, damping, Coulomb
@@ -160,17 +136,7 @@ void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
     d.cP[i] = S(-2) * V3T<S>(h.template tail<3>());
   }
   // subtree sums, tip to base (base coordinates: plain sums)
-  for (int i = n; i >= 1; --i) {
-    const int p = m.parent[i];
-    if (p > 0) {
-      d.cm[p] += d.cm[i];
-      d.cc[p] += d.cc[i];
-      d.cI[p] += d.cI[i];
-      d.cT[p] += d.cT[i];
-      d.cP[p] += d.cP[i];
-      d.Fw[p] += d.Fw[i];
-    }
-  }
+  sum_subtrees<false>(m, d.cm, d.cc, d.cI, d.cT, d.cP, d.Fw);
   // the pairs (axis a of body k, axes of k and of its ancestors)
   for (int k = 1; k <= n; ++k) {
     const bool has_ancestors = m.parent[k] > 0;
@@ -201,8 +167,7 @@ void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
       }
     }
   }
-  for (int k = 1; k <= n; ++k)
-    if (m.damping[k] != 0) dqd[m.iv[k] * (nv + 1)] += S(m.damping[k]);
+  for (int k = 1; k <= n; ++k) add_joint_friction_rate(m, k, dqd[m.iv[k] * (nv + 1)]);
 }
 
 // Derivatives of forward dynamics qdd = FD(q, qd, tau) (all terms of rnea):

@@ -18,7 +18,7 @@ namespace robodyn {
 
 // C(q, qd), (nv, nv) row-major into out. The axes s_c of every velocity coordinate c in base
 // coordinates (joint_axes_world: one for a 1-DOF joint, a free-flyer's six) into d.sc and their
-// rates sdot_c = v_i x s_c (the axes are fixed in body i) into d.scd.
+// rates sdot_c = v_i x s_c (the axes are fixed in body i) into d.Sdot_world.
 template <class S>
 void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* out) {
   using V6 = V6T<S>;
@@ -33,7 +33,7 @@ void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* 
     V6 v = p > 0 ? d.vw[p] : V6::Zero();
     for (int k = k0; k < k0 + nj; ++k) v += d.sc[k] * qd[k];
     d.vw[i] = v;
-    for (int k = k0; k < k0 + nj; ++k) d.scd[k] = detail::crm<S>(v, d.sc[k]);
+    for (int k = k0; k < k0 + nj; ++k) d.Sdot_world[k] = detail::crm<S>(v, d.sc[k]);
     const V6& vi = d.vw[i];
     // inertia in base coordinates
     V3T<S> c;
@@ -64,10 +64,10 @@ void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* 
       const V6& s = d.sc[row];
       const V6 F1 = d.Iw[k] * s;
       const V6 F2 = d.Bw[k].transpose() * s;
-      const V6 G = d.Iw[k] * d.scd[row] + d.Bw[k] * s;
+      const V6 G = d.Iw[k] * d.Sdot_world[row] + d.Bw[k] * s;
       for (int j = k; j > 0; j = m.parent[j])
         for (int col = m.iv[j]; col < m.iv[j] + joint_nv(m.type[j]); ++col) {
-          out[row * nv + col] = F1.dot(d.scd[col]) + F2.dot(d.sc[col]);
+          out[row * nv + col] = F1.dot(d.Sdot_world[col]) + F2.dot(d.sc[col]);
           if (j != k) out[col * nv + row] = d.sc[col].dot(G);
         }
     }

@@ -48,7 +48,7 @@ struct DataTpl {
   // velocities and accelerations in body coordinates, [angular; linear] split in two
   AVec<V3> w, vl;        // spatial velocity of body i
   AVec<V3> wd, al;       // acceleration of body i: angular; classical acceleration of the
-                         // body origin (rnea and aba)
+                         // body origin (rnea, aba, kane; al[0] = -gravity)
   AVec<V3> fn, ff;       // spatial force on body i: moment about the origin, force
   AVec<M3> W;            // rnea: [wd] + [w][w], maps a body offset to its relative acceleration
 
@@ -75,9 +75,12 @@ struct DataTpl {
   // column of the body's motion subspace), S'_c = v_parent x S_c, psi_c = a_parent x S_c +
   // v_parent x S'_c (the q-derivative of the velocity-product terms) and X_c = (v_body +
   // v_parent) x S_c (= 2 S'_c for a 1-DOF joint: the qd-derivative of the accelerations,
-  // less S_c x v), all base frame; per body the rest. coriolis_matrix writes S_c into sc too,
-  // and the axis rate v_body x S_c into scd (equal to S'_c for a 1-DOF joint)
+  // less S_c x v), all base frame; per body the rest. coriolis_matrix writes S_c into sc too
   AVec<V6> sc, scd, psi, scx;
+  AVec<V6> Sdot_world;   // coriolis_matrix: per velocity coordinate c (nv), the rate of its
+                         // axis v_body x S_c (equal to S'_c for a 1-DOF joint), base frame
+  AVec<V6> v_ref_world;  // regressor_slotine_li: per body (n+1), the reference velocity J_i v,
+                         // base frame
   AVec<V6> aw;           // spatial accelerations of the bodies (base: -gravity), base frame
   AVec<V6> Fw;           // net spatial forces I a + v x* I v, then subtree sums (base frame)
   AVec<S> cm;            // subtree mass
@@ -111,10 +114,6 @@ struct DataTpl {
   M6 Uf;                 // aba, free-flyer: D = IA factorised as L diag L' (L unit lower:
                          // below the diagonal; diag on it; diag L' above it)
   V6 uf;                 // aba, free-flyer: tau - pA, then qdd
-
-  // Kane's method (kane.hpp; its constants are Model::kane)
-  AVec<V3> ka;           // classical acceleration of the origin o_k minus gravity, body
-                         // frame k, (n+1); ka[0] = -gravity
 };
 
 template <class S>
@@ -133,14 +132,14 @@ DataTpl<S>::DataTpl(const Model& m)
       vw(m.n + 1, V6::Zero()),
       Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
       sc(m.nv, V6::Zero()), scd(m.nv, V6::Zero()), psi(m.nv, V6::Zero()),
-      scx(m.nv, V6::Zero()), aw(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),
+      scx(m.nv, V6::Zero()), Sdot_world(m.nv, V6::Zero()), v_ref_world(m.n + 1, V6::Zero()),
+      aw(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),
       cm(m.n + 1, S(0)), cc(m.n + 1, V3::Zero()), cI(m.n + 1, M3::Zero()),
       cT(m.n + 1, M3::Zero()), cP(m.n + 1, V3::Zero()),
       M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()),
       F(Eigen::Matrix<S, Eigen::Dynamic, 6>::Zero(m.nv, 6)), tmp(VecX::Zero(m.nv)),
       Linv(VecX::Zero(m.nv)),
-      Uf(M6::Zero()), uf(V6::Zero()),
-      ka(m.n + 1, V3::Zero()) {
+      Uf(M6::Zero()), uf(V6::Zero()) {
   M_pattern = M.rows() == m.nv;  // zeroed above
   // the parent-to-body translation of a revolute joint is the constant pc: valid at every
   // cache level (prismatic joints and a free-flyer write theirs at level 1)

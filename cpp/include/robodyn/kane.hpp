@@ -66,7 +66,7 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
   // base: at rest (W^0 = alpha^0 = 0); gravity enters as the base accelerating at -g
   // (Featherstone 5.3), so every a_o^k and a^k below is the acceleration minus g, and
   // R_k = m_k (a^k - g) (the weight, K'_r of 3.60, comes with the inertia force)
-  d.ka[0] = -m.gravity.template cast<S>();
+  d.al[0] = -m.gravity.template cast<S>();
   // outward pass: W^k, alpha^k, mass-centre acceleration a^k, then R_k and H^k
   for (int k = 1; k <= m.n; ++k) {
     const int p = m.parent[k];
@@ -77,7 +77,7 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     V3T<S> W = X.ET(d.w[p]);
     V3T<S> al = X.ET(d.wd[p]);
     const V3T<S> Wr = X.cross_r(d.w[p]);
-    V3T<S> ao = X.ET(V3T<S>(d.ka[p] + X.cross_r(d.wd[p]) + cross<S>(d.w[p], Wr)));
+    V3T<S> ao = X.ET(V3T<S>(d.al[p] + X.cross_r(d.wd[p]) + cross<S>(d.w[p], Wr)));
     // + the joint's: W^k = W^p + n3 u_k, alpha^k = alpha^p + W^p x n3 u_k + n3 ud_k (3.7,
     // 3.13); a prismatic joint adds 2 W^k x n3 u_k + n3 ud_k to a_o (3.33); the free base
     // its twist (w, v) and (wd, vd + w x v) (joint.hpp)
@@ -95,7 +95,7 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     const V3T<S> H = euler_moment<S>(m.kane.I[k], m.kane.principal[k] != 0, al, W);
     d.w[k] = W;
     d.wd[k] = al;
-    d.ka[k] = ao;
+    d.al[k] = ao;
     d.ff[k] = R;
     d.fn[k] = H - cross_const<S>(R, c, cnz);  // moment about o_k: H + c x R
   }

@@ -129,14 +129,14 @@ void regressor_slotine_li(const Model& m, DataTpl<S>& d, const S* q, const S* qd
   for (int i = 1; i <= n; ++i) {
     // reference body velocity J_i v
     const int p0 = m.parent[i];
-    V6 vref = p0 > 0 ? d.Fw[p0] : V6(V6::Zero());
+    V6 vref = p0 > 0 ? d.v_ref_world[p0] : V6(V6::Zero());
     for (int c = m.iv[i]; c < m.iv[i] + joint_nv(m.type[i]); ++c) vref += d.sc[c] * v[c];
-    d.Fw[i] = vref;
+    d.v_ref_world[i] = vref;
     M3T<S> R;
     V3T<S> p;
     detail::user_frame(m, d, i, R, p);
     const V6 vu = detail::motion_in<S>(R, p, d.vw[i]);
-    const V6 vr = detail::motion_in<S>(R, p, d.Fw[i]);
+    const V6 vr = detail::motion_in<S>(R, p, d.v_ref_world[i]);
     const V6 ar = detail::motion_in<S>(R, p, d.aw[i]);
     const Eigen::Matrix<S, 6, 10> A =
         detail::inertia_regressor<S>(ar) +

@@ -7,7 +7,7 @@
 //   valgrind --tool=callgrind build/count_core build/bench/cases/panda.model id 2000
 //
 // ALGO is id (rnea), M (crba into an (nv, nv) buffer), L (its lower triangle only, into
-// d.M: what forward_dynamics_crba factorises), fd (aba), dd (rnea_derivatives), dfd
+// d.H: what forward_dynamics_crba factorises), fd (aba), dd (rnea_derivatives), dfd
 // (forward_dynamics_derivatives) or none; the calls cycle
 // through 64 seeded random states. Run with REPS and with 0: the difference of the two totals
 // over REPS is one call. The case file is bench/cpp_cases.py's (see bench_vs_pinocchio.cpp);
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     else if (algo == "M")
       crba(m, d, q, out.data());
     else if (algo == "L")
-      detail::crba_lower(m, d, q);  // one triangle, into d.M
+      detail::crba_lower(m, d, q);  // one triangle, into d.H
     else if (algo == "fd")
       aba(m, d, q, v, a, out.data());
     else if (algo == "dd")

@@ -31,7 +31,7 @@
 // link its relabelling, and the parent's joint type): inside crba_body the kind, both joint
 // types and which components trade places are compile-time constants, so Xup's switches fold
 // and the relabelling costs nothing; H's structural zeros stored once for the whole matrix (a
-// memset), and not at all when H is d.M and holds them already (DataTpl::M_pattern), rather
+// memset), and not at all when H is d.H and holds them already (DataTpl::M_pattern), rather
 // than entry by entry; each entry of the lower triangle stored at its mirror too while it is
 // in a register (no second pass for the upper triangle); a free-flyer's block (body 1 on the
 // world: its forces go no further) written as the composite inertia itself, without making F
@@ -149,13 +149,13 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
   constexpr int nj = joint_nv(t);
   if constexpr (t == JointType::FreeFlyer) {
     // (body 1 on the world, build_model: its forces go no further, F is not made)
-    free_flyer_block<kBoth>(d.Im[i], d.Ih[i], d.II[i], S(m.armature[i]), H + ci * nv + ci, nv);
+    free_flyer_block<kBoth>(d.IC_m[i], d.IC_h[i], d.IC_I[i], S(m.armature[i]), H + ci * nv + ci, nv);
     return;
   }
   // F = IC_i S_i for joint i's columns ci + k (S's column k: the unit axis joint_axis)
   V3T<S> n[nj], f[nj];
   for (int k = 0; k < nj; ++k) {
-    inertia_times_axis<S>(d.Im[i], d.Ih[i], d.II[i], joint_axis(t, k), n[k], f[k]);
+    inertia_times_axis<S>(d.IC_m[i], d.IC_h[i], d.IC_I[i], joint_axis(t, k), n[k], f[k]);
     for (int j = 0; j < 3; ++j) {
       F[j][ci + k] = n[k][j];
       F[3 + j][ci + k] = f[k][j];
@@ -178,7 +178,7 @@ ROBODYN_INLINE void crba_body(const Model& m, DataTpl<S>& d, int i, S* const* F,
   // IC_p += X^T IC_i X; F_c = X^T F_c for the columns of i's subtree, each then giving
   // H_c,j = S_p^T F_c for the parent's columns j
   const Xup<S, kP> X(m, d, i, std::integral_constant<LinkKind, K>());
-  X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
+  X.transport_inertia(d.IC_m[i], d.IC_h[i], d.IC_I[i], d.IC_m[p], d.IC_h[p], d.IC_I[p]);
   const auto* run0 = m.subtree_runs.data() + m.subtree_begin[i];
   const auto* run1 = m.subtree_runs.data() + m.subtree_begin[i + 1];
   auto move = [&](auto sink) ROBODYN_INLINE_LAMBDA {
@@ -203,14 +203,14 @@ void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = f
   // IC_i = I_i (for double a copy of the model's arrays, bytes for bytes)
   if constexpr (std::is_same<S, double>::value) {
     const std::size_t n = std::size_t(m.n);
-    std::memcpy(d.Im.data() + 1, m.mass.data() + 1, n * sizeof(double));
-    std::memcpy(static_cast<void*>(d.Ih.data() + 1), m.h.data() + 1, n * sizeof(Vec3));
-    std::memcpy(static_cast<void*>(d.II.data() + 1), m.Ibar.data() + 1, n * sizeof(Mat3));
+    std::memcpy(d.IC_m.data() + 1, m.mass.data() + 1, n * sizeof(double));
+    std::memcpy(static_cast<void*>(d.IC_h.data() + 1), m.h.data() + 1, n * sizeof(Vec3));
+    std::memcpy(static_cast<void*>(d.IC_I.data() + 1), m.Ibar.data() + 1, n * sizeof(Mat3));
   } else {
     for (int i = 1; i <= m.n; ++i) {
-      d.Im[i] = S(m.mass[i]);
-      d.Ih[i] = m.h[i].template cast<S>();
-      d.II[i] = m.Ibar[i].template cast<S>();
+      d.IC_m[i] = S(m.mass[i]);
+      d.IC_h[i] = m.h[i].template cast<S>();
+      d.IC_I[i] = m.Ibar[i].template cast<S>();
     }
   }
   for (int i = m.n; i >= 1; --i)
@@ -220,44 +220,44 @@ void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = f
     });
 }
 
-// Table 6.2 into the lower triangle of d.M (see crba_sweep); the strict upper triangle is not
+// Table 6.2 into the lower triangle of d.H (see crba_sweep); the strict upper triangle is not
 // written (zero, or what an earlier crba left there)
 template <class S>
 void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();
-  crba_sweep<false>(m, d, q, d.M.data(), d.M_pattern);
-  d.M_pattern = true;
+  crba_sweep<false>(m, d, q, d.H.data(), d.H_pattern);
+  d.H_pattern = true;
 }
 
 }  // namespace detail
 
-// Joint-space inertia matrix H(q) = M(q) + diag(armature) into d.M, (nv, nv), both triangles.
-// q (nq,). Also leaves the composite inertias IC_i = (d.Im, d.Ih, d.II) of every subtree (body
-// axes, about body i's origin). Only H's pattern is written when d.M holds zeros off it
-// (DataTpl::M_pattern: after an earlier crba), else all of d.M. d.M is the algorithms'
+// Joint-space inertia matrix H(q) = M(q) + diag(armature) into d.H, (nv, nv), both triangles.
+// q (nq,). Also leaves the composite inertias IC_i = (d.IC_m, d.IC_h, d.IC_I) of every subtree (body
+// axes, about body i's origin). Only H's pattern is written when d.H holds zeros off it
+// (DataTpl::M_pattern: after an earlier crba), else all of d.H. d.H is the algorithms'
 // workspace: a caller that changes it in place (factorises it, adds to it) must clear
-// d.M_pattern or work on a copy, or the next crba keeps what it left off the pattern.
+// d.H_pattern or work on a copy, or the next crba keeps what it left off the pattern.
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();
-  detail::crba_sweep<true>(m, d, q, d.M.data(), d.M_pattern);
-  d.M_pattern = true;
+  detail::crba_sweep<true>(m, d, q, d.H.data(), d.H_pattern);
+  d.H_pattern = true;
 }
 
 // H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike), both triangles
-// written by the sweep. d.M is not used (nor sized).
+// written by the sweep. d.H is not used (nor sized).
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q, S* out) {
   detail::crba_sweep<true>(m, d, q, out);
 }
 
-// In-place Cholesky H = L L^T on the lower triangle of d.M, then solves L L^T x = b (in b),
+// In-place Cholesky H = L L^T on the lower triangle of d.H, then solves L L^T x = b (in b),
 // b (nv,). Returns false when H is not positive definite.
 template <class S>
 bool cholesky_solve(DataTpl<S>& d, S* b) {
   using std::sqrt;
-  auto& M = d.M;
-  d.M_pattern = false;  // the factor fills in
+  auto& M = d.H;
+  d.H_pattern = false;  // the factor fills in
   const int n = d.nv;
   for (int j = 0; j < n; ++j) {
     S djj = M(j, j);
@@ -292,10 +292,10 @@ template <class S>
 bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau,
                            S* qdd) {
   // the bias first: inputs are read before qdd is written
-  bias_torques(m, d, q, qd, d.tmp.data());
+  bias_torques(m, d, q, qd, d.scratch.data());
   detail::crba_lower(m, d, q);
-  forward_dynamics_rhs(m, qd, tau, d.tmp.data());
-  for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
+  forward_dynamics_rhs(m, qd, tau, d.scratch.data());
+  for (int k = 0; k < m.nv; ++k) qdd[k] = d.scratch[k];
   return cholesky_solve(d, qdd);
 }
 

@@ -20,8 +20,8 @@ void momentum(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* out) {
     const V6T<S> h = body_momentum(m, d, i);
     const V3T<S> n = h.template head<3>(), f = h.template tail<3>();
     // to world axes, moment about the world origin
-    const V3T<S> F = d.oR[i] * f;
-    L += d.oR[i] * n + cross<S>(d.op[i], F);
+    const V3T<S> F = d.world_R[i] * f;
+    L += d.world_R[i] * n + cross<S>(d.world_p[i], F);
     P += F;
   }
   for (int k = 0; k < 3; ++k) {
@@ -38,7 +38,7 @@ bool center_of_mass(const Model& m, DataTpl<S>& d, const S* q, S* out) {
   V3T<S> mc(S(0), S(0), S(0));
   S mt(0);
   for (int i = 1; i <= m.n; ++i) {
-    mc += S(m.mass[i]) * d.op[i] + d.oR[i] * m.h[i].template cast<S>();
+    mc += S(m.mass[i]) * d.world_p[i] + d.world_R[i] * m.h[i].template cast<S>();
     mt += S(m.mass[i]);
   }
   if (!(mt > S(0))) return false;

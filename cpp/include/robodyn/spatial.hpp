@@ -270,8 +270,8 @@ ROBODYN_INLINE PlaneRot<S> plane_of(const ConstRotation& R) {
 // the joint rotation Rz(q_i) (2 mul for sin^2 and sin cos, 2 add for their doubles)
 template <class S>
 ROBODYN_INLINE PlaneRot<S> plane_z(const DataTpl<S>& d, int i) {
-  const S s2 = d.s[i] * d.s[i], cs = d.c[i] * d.s[i];
-  return {d.c[i], d.s[i], s2, cs, S(0), S(0), S(s2 + s2), S(cs + cs), false};
+  const S s2 = d.sin_q[i] * d.sin_q[i], cs = d.cos_q[i] * d.sin_q[i];
+  return {d.cos_q[i], d.sin_q[i], s2, cs, S(0), S(0), S(s2 + s2), S(cs + cs), false};
 }
 
 // The relabelling of a signed permutation (ConstRotation::perm, iperm) as a compile-time

@@ -42,8 +42,8 @@ template <class S>
 bool ltl_factor_rows(const Model& m, const ConstraintModel& cm, DataTpl<S>& d) {
   using std::sqrt;
   const int n = m.nv;
-  S* U = d.M.data();
-  d.M_pattern = false;
+  S* U = d.H.data();
+  d.H_pattern = false;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < i; ++j) U[i * n + j] = U[i + j * n];
   for (int k = n - 1; k >= 0; --k) {
@@ -76,7 +76,7 @@ template <class S>
 void ltl_solve_t_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
                       const S* inv, S* X, int nr) {
   const int n = m.nv;
-  const S* U = d.M.data();
+  const S* U = d.H.data();
   for (int i = n - 1; i >= 0; --i) {
     bool zero = true;
     for (int r = 0; r < nr; ++r) zero = zero && X[r * n + i] == S(0);
@@ -99,7 +99,7 @@ template <class S>
 void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
                       const S* inv, S* x) {
   const int n = m.nv;
-  const S* U = d.M.data();
+  const S* U = d.H.data();
   for (int i = 0; i < n; ++i) {
     const S* Li = U + i * n;
     const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
@@ -111,7 +111,7 @@ void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S
   }
 }
 
-// M's factor into d.M, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
+// M's factor into d.H, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
 // not positive definite
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
@@ -120,8 +120,8 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
   if (!ltl_factor_rows(m, cm, d)) return false;
   constraint_jacobian(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
-  S* inv = d.Linv.data();  // 1 / L(i, i)
-  for (int i = 0; i < nv; ++i) inv[i] = S(1) / d.M.data()[i * nv + i];
+  S* inv = d.L_inv_diag.data();  // 1 / L(i, i)
+  for (int i = 0; i < nv; ++i) inv[i] = S(1) / d.H.data()[i * nv + i];
   cd.Y = cd.J;
   for (size_t l = 0; l < cm.loops.size(); ++l)
     ltl_solve_t_rows(m, cm, d, inv, cd.Y.data() + cm.start[l] * nv, cm.loops[l].nrows);
@@ -163,7 +163,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   bias_torques(m, d, q, v, z);
   forward_dynamics_rhs(m, v, tau, z);
   if (!detail::schur_complement(m, cm, d, cd, q)) return ConstraintStatus::MassNotPositive;
-  detail::ltl_solve_t_rows(m, cm, d, d.Linv.data(), z, 1);
+  detail::ltl_solve_t_rows(m, cm, d, d.L_inv_diag.data(), z, 1);
   // r = -gamma - kd J v - kp phi - Y z
   // (the frames and axes of schur_complement's constraint_jacobian)
   detail::loop_bias(m, cm, cd, v);
@@ -206,7 +206,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
     const S* y = cd.Y.data() + k * nv;
     for (int i = 0; i < nv; ++i) z[i] += y[i] * cd.lam[k];
   }
-  detail::ltl_solve_l_rows(m, cm, d, d.Linv.data(), z);
+  detail::ltl_solve_l_rows(m, cm, d, d.L_inv_diag.data(), z);
   for (int i = 0; i < nv; ++i) qdd[i] = z[i];
   for (int k = 0; k < nc; ++k) lam[k] = cd.lam[k];
   return ConstraintStatus::Ok;

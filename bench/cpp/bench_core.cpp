@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   double t_rnea = time_ns([&](int r) { rnea(m, d, at(Q, r), at(QD, r), at(QDD, r), out.data()); sink += out[0]; }, reps);
   double t_rnea_same = time_ns([&](int r) { rnea(m, d, Q.data(), at(QD, r), at(QDD, r), out.data()); sink += out[0]; }, reps);
   double t_kane = time_ns([&](int r) { kane(m, d, at(Q, r), at(QD, r), at(QDD, r), out.data()); sink += out[0]; }, reps);
-  double t_crba = time_ns([&](int r) { crba(m, d, at(Q, r)); sink += d.M(0, 0); }, reps);
+  double t_crba = time_ns([&](int r) { crba(m, d, at(Q, r)); sink += d.H(0, 0); }, reps);
   double t_aba = time_ns([&](int r) { aba(m, d, at(Q, r), at(QD, r), at(QDD, r), out.data()); sink += out[0]; }, reps);
   double t_fd = time_ns([&](int r) { forward_dynamics_crba(m, d, at(Q, r), at(QD, r), at(QDD, r), out.data()); sink += out[0]; }, reps);
   double t_g = time_ns([&](int r) { gravity_torques(m, d, at(Q, r), out.data()); sink += out[0]; }, reps);

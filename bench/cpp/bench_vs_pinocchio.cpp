@@ -282,22 +282,22 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
     robodyn::crba(*RM, *rd, Q + k * NQ);
     std::vector<double> r(NV * NV);
     for (int i = 0; i < NV; ++i)
-      for (int j = 0; j < NV; ++j) r[i * NV + j] = rd->M(i, j);
+      for (int j = 0; j < NV; ++j) r[i * NV + j] = rd->H(i, j);
     return r;
   };
   v.push_back({"robodyn crba", "M",
-               ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->M(0, 0)),
+               ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->H(0, 0)),
                robodyn_M, true});
   // the same output as Pinocchio's C++ crba, which fills one triangle of M (robodyn's lower,
   // Pinocchio's upper): robodyn crba above also mirrors it into the other
   v.push_back({"robodyn crba lower", "M",
                ROBODYN_BLOCK(robodyn::detail::crba_lower(*RM, *rd, Q + k * NQ);
-                             sink += rd->M(0, 0)),
+                             sink += rd->H(0, 0)),
                [=](int k) {
                  robodyn::detail::crba_lower(*RM, *rd, Q + k * NQ);
                  std::vector<double> r(NV * NV);
                  for (int i = 0; i < NV; ++i)
-                   for (int j = 0; j < NV; ++j) r[i * NV + j] = i >= j ? rd->M(i, j) : rd->M(j, i);
+                   for (int j = 0; j < NV; ++j) r[i * NV + j] = i >= j ? rd->H(i, j) : rd->H(j, i);
                  return r;
                }, true});
   v.push_back({"pinocchio crba", "M",
@@ -313,7 +313,7 @@ std::vector<Impl> implementations(Case& c, Workspace& w, int K) {
   // the whole M on both sides (quantity "Mfull"): Pinocchio's crba fills the upper triangle;
   // its header's note (and its Python binding's crba) copies it into the lower one
   v.push_back({"robodyn crba full", "Mfull",
-               ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->M(1, 0)),
+               ROBODYN_BLOCK(robodyn::crba(*RM, *rd, Q + k * NQ); sink += rd->H(1, 0)),
                robodyn_M});
   // (each convention: the faster one is the reference, as for M)
   auto pin_crba_full = [=](pinocchio::Convention conv, int k) {

@@ -7,7 +7,8 @@
 //   valgrind --tool=callgrind build/count_core build/bench/cases/panda.model id 2000
 //
 // ALGO is id (rnea), M (crba into an (nv, nv) buffer), L (its lower triangle only, into
-// d.M: what forward_dynamics_crba factorises), fd (aba) or none; the calls cycle
+// d.H: what forward_dynamics_crba factorises), fd (aba), dd (rnea_derivatives), dfd
+// (forward_dynamics_derivatives) or none; the calls cycle
 // through 64 seeded random states. Run with REPS and with 0: the difference of the two totals
 // over REPS is one call. The case file is bench/cpp_cases.py's (see bench_vs_pinocchio.cpp);
 // only its body lines and gravity are used (bench/cpp/case_file.hpp reads it). -g changes no
@@ -21,13 +22,14 @@
 #include "robodyn/aba.hpp"
 #include "robodyn/crba.hpp"
 #include "robodyn/rnea.hpp"
+#include "robodyn/rnea_derivatives.hpp"
 #include "case_file.hpp"
 
 using namespace robodyn;
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: count_core CASE.model id|M|fd|none REPS\n");
+    std::fprintf(stderr, "usage: count_core CASE.model id|M|L|fd|dd|dfd|none REPS\n");
     return 2;
   }
   bench::CaseFile c;
@@ -44,7 +46,8 @@ int main(int argc, char** argv) {
   const int K = 64, nq = m.nq, nv = m.nv;
   std::mt19937 g(0);
   std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> Q(K * nq), V(K * nv), A(K * nv), out(nv * nv);
+  std::vector<double> Q(K * nq), V(K * nv), A(K * nv), out(nv * nv), out2(nv * nv),
+      out3(nv * nv), qdd(nv);
   for (auto& x : Q) x = u(g);
   for (auto& x : V) x = u(g);
   for (auto& x : A) x = u(g);
@@ -57,9 +60,14 @@ int main(int argc, char** argv) {
     else if (algo == "M")
       crba(m, d, q, out.data());
     else if (algo == "L")
-      detail::crba_lower(m, d, q);  // one triangle, into d.M
+      detail::crba_lower(m, d, q);  // one triangle, into d.H
     else if (algo == "fd")
       aba(m, d, q, v, a, out.data());
+    else if (algo == "dd")
+      rnea_derivatives(m, d, q, v, a, out.data(), out2.data());
+    else if (algo == "dfd")
+      forward_dynamics_derivatives(m, d, q, v, a, qdd.data(), out.data(), out2.data(),
+                                   out3.data());
     sum += out[0];
   }
   std::printf("%g\n", sum);  // keeps the calls

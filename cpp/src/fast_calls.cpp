@@ -129,9 +129,9 @@ py::object forward_dynamics_derivatives_impl(RobotCore& r, py::handle q, py::han
   const py::ssize_t n = r.n();
   return r.run<3, 3>({q, qd, tau}, {"q", "qd", "tau"}, out, {n, n}, kFDFail,
                      [](const Model& m, Data& d, const Ptrs3& x, const Outs3& o) {
-                       // qdd lands in d.tmp (nv)
+                       // qdd lands in d.scratch (nv)
                        return forward_dynamics_derivatives(m, d, x[0], x[1], x[2],
-                                                           d.tmp.data(), o[0], o[1], o[2]);
+                                                           d.scratch.data(), o[0], o[1], o[2]);
                      }, 16);
 }
 

@@ -162,8 +162,8 @@ void register_forces(py::module_& m, SimHeld (*view)(py::handle)) {
              const Data& d = *fs->data;
              for (TranslationalElement& e : s.springs)
                if (std::isnan(e.l0))
-                 e.l0 = (d.op[e.body2] + d.oR[e.body2] * e.p2 - d.op[e.body1] -
-                         d.oR[e.body1] * e.p1).norm();
+                 e.l0 = (d.world_p[e.body2] + d.world_R[e.body2] * e.p2 - d.world_p[e.body1] -
+                         d.world_R[e.body1] * e.p1).norm();
                else if (!(e.l0 >= 0.0 && std::isfinite(e.l0)))
                  bad("rest_length", "must be a finite length >= 0");
              return fs;

@@ -139,13 +139,13 @@ std::vector<int> outputs(const Model& m, const DataTpl<Counted>& d,
     for (int k = 0; k < block.size(); ++k) ids.push_back(block.data()[k].tape_id());
   };
   for (int i = 1; i <= m.n; ++i) {
-    ids.push_back(d.s[i].tape_id());
-    ids.push_back(d.c[i].tape_id());
-    add(d.r[i]);
-    if (d.level >= 2 || m.type[i] == JointType::FreeFlyer) add(d.E[i]);
-    if (d.level >= 3) {
-      add(d.oR[i]);
-      add(d.op[i]);
+    ids.push_back(d.sin_q[i].tape_id());
+    ids.push_back(d.cos_q[i].tape_id());
+    add(d.Xup_r[i]);
+    if (d.cache_level >= 2 || m.type[i] == JointType::FreeFlyer) add(d.Xup_E[i]);
+    if (d.cache_level >= 3) {
+      add(d.world_R[i]);
+      add(d.world_p[i]);
     }
   }
   return ids;

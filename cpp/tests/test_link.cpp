@@ -10,7 +10,7 @@
 // Every Xup operation is checked three times: with the kind read at run time (Xup(m, d, i)),
 // as the compile-time constant of with_link, and with that kind and the relabelling of a
 // signed-permutation Rc as compile-time constants (with_step's case, Xup<double, P>: what crba
-// uses; the case checked against the body's kind, relabelling and parent joint type). Also: d.r[i] is valid for every kind at cache level 1. Prints "ok" and exits 0, or
+// uses; the case checked against the body's kind, relabelling and parent joint type). Also: d.Xup_r[i] is valid for every kind at cache level 1. Prints "ok" and exits 0, or
 // names the failed check and exits 1.
 // Built and run by tests/test_link.py.
 #include <Eigen/Geometry>
@@ -73,7 +73,7 @@ static std::vector<Mat3> proper_signed_permutations() {
   return out;
 }
 
-// Xi's operations on body i against the dense transform X built from (E, r) = (d.E[i], d.r[i])
+// Xi's operations on body i against the dense transform X built from (E, r) = (d.Xup_E[i], d.Xup_r[i])
 // forces_to_parent's sink: the moved forces (parent coordinates) it was handed, column by
 // column, one at a time or, for double, two at a time in D2 lanes
 template <int kCols>
@@ -99,8 +99,8 @@ struct Seen {
 template <int kP>
 static void check_xup(const Xup<double, kP>& Xi, const Model& m, const Data& d, int i,
                       const std::string& who) {
-  const Mat3 E = d.E[i];
-  const Vec3 r = d.r[i];
+  const Mat3 E = d.Xup_E[i];
+  const Vec3 r = d.Xup_r[i];
   Mat3 rx;
   rx << 0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0;
   M6 X = M6::Zero();
@@ -222,17 +222,17 @@ static void check_model(const Model& m, int trials, const std::string& name) {
       for (int k = 0; k < 4; ++k) q[3 + k] = quat[k];
     }
     // level 1 first: r must already be right for every kind
-    d.level = 0;
+    d.cache_level = 0;
     update_kinematics(m, d, q.data(), 1);
-    std::vector<Vec3> r1(d.r.begin(), d.r.end());
+    std::vector<Vec3> r1(d.Xup_r.begin(), d.Xup_r.end());
     update_kinematics(m, d, q.data(), 3);
     for (int i = 1; i <= m.n; ++i) {
       const std::string who = name + " body " + std::to_string(i) + " kind " +
                               std::to_string(int(m.link[i]));
       // r at level 1 against the pose at level 3 (op_i = op_p + oR_p r)
       const int p = m.parent[i];
-      check((r1[i] - d.oR[p].transpose() * (d.op[i] - d.op[p])).norm(), 1e-12,
-            who + ": d.r at cache level 1");
+      check((r1[i] - d.world_R[p].transpose() * (d.world_p[i] - d.world_p[p])).norm(), 1e-12,
+            who + ": d.Xup_r at cache level 1");
       check_xup(Xup<double>(m, d, i), m, d, i, who);
       with_link(m, i, [&](auto K) {
         check_xup(Xup<double>(m, d, i, K), m, d, i, who + " (with_link)");

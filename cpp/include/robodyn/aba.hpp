@@ -168,27 +168,26 @@ ROBODYN_INLINE void rigid_articulated(const Model& m, int i, const V3T<S>& w, co
 
 // U_i = IA_i S_i, D_i = S_i^T U_i + armature, u_i = tau_i - S_i^T pA_i - damping qd_i
 // - friction sign(qd_i): for a 1-DOF joint into d.U, d.D, d.u; for a free-flyer (S = 1:
-// U = D = IA) D factorised into d.Uf (ldlt6) and u into d.uf. False when D is not positive
+// U = D = IA) D factorised into d.D_free (ldlt6) and u into d.u_free. False when D is not positive
 // definite.
 template <class S>
 ROBODYN_INLINE bool joint_inertia(const Model& m, DataTpl<S>& d, int i, const S* qd,
                                   const S* tau) {
   const int iv = m.iv[i];
   if (m.type[i] == JointType::FreeFlyer) {
-    d.Uf = d.IA[i].template selfadjointView<Eigen::Upper>();
-    if (!ldlt6<S>(d.Uf)) return false;
-    for (int j = 0; j < 6; ++j) d.uf[j] = tau[iv + j] - d.pA[i][j];
+    d.D_free = d.IA[i].template selfadjointView<Eigen::Upper>();
+    if (!ldlt6<S>(d.D_free)) return false;
+    for (int j = 0; j < 6; ++j) d.u_free[j] = tau[iv + j] - d.pA[i][j];
     return true;
   }
   const int k = m.type[i] == JointType::Revolute ? 2 : 5;  // S_i = e_k
   for (int j = 0; j < 6; ++j) d.U[i][j] = j <= k ? d.IA[i](j, k) : d.IA[i](k, j);
   S Di = d.U[i][k];
-  if (m.armature[i] != 0) Di += S(m.armature[i]);
+  add_armature(m, i, Di);
   if (!positive(Di)) return false;
   d.D[i] = Di;
   S ui = tau[iv] - d.pA[i][k];
-  if (m.damping[i] != 0) ui -= S(m.damping[i]) * qd[iv];
-  if (m.friction[i] != 0) ui -= S(m.friction[i]) * signum(qd[iv]);
+  add_joint_friction<-1, S>(m, i, qd[iv], ui);
   d.u[i] = ui;
   return true;
 }
@@ -204,13 +203,13 @@ ROBODYN_INLINE void articulated_to_parent(const Model& m, DataTpl<S>& d, int i, 
   Eigen::Matrix<S, 6, 6> Ia;
   V6T<S> pa;
   if (rev && kz)
-    articulated_step<2, true, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.cbias[i], Ia, pa);
+    articulated_step<2, true, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.c_bias[i], Ia, pa);
   else if (rev)
-    articulated_step<2, false, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.cbias[i], Ia, pa);
+    articulated_step<2, false, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.c_bias[i], Ia, pa);
   else if (kz)
-    articulated_step<5, true, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.cbias[i], Ia, pa);
+    articulated_step<5, true, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.c_bias[i], Ia, pa);
   else
-    articulated_step<5, false, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.cbias[i], Ia, pa);
+    articulated_step<5, false, S>(d.IA[i], d.U[i], d.D[i], d.pA[i], d.u[i], d.c_bias[i], Ia, pa);
   const Xup<S> X(m, d, i);
   if (rev && kz)
     X.template add_transport<true>(Ia, d.IA[p]);
@@ -227,8 +226,8 @@ template <JointType t, class S>
 ROBODYN_INLINE void joint_acceleration(const DataTpl<S>& d, int i, S* x, V3T<S>& wd,
                                        V3T<S>& a) {
   if constexpr (t == JointType::FreeFlyer) {
-    V6T<S> ab = d.uf;
-    ldlt6_solve<S>(d.Uf, ab);
+    V6T<S> ab = d.u_free;
+    ldlt6_solve<S>(d.D_free, ab);
     for (int j = 0; j < 3; ++j) {
       x[j] = ab[j] - wd[j];
       x[3 + j] = ab[3 + j] - a[j];
@@ -254,20 +253,20 @@ template <class S>
 bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S* qdd) {
   update_kinematics(m, d, q, 1);
   // v_0 = 0, a_0 = -a_g
-  d.w[0].setZero();
-  d.w2[0] = S(0);
-  d.wd[0].setZero();
-  d.al[0] = -m.gravity.template cast<S>();
+  d.v_ang[0].setZero();
+  d.w_sq[0] = S(0);
+  d.a_ang[0].setZero();
+  d.a_lin[0] = -m.gravity.template cast<S>();
   // pass 1, base to tip (one dispatch per body on the link kind: X's kind and the joint type
   // are compile-time constants inside)
   for (int i = 1; i <= m.n; ++i) with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
     const int p = m.parent[i];
     // v_i = iX_λ(i) v_λ(i) + S_i qd_i, c_i = c_J + v_i x v_J
-    detail::joint_velocity<joint_of(decltype(K)::value)>(Xup<S>(m, d, i, K), d.w[p], d.w2[p],
-                                                         qd + m.iv[i], d.w[i], d.w2[i],
-                                                         d.cbias[i]);
+    detail::joint_velocity<joint_of(decltype(K)::value)>(Xup<S>(m, d, i, K), d.v_ang[p], d.w_sq[p],
+                                                         qd + m.iv[i], d.v_ang[i], d.w_sq[i],
+                                                         d.c_bias[i]);
     // IA_i = I_i, pA_i = v_i x* I_i v_i
-    detail::rigid_articulated(m, i, d.w[i], d.w2[i], d.IA[i], d.pA[i]);
+    detail::rigid_articulated(m, i, d.v_ang[i], d.w_sq[i], d.IA[i], d.pA[i]);
   });
   // pass 2, tip to base
   for (int i = m.n; i >= 1; --i) {
@@ -284,13 +283,13 @@ bool aba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S
     const int p = m.parent[i];
     // a' = iX_λ(i) a_λ(i) + c_i
     V3T<S> wd, a;
-    Xup<S>(m, d, i, K).apply(d.wd[p], d.al[p], wd, a);
-    wd += d.cbias[i].template head<3>();
-    a += d.cbias[i].template tail<3>();
+    Xup<S>(m, d, i, K).apply(d.a_ang[p], d.a_lin[p], wd, a);
+    wd += d.c_bias[i].template head<3>();
+    a += d.c_bias[i].template tail<3>();
     // qdd_i = D_i^-1 (u_i - U_i^T a'), a_i = a' + S_i qdd_i
     detail::joint_acceleration<joint_of(decltype(K)::value)>(d, i, qdd + m.iv[i], wd, a);
-    d.wd[i] = wd;
-    d.al[i] = a;
+    d.a_ang[i] = wd;
+    d.a_lin[i] = a;
   });
   return true;
 }

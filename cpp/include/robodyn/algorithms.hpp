@@ -99,14 +99,14 @@ bool run_algorithm(Algorithm a, const Model& m, DataTpl<S>& d, const S* q, const
     case Algorithm::Crba:
       crba(m, d, q);
       for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) out[i * n + j] = d.M(i, j);
+        for (int j = 0; j < n; ++j) out[i * n + j] = d.H(i, j);
       return true;
     case Algorithm::KaneInertia:
       // the lower triangle, mirrored
       update_kinematics(m, d, q, 1);
       detail::kane_inertia(m, d);
       for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) out[i * n + j] = d.M(std::max(i, j), std::min(i, j));
+        for (int j = 0; j < n; ++j) out[i * n + j] = d.H(std::max(i, j), std::min(i, j));
       return true;
     case Algorithm::Aba: return aba(m, d, q, qd, x, out);
     case Algorithm::ForwardDynamics: return forward_dynamics_crba(m, d, q, qd, x, out);

@@ -20,43 +20,34 @@ namespace robodyn {
 
 // A_G(q): out (6, nv) row-major, rows [angular about the centre of mass; linear], world axes;
 // column j multiplies v_j (a free-flyer's six columns: its angular then linear velocity, both
-// in its own frame). Uses d.cm, d.cc, d.cI as scratch. Returns false when the bodies have no
-// mass (no centre of mass).
+// in its own frame). Uses d.IC_world_m, d.IC_world_h, d.IC_world_I as scratch. Returns false
+// when the bodies have no mass (no centre of mass).
 template <class S>
 bool centroidal_momentum_matrix(const Model& m, DataTpl<S>& d, const S* q, S* out) {
   update_kinematics(m, d, q, 3);
-  // world inertia of each body about the world origin: mass, first moment c = m p + R h,
-  // rotational inertia I_O = R Ibar R' - [R h][p] - [p][R h] - m [p][p]
-  d.cm[0] = S(0);
-  d.cc[0].setZero();
-  d.cI[0].setZero();
+  // world inertia of each body about the world origin (mass, first moment, rotational
+  // inertia), then each subtree's sum, tip to root (body 0 gathers the whole system)
+  d.IC_world_m[0] = S(0);
+  d.IC_world_h[0].setZero();
+  d.IC_world_I[0].setZero();
   for (int i = 1; i <= m.n; ++i) {
-    const M3T<S>& R = d.oR[i];
-    const V3T<S>& p = d.op[i];
-    const S mi(m.mass[i]);
-    const V3T<S> hw = R * m.h[i].template cast<S>();
-    const M3T<S> Rh = skew<S>(hw), Rp = skew<S>(p);
-    d.cm[i] = mi;
-    d.cc[i] = mi * p + hw;
-    d.cI[i] = R * m.Ibar[i].template cast<S>() * R.transpose() - Rh * Rp - Rp * Rh -
-              mi * (Rp * Rp);
+    d.IC_world_m[i] = S(m.mass[i]);
+    detail::world_inertia(m, d, i, d.IC_world_h[i], d.IC_world_I[i]);
   }
-  // composites: each subtree's sum, tip to root (body 0 gathers the whole system)
-  for (int i = m.n; i >= 1; --i) {
-    const int p = m.parent[i];
-    d.cm[p] += d.cm[i];
-    d.cc[p] += d.cc[i];
-    d.cI[p] += d.cI[i];
-  }
-  if (!(d.cm[0] > S(0))) return false;
-  const V3T<S> com = d.cc[0] / d.cm[0];
+  sum_subtrees<true>(m, d.IC_world_m, d.IC_world_h, d.IC_world_I);
+  if (!(d.IC_world_m[0] > S(0))) return false;
+  const V3T<S> com = d.IC_world_h[0] / d.IC_world_m[0];
   const int nv = m.nv;
   // column c: the subtree's momentum for the world motion (w, v_O) (v_O: the velocity of the
   // point at the world origin), n_O = I_O w + c x v_O, f = m v_O - c x w; moment about the
   // centre of mass n_G = n_O - com x f
   auto column = [&](int i, int c, const V3T<S>& w, const V3T<S>& vo) {
-    const V3T<S> f = d.cm[i] * vo - cross<S>(d.cc[i], w);
-    const V3T<S> n = d.cI[i] * w + cross<S>(d.cc[i], vo) - cross<S>(com, f);
+    V6T<S> x;
+    x << w, vo;
+    const V6T<S> h =
+        detail::inertia_mul<S>(d.IC_world_m[i], d.IC_world_h[i], d.IC_world_I[i], x);
+    const V3T<S> f = h.template tail<3>();
+    const V3T<S> n = V3T<S>(h.template head<3>()) - cross<S>(com, f);
     for (int k = 0; k < 3; ++k) {
       out[k * nv + c] = n[k];
       out[(k + 3) * nv + c] = f[k];
@@ -65,18 +56,18 @@ bool centroidal_momentum_matrix(const Model& m, DataTpl<S>& d, const S* q, S* ou
   const V3T<S> zero(S(0), S(0), S(0));
   for (int i = 1; i <= m.n; ++i) {
     const int c = m.iv[i];
-    const V3T<S>& p = d.op[i];
+    const V3T<S>& p = d.world_p[i];
     switch (m.type[i]) {
       case JointType::Revolute: {
         // a turn about the axis z through p moves the origin with p x z
-        const V3T<S> z = d.oR[i].col(2);
+        const V3T<S> z = d.world_R[i].col(2);
         column(i, c, z, cross<S>(p, z));
         break;
       }
-      case JointType::Prismatic: column(i, c, zero, d.oR[i].col(2)); break;
+      case JointType::Prismatic: column(i, c, zero, d.world_R[i].col(2)); break;
       case JointType::FreeFlyer:
         for (int k = 0; k < 3; ++k) {
-          const V3T<S> e = d.oR[i].col(k);
+          const V3T<S> e = d.world_R[i].col(k);
           column(i, c + k, e, cross<S>(p, e));
           column(i, c + 3 + k, zero, e);
         }

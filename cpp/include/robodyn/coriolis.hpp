@@ -17,8 +17,8 @@
 namespace robodyn {
 
 // C(q, qd), (nv, nv) row-major into out. The axes s_c of every velocity coordinate c in base
-// coordinates (joint_axes_world: one for a 1-DOF joint, a free-flyer's six) into d.sc and their
-// rates sdot_c = v_i x s_c (the axes are fixed in body i) into d.scd.
+// coordinates (joint_axes_world: one for a 1-DOF joint, a free-flyer's six) into d.S_world and
+// their rates sdot_c = v_i x s_c (the axes are fixed in body i) into d.Sdot_world.
 template <class S>
 void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* out) {
   using V6 = V6T<S>;
@@ -29,29 +29,21 @@ void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* 
   for (int i = 1; i <= m.n; ++i) {
     const int p = m.parent[i];
     const int k0 = m.iv[i], nj = joint_nv(m.type[i]);
-    joint_axes_world<S>(m.type[i], d.oR[i], d.op[i], &d.sc[k0]);
-    V6 v = p > 0 ? d.vw[p] : V6::Zero();
-    for (int k = k0; k < k0 + nj; ++k) v += d.sc[k] * qd[k];
-    d.vw[i] = v;
-    for (int k = k0; k < k0 + nj; ++k) d.scd[k] = detail::crm<S>(v, d.sc[k]);
-    const V6& vi = d.vw[i];
-    const V3T<S> vw = vi.template head<3>(), vv = vi.template tail<3>();
+    joint_axes_world<S>(m.type[i], d.world_R[i], d.world_p[i], &d.S_world[k0]);
+    V6 v = p > 0 ? d.v_world[p] : V6::Zero();
+    for (int k = k0; k < k0 + nj; ++k) v += d.S_world[k] * qd[k];
+    d.v_world[i] = v;
+    for (int k = k0; k < k0 + nj; ++k) d.Sdot_world[k] = detail::crm<S>(v, d.S_world[k]);
+    const V6& vi = d.v_world[i];
     // inertia in base coordinates
-    const M3T<S>& R = d.oR[i];
-    const V3T<S>& o = d.op[i];
-    const S mass(m.mass[i]);
-    const V3T<S> y = R * m.h[i].template cast<S>();
-    const M3T<S> ox = skew<S>(o), yx = skew<S>(y);
-    const M3T<S> Ib = R * m.Ibar[i].template cast<S>() * R.transpose() - ox * yx - yx * ox -
-                      mass * (ox * ox);
-    const M3T<S> hx = skew<S>(V3T<S>(y + mass * o));
-    M6& I = d.Iw[i];
-    I << Ib, hx, -hx, mass * M3T<S>::Identity();
-    // B = (crf(v) I - I crm(v) + T(I v)) / 2
-    M6 crm = M6::Zero();
-    crm.template topLeftCorner<3, 3>() = skew<S>(vw);
-    crm.template bottomLeftCorner<3, 3>() = skew<S>(vv);
-    crm.template bottomRightCorner<3, 3>() = skew<S>(vw);
+    V3T<S> c;
+    M3T<S> Ib;
+    detail::world_inertia(m, d, i, c, Ib);
+    const M3T<S> hx = skew<S>(c);
+    M6& I = d.I_world[i];
+    I << Ib, hx, -hx, S(m.mass[i]) * M3T<S>::Identity();
+    // B = (crf(v) I - I crm(v) + T(I v)) / 2, crf(v) = -crm(v)'
+    const M6 crm = detail::crm_matrix<S>(vi);
     const V6 f = I * vi;
     M6 T = M6::Zero();
     const M3T<S> nx = skew<S>(V3T<S>(f.template head<3>()));
@@ -59,30 +51,24 @@ void coriolis_matrix(const Model& m, DataTpl<S>& d, const S* q, const S* qd, S* 
     T.template topLeftCorner<3, 3>() = -nx;
     T.template topRightCorner<3, 3>() = -fx;
     T.template bottomLeftCorner<3, 3>() = -fx;
-    d.Bw[i] = S(0.5) * (-crm.transpose() * I - I * crm + T);
+    d.B_world[i] = S(0.5) * (-crm.transpose() * I - I * crm + T);
   }
   // composites, tip to base (base coordinates: a plain sum)
-  for (int i = m.n; i >= 1; --i) {
-    const int p = m.parent[i];
-    if (p > 0) {
-      d.Iw[p] += d.Iw[i];
-      d.Bw[p] += d.Bw[i];
-    }
-  }
+  sum_subtrees<false>(m, d.I_world, d.B_world);
   // C_ac = s_a' (Ic_k sdot_c + Bc_k s_c) for an axis c of k or of an ancestor of k (a an axis
   // of k), and C_ca = s_c' (Ic_k sdot_a + Bc_k s_a) for c on a strict ancestor
   for (int k = 0; k < nv * nv; ++k) out[k] = S(0);
   for (int k = 1; k <= m.n; ++k) {
     for (int a = 0; a < joint_nv(m.type[k]); ++a) {
       const int row = m.iv[k] + a;
-      const V6& s = d.sc[row];
-      const V6 F1 = d.Iw[k] * s;
-      const V6 F2 = d.Bw[k].transpose() * s;
-      const V6 G = d.Iw[k] * d.scd[row] + d.Bw[k] * s;
+      const V6& s = d.S_world[row];
+      const V6 F1 = d.I_world[k] * s;
+      const V6 F2 = d.B_world[k].transpose() * s;
+      const V6 G = d.I_world[k] * d.Sdot_world[row] + d.B_world[k] * s;
       for (int j = k; j > 0; j = m.parent[j])
         for (int col = m.iv[j]; col < m.iv[j] + joint_nv(m.type[j]); ++col) {
-          out[row * nv + col] = F1.dot(d.scd[col]) + F2.dot(d.sc[col]);
-          if (j != k) out[col * nv + row] = d.sc[col].dot(G);
+          out[row * nv + col] = F1.dot(d.Sdot_world[col]) + F2.dot(d.S_world[col]);
+          if (j != k) out[col * nv + row] = d.S_world[col].dot(G);
         }
     }
   }

@@ -31,7 +31,7 @@
 // two at a time through the lanes of a D2, a signed permutation relabelling the components in
 // registers (forces_to_parent); S's columns are unit axes, so IC S and S^T F pick components
 // (joint_block, ParentEntries); a free-flyer's block is IC_1 itself (free_flyer_block); H's
-// structural zeros are stored once (a memset), not at all when H is d.M and holds them
+// structural zeros are stored once (a memset), not at all when H is d.H and holds them
 // already (DataTpl::M_pattern); each entry is stored at its mirror while in a register.
 //
 // One dispatch per body (Model::step: its link kind, the relabelling of a signed permutation,
@@ -176,14 +176,14 @@ template <class S>
 void set_rigid_inertias(const Model& m, DataTpl<S>& d) {
   if constexpr (std::is_same<S, double>::value) {
     const std::size_t n = std::size_t(m.n);
-    std::memcpy(d.Im.data() + 1, m.mass.data() + 1, n * sizeof(double));
-    std::memcpy(static_cast<void*>(d.Ih.data() + 1), m.h.data() + 1, n * sizeof(Vec3));
-    std::memcpy(static_cast<void*>(d.II.data() + 1), m.Ibar.data() + 1, n * sizeof(Mat3));
+    std::memcpy(d.IC_m.data() + 1, m.mass.data() + 1, n * sizeof(double));
+    std::memcpy(static_cast<void*>(d.IC_h.data() + 1), m.h.data() + 1, n * sizeof(Vec3));
+    std::memcpy(static_cast<void*>(d.IC_I.data() + 1), m.Ibar.data() + 1, n * sizeof(Mat3));
   } else {
     for (int i = 1; i <= m.n; ++i) {
-      d.Im[i] = S(m.mass[i]);
-      d.Ih[i] = m.h[i].template cast<S>();
-      d.II[i] = m.Ibar[i].template cast<S>();
+      d.IC_m[i] = S(m.mass[i]);
+      d.IC_h[i] = m.h[i].template cast<S>();
+      d.IC_I[i] = m.Ibar[i].template cast<S>();
     }
   }
 }
@@ -204,13 +204,13 @@ ROBODYN_INLINE void crba_step(const CrbaPass<S>& pass, int i) {
   const Model& m = pass.m;
   DataTpl<S>& d = pass.d;
   // F_i = IC_i S_i ;  H_ii = S_i^T F_i
-  joint_block<kBoth, joint_of(step_kind(C))>(d.Im[i], d.Ih[i], d.II[i], S(m.armature[i]),
+  joint_block<kBoth, joint_of(step_kind(C))>(d.IC_m[i], d.IC_h[i], d.IC_I[i], S(m.armature[i]),
                                              pass.F, pass.H, m.nv, m.iv[i]);
   const int p = m.parent[i];
   if (p == 0) return;
   const Xup<S, step_relabel(C)> X(m, d, i, std::integral_constant<LinkKind, step_kind(C)>());
   // IC_λ(i) = IC_λ(i) + λ(i)X_i^* IC_i iX_λ(i)
-  X.transport_inertia(d.Im[i], d.Ih[i], d.II[i], d.Im[p], d.Ih[p], d.II[p]);
+  X.transport_inertia(d.IC_m[i], d.IC_h[i], d.IC_I[i], d.IC_m[p], d.IC_h[p], d.IC_I[p]);
   // F_c = λ(i)X_i^* F_c ;  H_λ(i),c = S_λ(i)^T F_c   (every column c of i's subtree)
   const ParentEntries<kBoth, step_parent(C), S> Hp{pass.H, m.nv, m.iv[p]};
   for (int e = m.subtree_begin[i]; e < m.subtree_begin[i + 1]; ++e)
@@ -252,44 +252,44 @@ void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = f
     });
 }
 
-// Table 6.2 into the lower triangle of d.M (see crba_sweep); the strict upper triangle is not
+// Table 6.2 into the lower triangle of d.H (see crba_sweep); the strict upper triangle is not
 // written (zero, or what an earlier crba left there)
 template <class S>
 void crba_lower(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();
-  crba_sweep<false>(m, d, q, d.M.data(), d.M_pattern);
-  d.M_pattern = true;
+  crba_sweep<false>(m, d, q, d.H.data(), d.H_pattern);
+  d.H_pattern = true;
 }
 
 }  // namespace detail
 
-// Joint-space inertia matrix H(q) = M(q) + diag(armature) into d.M, (nv, nv), both triangles.
-// q (nq,). Also leaves the composite inertias IC_i = (d.Im, d.Ih, d.II) of every subtree (body
-// axes, about body i's origin). Only H's pattern is written when d.M holds zeros off it
-// (DataTpl::M_pattern: after an earlier crba), else all of d.M. d.M is the algorithms'
+// Joint-space inertia matrix H(q) = M(q) + diag(armature) into d.H, (nv, nv), both triangles.
+// q (nq,). Also leaves the composite inertias IC_i = (d.IC_m, d.IC_h, d.IC_I) of every subtree (body
+// axes, about body i's origin). Only H's pattern is written when d.H holds zeros off it
+// (DataTpl::M_pattern: after an earlier crba), else all of d.H. d.H is the algorithms'
 // workspace: a caller that changes it in place (factorises it, adds to it) must clear
-// d.M_pattern or work on a copy, or the next crba keeps what it left off the pattern.
+// d.H_pattern or work on a copy, or the next crba keeps what it left off the pattern.
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q) {
   d.size_mass_matrix();
-  detail::crba_sweep<true>(m, d, q, d.M.data(), d.M_pattern);
-  d.M_pattern = true;
+  detail::crba_sweep<true>(m, d, q, d.H.data(), d.H_pattern);
+  d.H_pattern = true;
 }
 
 // H(q) as above into out, (nv, nv) (symmetric: row- and column-major alike), both triangles
-// written by the sweep. d.M is not used (nor sized).
+// written by the sweep. d.H is not used (nor sized).
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q, S* out) {
   detail::crba_sweep<true>(m, d, q, out);
 }
 
-// In-place Cholesky H = L L^T on the lower triangle of d.M, then solves L L^T x = b (in b),
+// In-place Cholesky H = L L^T on the lower triangle of d.H, then solves L L^T x = b (in b),
 // b (nv,). Returns false when H is not positive definite.
 template <class S>
 bool cholesky_solve(DataTpl<S>& d, S* b) {
   using std::sqrt;
-  auto& M = d.M;
-  d.M_pattern = false;  // the factor fills in
+  auto& M = d.H;
+  d.H_pattern = false;  // the factor fills in
   const int n = d.nv;
   for (int j = 0; j < n; ++j) {
     S djj = M(j, j);
@@ -324,10 +324,10 @@ template <class S>
 bool forward_dynamics_crba(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau,
                            S* qdd) {
   // the bias first: inputs are read before qdd is written
-  bias_torques(m, d, q, qd, d.tmp.data());
+  bias_torques(m, d, q, qd, d.scratch.data());
   detail::crba_lower(m, d, q);
-  forward_dynamics_rhs(m, qd, tau, d.tmp.data());
-  for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
+  forward_dynamics_rhs(m, qd, tau, d.scratch.data());
+  for (int k = 0; k < m.nv; ++k) qdd[k] = d.scratch[k];
   return cholesky_solve(d, qdd);
 }
 

@@ -3,6 +3,13 @@
 // Data also caches the per-configuration quantities (sin/cos of the joint angles, the
 // parent-to-body transforms, the base-to-body poses) so that a second algorithm called at the
 // same q reuses them. The cache key is the last q seen; any other q invalidates everything.
+//
+// Names follow RBDA (Featherstone 2008) where a table has one (v, a, f, IC, F, H, IA, pA, U, D,
+// u, c); docs/notation.md maps every field to the book. Per-body arrays are indexed by body,
+// (n+1,) with body 0 the world; per-coordinate arrays by velocity coordinate, (nv,). "Body
+// axes": body i's frame; "base frame": the world (fixed base) frame, about its origin. Spatial
+// vectors are [angular; linear], held as two 3-vectors (_ang, _lin) in the body-frame passes
+// and as one 6-vector in the base-frame ones.
 #pragma once
 
 #include <Eigen/Core>
@@ -31,121 +38,128 @@ struct DataTpl {
   int nq, nv;            // configuration and velocity sizes (Model::nq, Model::nv)
 
   // configuration cache (levels: 1 = sin/cos and translations, 2 = rotations, 3 = poses;
-  // a free-flyer's E and r are computed at level 1)
+  // a free-flyer's Xup_E and Xup_r are computed at level 1)
   VecX q_key;            // the q the cache holds, (nq + 1,): entry nq stays 0 (the angle of
                          // a joint that is not revolute: Model::angle_src)
-  int level = 0;         // highest level valid for q_key (0: nothing cached)
+  int cache_level = 0;   // highest level valid for q_key (0: nothing cached)
   long cache_hits = 0;   // calls that found q_key == q
   long cache_misses = 0;  // calls that recomputed
-  AVec<S> s, c;          // sin, cos of q_i + qoff_i (revolute; prismatic: 0, 1), (n+2,): entry
+  AVec<S> sin_q, cos_q;  // sin, cos of q_i + qoff_i (revolute; prismatic: 0, 1), (n+2,): entry
                          // n+1 pads the angles to pairs (update_kinematics)
-  AVec<V3> r;            // parent-to-body translation, parent internal frame (level >= 1; a
-                         // revolute joint's constant pc is written when the Data is made)
-  AVec<M3> E;            // parent-to-body rotation Rc * Rz(q)               (level 2)
-  AVec<M3> oR;           // base-to-body rotation                            (level 3)
-  AVec<V3> op;           // base-to-body translation                         (level 3)
+  AVec<V3> Xup_r;        // link transform Xup[i]: the body origin in parent axes, (n+1,)
+                         // (level >= 1; a revolute joint's constant pc is written when the Data
+                         // is made)
+  AVec<M3> Xup_E;        // link transform Xup[i]: the rotation Rc Rz(q) from body axes to parent
+                         // axes, (n+1,)                                     (level 2)
+  AVec<M3> world_R;      // body i's pose in the base frame: rotation (body to base), (n+1,)
+                         //                                                  (level 3)
+  AVec<V3> world_p;      // body i's pose in the base frame: origin, base axes, (n+1,) (level 3)
 
-  // velocities and accelerations in body coordinates, [angular; linear] split in two
-  AVec<V3> w, vl;        // spatial velocity of body i
-  AVec<V3> wd, al;       // acceleration of body i: angular; classical acceleration of the
-                         // body origin (rnea and aba)
-  AVec<V3> fn, ff;       // spatial force on body i: moment about the origin, force
-  AVec<M3> W;            // rnea: [wd] + [w][w], maps a body offset to its relative acceleration
+  // body-frame motion and force of the passes (rnea, aba, kane, kinematics), body axes, (n+1,)
+  AVec<V3> v_ang, v_lin;  // v[i]: angular velocity; velocity of the body origin (kinematics,
+                          // momentum: the passes of rnea, aba and kane need no v_lin)
+  AVec<V3> a_ang, a_lin;  // a[i] in the classical form: angular acceleration; classical
+                          // acceleration of the body origin (a[0] = (0, -gravity))
+  AVec<V3> f_ang, f_lin;  // f[i]: net force on body i, then (rnea, kane) with its subtree's:
+                          // moment about the body origin; force
+  AVec<M3> W_acc;        // rnea: [a_ang] + [v_ang][v_ang], maps a body-fixed offset to its
+                         // acceleration relative to the origin, body axes, (n+1,)
 
-  // composite and articulated inertias
-  AVec<S> Im;            // composite inertia IC_i of body i's subtree (crba, kane): mass,
-  AVec<V3> Ih;           // first moment and rotational inertia about body i's origin, body
-  AVec<M3> II;           // axes (complete for every body after crba)
-  AVec<M6> IA;           // aba: articulated inertia, 6x6 [angular; linear] about the body
-                         // origin, body axes; upper triangle only
-  AVec<V6> pA;           // aba: articulated bias force
-  AVec<V6> U;            // IA S
-  AVec<S> D, u;          // S' IA S (+ armature), joint force minus projected bias
-  AVec<V6> cbias;        // aba: Featherstone's c, the velocity-product term of the (classical)
-                         // acceleration, body axes
-  AVec<S> w2;            // aba: |w_i|^2
+  // composite and articulated inertias, body axes about the body origin, (n+1,)
+  AVec<S> IC_m;          // IC[i], the composite inertia of body i's subtree (crba, kane): mass,
+  AVec<V3> IC_h;         // first moment,
+  AVec<M3> IC_I;         // rotational inertia (complete for every body after crba)
+  AVec<M6> IA;           // aba: IA[i], articulated inertia, 6x6, upper triangle only
+  AVec<V6> pA;           // aba: pA[i], articulated bias force
+  AVec<V6> U;            // aba: U[i] = IA S
+  AVec<S> D, u;          // aba: D[i] = S' IA S + armature; u[i] = tau - S' pA - joint friction
+  AVec<V6> c_bias;       // aba: c[i], the velocity-product acceleration in the classical form
+  AVec<S> w_sq;          // aba: |v_ang[i]|^2
 
-  // world-frame quantities for the Coriolis matrix (its joint axes and their rates are sc and
-  // scd below)
-  AVec<V6> vw;           // body velocities (base frame)
-  AVec<M6> Iw, Bw;       // world inertias and the skew Coriolis operators, then composites
+  // base-frame quantities (coriolis.hpp, rnea_derivatives.hpp, regressor.hpp, centroidal.hpp)
+  AVec<V6> v_world;      // body velocities v[i], (n+1,)
+  AVec<V6> a_world;      // body accelerations a[i] (a[0] = (0, -gravity)), (n+1,)
+  AVec<V6> f_world;      // derivatives: net forces I a + v x* I v, then subtree sums, (n+1,)
+  AVec<M6> I_world;      // coriolis: body inertias, then subtree sums (composites), (n+1,)
+  AVec<M6> B_world;      // coriolis: Coriolis operators (v x* I - I v x + (I v) x-bar) / 2,
+                         // then subtree sums, (n+1,)
+  AVec<V6> S_world;      // per velocity coordinate c (nv,): its joint axis S_c (a column of
+                         // the body's motion subspace)
+  AVec<V6> S_prime_world;  // derivatives: S'_c = v_parent x S_c, (nv,)
+  AVec<V6> psi_world;    // derivatives: psi_c = a_parent x S_c + v_parent x S'_c (the
+                         // q-derivative of the velocity-product terms), (nv,)
+  AVec<V6> S_cross_world;  // derivatives: (v_body + v_parent) x S_c (= 2 S'_c for a 1-DOF
+                           // joint: the qd-derivative of the accelerations, less S_c x v), (nv,)
+  AVec<V6> Sdot_world;   // coriolis: the rate of the axis, v_body x S_c (equal to S'_c for a
+                         // 1-DOF joint), (nv,)
+  AVec<V6> v_ref_world;  // regressor_slotine_li: the reference velocity J_i v, (n+1,)
+  AVec<S> IC_world_m;    // derivatives, centroidal: the subtree's composite inertia about the
+  AVec<V3> IC_world_h;   // base origin: mass, first moment,
+  AVec<M3> IC_world_I;   // rotational inertia (centroidal: body 0 holds the whole tree's)
+  AVec<M3> BC_world_T;   // derivatives: subtree sum of the angular block of
+                         // B(v) = v x* I - I v x + (I v) x-bar, (n+1,)
+  AVec<V3> BC_world_P;   // derivatives: subtree sum of -2 (linear momentum): B's lower-left
+                         // block is [BC_world_P], (n+1,)
 
-  // world-frame quantities of the derivatives and the regressor (rnea_derivatives.hpp,
-  // regressor.hpp), vw above shared: per velocity coordinate c (nv), its joint axis S_c (a
-  // column of the body's motion subspace), S'_c = v_parent x S_c, psi_c = a_parent x S_c +
-  // v_parent x S'_c (the q-derivative of the velocity-product terms) and X_c = (v_body +
-  // v_parent) x S_c (= 2 S'_c for a 1-DOF joint: the qd-derivative of the accelerations,
-  // less S_c x v), all base frame; per body the rest. coriolis_matrix writes S_c into sc too,
-  // and the axis rate v_body x S_c into scd (equal to S'_c for a 1-DOF joint)
-  AVec<V6> sc, scd, psi, scx;
-  AVec<V6> aw;           // spatial accelerations of the bodies (base: -gravity), base frame
-  AVec<V6> Fw;           // net spatial forces I a + v x* I v, then subtree sums (base frame)
-  AVec<S> cm;            // subtree mass
-  AVec<V3> cc;           // subtree first moment about the base origin, base frame
-  AVec<M3> cI;           // subtree rotational inertia about the base origin, base frame
-  AVec<M3> cT;           // subtree sum of the angular block of B(v) = v x* I - I v x + (I v) x-bar
-  AVec<V3> cP;           // subtree sum of -2 (linear momentum): B's lower-left block is [cP]
-
-  MatX M;                // mass matrix workspace (nv, nv); sized when the Data is made for
+  MatX H;                // the joint-space inertia H (the mass matrix), (nv, nv); forward
+                         // dynamics factorises it in place. Sized when the Data is made for
                          // nv <= kEagerMassMatrix, else by the first algorithm that needs it
-                         // (a long chain's Data stays O(n) unless M is asked for)
+                         // (a long chain's Data stays O(n) unless H is asked for)
   static constexpr int kEagerMassMatrix = 128;
-  // true while every entry of M off H's structural pattern is zero (entry (r, c) with neither
+  // true while every entry of H off its structural pattern is zero (entry (r, c) with neither
   // of the joints of r and c an ancestor of, or the same as, the other: the mass matrix of a
-  // tree is zero there): then crba into M writes the pattern only, as Pinocchio's crba writes
-  // data.M, instead of zeroing all of M first (for Talos, 38 x 38, that memset is about 7% of
-  // the call). Set when M is sized and by crba; cleared by every other algorithm that writes
-  // M (the Cholesky factor fills in). M is the algorithms' workspace: read it, write a copy.
-  bool M_pattern = false;
+  // tree is zero there): then crba into H writes the pattern only, as Pinocchio's crba writes
+  // data.M, instead of zeroing all of H first (for Talos, 38 x 38, that memset is about 7% of
+  // the call). Set when H is sized and by crba; cleared by every other algorithm that writes
+  // H (the Cholesky factor fills in). H is the algorithms' workspace: read it, write a copy.
+  bool H_pattern = false;
   void size_mass_matrix() {
-    if (M.rows() != nv) {
-      M.setZero(nv, nv);
-      M_pattern = true;
+    if (H.rows() != nv) {
+      H.setZero(nv, nv);
+      H_pattern = true;
     }
   }
-  Eigen::Matrix<S, Eigen::Dynamic, 6> F;  // crba: (nv, 6), row c the force F = IC_k S_k of
-                         // column c of M (joint k), [moment; force], in the coordinates of the
-                         // body the sweep has reached (one column per component: they vectorise)
-  VecX tmp;              // (nv,) scratch
-  VecX Linv;             // (nv,) forward_dynamics_derivatives: 1 / L(i, i) of M's Cholesky factor
-  M6 Uf;                 // aba, free-flyer: D = IA factorised as L diag L' (L unit lower:
+  Eigen::Matrix<S, Eigen::Dynamic, 6> F;  // crba: F = IC_k S_k, (nv, 6): row c the force of
+                         // column c of H (joint k), [moment; force], in the coordinates of the
+                         // body the pass has reached (one column per component: they vectorise)
+  VecX scratch;          // (nv,) scratch (bias torques, right-hand sides, accelerations)
+  VecX L_inv_diag;       // (nv,) forward_dynamics_derivatives: 1 / L(i, i) of H's factor
+  M6 D_free;             // aba, free-flyer: its D = IA factorised as L diag L' (L unit lower:
                          // below the diagonal; diag on it; diag L' above it)
-  V6 uf;                 // aba, free-flyer: tau - pA, then qdd
-
-  // Kane's method (kane.hpp; its constants are Model::kane)
-  AVec<V3> ka;           // classical acceleration of the origin o_k minus gravity, body
-                         // frame k, (n+1); ka[0] = -gravity
+  V6 u_free;             // aba, free-flyer: its u = tau - pA, then qdd
 };
 
 template <class S>
 DataTpl<S>::DataTpl(const Model& m)
     : n(m.n), nq(m.nq), nv(m.nv),
       q_key(VecX::Zero(m.nq + 1)),
-      s(m.n + 2, S(0)), c(m.n + 2, S(1)),
-      r(m.n + 1, V3::Zero()), E(m.n + 1, M3::Identity()),
-      oR(m.n + 1, M3::Identity()), op(m.n + 1, V3::Zero()),
-      w(m.n + 1, V3::Zero()), vl(m.n + 1, V3::Zero()),
-      wd(m.n + 1, V3::Zero()), al(m.n + 1, V3::Zero()),
-      fn(m.n + 1, V3::Zero()), ff(m.n + 1, V3::Zero()), W(m.n + 1, M3::Zero()),
-      Im(m.n + 1, S(0)), Ih(m.n + 1, V3::Zero()), II(m.n + 1, M3::Zero()),
+      sin_q(m.n + 2, S(0)), cos_q(m.n + 2, S(1)),
+      Xup_r(m.n + 1, V3::Zero()), Xup_E(m.n + 1, M3::Identity()),
+      world_R(m.n + 1, M3::Identity()), world_p(m.n + 1, V3::Zero()),
+      v_ang(m.n + 1, V3::Zero()), v_lin(m.n + 1, V3::Zero()),
+      a_ang(m.n + 1, V3::Zero()), a_lin(m.n + 1, V3::Zero()),
+      f_ang(m.n + 1, V3::Zero()), f_lin(m.n + 1, V3::Zero()), W_acc(m.n + 1, M3::Zero()),
+      IC_m(m.n + 1, S(0)), IC_h(m.n + 1, V3::Zero()), IC_I(m.n + 1, M3::Zero()),
       IA(m.n + 1, M6::Zero()), pA(m.n + 1, V6::Zero()), U(m.n + 1, V6::Zero()),
-      D(m.n + 1, S(0)), u(m.n + 1, S(0)), cbias(m.n + 1, V6::Zero()), w2(m.n + 1, S(0)),
-      vw(m.n + 1, V6::Zero()),
-      Iw(m.n + 1, M6::Zero()), Bw(m.n + 1, M6::Zero()),
-      sc(m.nv, V6::Zero()), scd(m.nv, V6::Zero()), psi(m.nv, V6::Zero()),
-      scx(m.nv, V6::Zero()), aw(m.n + 1, V6::Zero()), Fw(m.n + 1, V6::Zero()),
-      cm(m.n + 1, S(0)), cc(m.n + 1, V3::Zero()), cI(m.n + 1, M3::Zero()),
-      cT(m.n + 1, M3::Zero()), cP(m.n + 1, V3::Zero()),
-      M(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()),
-      F(Eigen::Matrix<S, Eigen::Dynamic, 6>::Zero(m.nv, 6)), tmp(VecX::Zero(m.nv)),
-      Linv(VecX::Zero(m.nv)),
-      Uf(M6::Zero()), uf(V6::Zero()),
-      ka(m.n + 1, V3::Zero()) {
-  M_pattern = M.rows() == m.nv;  // zeroed above
+      D(m.n + 1, S(0)), u(m.n + 1, S(0)), c_bias(m.n + 1, V6::Zero()), w_sq(m.n + 1, S(0)),
+      v_world(m.n + 1, V6::Zero()), a_world(m.n + 1, V6::Zero()),
+      f_world(m.n + 1, V6::Zero()),
+      I_world(m.n + 1, M6::Zero()), B_world(m.n + 1, M6::Zero()),
+      S_world(m.nv, V6::Zero()), S_prime_world(m.nv, V6::Zero()), psi_world(m.nv, V6::Zero()),
+      S_cross_world(m.nv, V6::Zero()), Sdot_world(m.nv, V6::Zero()),
+      v_ref_world(m.n + 1, V6::Zero()),
+      IC_world_m(m.n + 1, S(0)), IC_world_h(m.n + 1, V3::Zero()),
+      IC_world_I(m.n + 1, M3::Zero()),
+      BC_world_T(m.n + 1, M3::Zero()), BC_world_P(m.n + 1, V3::Zero()),
+      H(m.nv <= kEagerMassMatrix ? MatX::Zero(m.nv, m.nv) : MatX()),
+      F(Eigen::Matrix<S, Eigen::Dynamic, 6>::Zero(m.nv, 6)), scratch(VecX::Zero(m.nv)),
+      L_inv_diag(VecX::Zero(m.nv)),
+      D_free(M6::Zero()), u_free(V6::Zero()) {
+  H_pattern = H.rows() == m.nv;  // zeroed above
   // the parent-to-body translation of a revolute joint is the constant pc: valid at every
   // cache level (prismatic joints and a free-flyer write theirs at level 1)
   for (int i = 1; i <= m.n; ++i)
-    if (m.type[i] == JointType::Revolute) r[i] = m.pc[i].template cast<S>();
+    if (m.type[i] == JointType::Revolute) Xup_r[i] = m.pc[i].template cast<S>();
 }
 
 using Data = DataTpl<double>;

@@ -18,15 +18,15 @@
 namespace robodyn {
 namespace detail {
 
-// M = L' L in place on the lower triangle of d.M (Featherstone, RBDA Table 6.3): L lower
+// M = L' L in place on the lower triangle of d.H (Featherstone, RBDA Table 6.3): L lower
 // triangular with the tree's sparsity, L(i, j) != 0 only for j = i or an ancestor coordinate
 // of i (m.vparent), so nothing fills in and the factor costs O(sum of depth^2). Returns false
 // when M is not positive definite.
 template <class S>
 bool ltl_factor(const Model& m, DataTpl<S>& d) {
   using std::sqrt;
-  auto& M = d.M;
-  d.M_pattern = false;  // (no fill-in; cleared as by every writer of M but crba)
+  auto& M = d.H;
+  d.H_pattern = false;  // (no fill-in; cleared as by every writer of M but crba)
   const int* lambda = m.vparent.data();
   for (int k = m.nv - 1; k >= 0; --k) {
     if (!(M(k, k) > S(0))) return false;
@@ -40,11 +40,11 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
   return true;
 }
 
-// x := L^-T x for ltl_factor's L (left in d.M), x (nv,): L' y = x from the tips to the root.
+// x := L^-T x for ltl_factor's L (left in d.H), x (nv,): L' y = x from the tips to the root.
 // A zero entry passes nothing on (a constraint row's zeros outside its bodies' paths).
 template <class S>
 void ltl_solve_t(const Model& m, const DataTpl<S>& d, S* x) {
-  const auto& L = d.M;
+  const auto& L = d.H;
   const int* lambda = m.vparent.data();
   for (int i = m.nv - 1; i >= 0; --i) {
     x[i] /= L(i, i);
@@ -55,7 +55,7 @@ void ltl_solve_t(const Model& m, const DataTpl<S>& d, S* x) {
 // x := L^-1 x for ltl_factor's L, x (nv,): from the root to the tips.
 template <class S>
 void ltl_solve_l(const Model& m, const DataTpl<S>& d, S* x) {
-  const auto& L = d.M;
+  const auto& L = d.H;
   const int* lambda = m.vparent.data();
   for (int i = 0; i < m.nv; ++i) {
     for (int j = lambda[i]; j >= 0; j = lambda[j]) x[i] -= L(i, j) * x[j];
@@ -76,7 +76,7 @@ void ltl_solve(const Model& m, const DataTpl<S>& d, S* x) {
 // depths) instead of the O(nv^3) of a dense factor.
 template <class S>
 void ltl_solve_rows(const Model& m, const DataTpl<S>& d, const S* inv, S* B, bool negate) {
-  const auto& L = d.M;
+  const auto& L = d.H;
   const int* lambda = m.vparent.data();
   const int n = m.nv;
   if (negate)

@@ -141,15 +141,15 @@ inline void for_point_columns(const Model& m, const Data& d, int b, const Vec3& 
     const int c = m.iv[j];
     switch (m.type[j]) {
       case JointType::Revolute: {
-        const Vec3 z = d.oR[j].col(2);
-        fn(c, z, Vec3(z.cross(x - d.op[j])));
+        const Vec3 z = d.world_R[j].col(2);
+        fn(c, z, Vec3(z.cross(x - d.world_p[j])));
         break;
       }
-      case JointType::Prismatic: fn(c, Vec3::Zero(), Vec3(d.oR[j].col(2))); break;
+      case JointType::Prismatic: fn(c, Vec3::Zero(), Vec3(d.world_R[j].col(2))); break;
       case JointType::FreeFlyer:
         for (int k = 0; k < 3; ++k) {
-          const Vec3 e = d.oR[j].col(k);
-          fn(c + k, e, Vec3(e.cross(x - d.op[j])));
+          const Vec3 e = d.world_R[j].col(k);
+          fn(c + k, e, Vec3(e.cross(x - d.world_p[j])));
           fn(c + 3 + k, Vec3::Zero(), e);
         }
         break;
@@ -160,7 +160,7 @@ inline void for_point_columns(const Model& m, const Data& d, int b, const Vec3& 
 // world position and velocity of point p (internal frame of body b; b = 0: the world)
 inline void point_motion(const Model& m, const Data& d, int b, const Vec3& p, const double* qd,
                          Vec3& x, Vec3& v) {
-  x = d.op[b] + d.oR[b] * p;
+  x = d.world_p[b] + d.world_R[b] * p;
   v.setZero();
   for_point_columns(m, d, b, x, [&](int c, const Vec3&, const Vec3& lin) { v += lin * qd[c]; });
 }
@@ -248,11 +248,11 @@ inline void generalized_forces(const Model& m, const ForceSet& set, Data& d, con
     Vec3 mo = w ? Vec3(W[6 * i], W[6 * i + 1], W[6 * i + 2]) : e.moment;
     Vec3 fo = w ? Vec3(W[6 * i + 3], W[6 * i + 4], W[6 * i + 5]) : e.force;
     if (!e.world_axes) {
-      const Mat3 R = d.oR[e.body] * e.R_user;
+      const Mat3 R = d.world_R[e.body] * e.R_user;
       mo = R * mo;
       fo = R * fo;
     }
-    const Vec3 x = d.op[e.body] + d.oR[e.body] * e.point;
+    const Vec3 x = d.world_p[e.body] + d.world_R[e.body] * e.point;
     for_point_columns(m, d, e.body, x, [&](int c, const Vec3& ang, const Vec3& lin) {
       Q[c] += ang.dot(mo) + lin.dot(fo);
     });
@@ -266,8 +266,8 @@ inline double force_potential(const Model& m, const ForceSet& set, Data& d, cons
   update_kinematics(m, d, q, 3);
   double V = 0.0;
   for (const TranslationalElement& e : set.springs) {
-    const Vec3 x1 = d.op[e.body1] + d.oR[e.body1] * e.p1;
-    const Vec3 x2 = d.op[e.body2] + d.oR[e.body2] * e.p2;
+    const Vec3 x1 = d.world_p[e.body1] + d.world_R[e.body1] * e.p1;
+    const Vec3 x2 = d.world_p[e.body2] + d.world_R[e.body2] * e.p2;
     V += set.potential(e.k, (x2 - x1).norm() - e.l0);
   }
   for (const RotationalElement& e : set.rotational)

@@ -42,15 +42,56 @@ inline S signum(const S& x) {
 }
 }  // namespace detail
 
-// t += the joint terms of body i's 1-DOF joint: armature qdd (kAcc) + damping qd + friction
-// sign(qd) (nothing for a free-flyer: its armature, damping and friction are 0); qd, qdd (nv,)
+// The joint terms of body i's 1-DOF joint, written once here: the rotor inertia (armature), its
+// viscous damping and Coulomb friction, tau_J = armature qdd + damping qd + friction sign(qd)
+// (a free-flyer's are 0). The algorithms call these and nothing else for them.
+
+// t += sign * (damping qd + friction sign(qd)), one term at a time (kSign +1 or -1): the
+// velocity-dependent joint force (double multiplies a zero damping: cheaper than the branch,
+// the same value)
+template <int kSign, class S>
+ROBODYN_INLINE void add_joint_friction(const Model& m, int i, const S& qd, S& t) {
+  if (!kSkipZeros<S> || m.damping[i] != 0) {
+    if (kSign > 0)
+      t += S(m.damping[i]) * qd;
+    else
+      t -= S(m.damping[i]) * qd;
+  }
+  if (m.friction[i] != 0) {
+    if (kSign > 0)
+      t += S(m.friction[i]) * detail::signum(qd);
+    else
+      t -= S(m.friction[i]) * detail::signum(qd);
+  }
+}
+
+// x += d(damping qd + friction sign(qd))/dqd = damping (away from qd = 0)
+template <class S>
+ROBODYN_INLINE void add_joint_friction_rate(const Model& m, int i, S& x) {
+  if (m.damping[i] != 0) x += S(m.damping[i]);
+}
+
+// x += armature: the joint's rotor inertia on its diagonal entry of the joint-space inertia
+template <class S>
+ROBODYN_INLINE void add_armature(const Model& m, int i, S& x) {
+  if (m.armature[i] != 0) x += S(m.armature[i]);
+}
+
+// the rotor's kinetic energy armature qd^2 / 2 (0 without armature)
+template <class S>
+ROBODYN_INLINE S armature_energy(const Model& m, int i, const S& qd) {
+  if (m.armature[i] == 0) return S(0);
+  return S(0.5 * m.armature[i]) * qd * qd;
+}
+
+// t += tau_J of body i's 1-DOF joint: armature qdd (kAcc) + damping qd + friction sign(qd);
+// qd, qdd (nv,)
 template <bool kAcc, class S>
 ROBODYN_INLINE void add_joint_terms(const Model& m, int i, const S* qd, const S* qdd, S& t) {
   const int k = m.iv[i];
-  // (double multiplies a zero armature or damping: cheaper than the branch, the same value)
+  // (double multiplies a zero armature: cheaper than the branch, the same value)
   if (kAcc && (!kSkipZeros<S> || m.armature[i] != 0)) t += S(m.armature[i]) * qdd[k];
-  if (!kSkipZeros<S> || m.damping[i] != 0) t += S(m.damping[i]) * qd[k];
-  if (m.friction[i] != 0) t += S(m.friction[i]) * detail::signum(qd[k]);
+  add_joint_friction<+1, S>(m, i, qd[k], t);
 }
 
 // The right-hand side of forward dynamics, in place: rhs = tau - rhs - damping qd - friction
@@ -61,8 +102,7 @@ ROBODYN_INLINE void forward_dynamics_rhs(const Model& m, const S* qd, const S* t
   for (int i = 1; i <= m.n; ++i)
     for (int k = m.iv[i]; k < m.iv[i] + joint_nv(m.type[i]); ++k) {
       S r = tau[k] - rhs[k];
-      if (m.damping[i] != 0) r -= S(m.damping[i]) * qd[k];
-      if (m.friction[i] != 0) r -= S(m.friction[i]) * detail::signum(qd[k]);
+      add_joint_friction<-1, S>(m, i, qd[k], r);
       rhs[k] = r;
     }
 }
@@ -137,29 +177,6 @@ ROBODYN_INLINE void joint_force(JointType t, const V3T<S>& n, const V3T<S>& f, S
         out[3 + k] = f[k];
       }
       break;
-  }
-}
-
-// (w, v) x (S x) for the body velocity (w, v): the velocity-product acceleration c of a joint
-// with rate x (spatial cross product of motions)
-template <class S>
-ROBODYN_INLINE void joint_velocity_product(JointType t, const V3T<S>& w, const V3T<S>& v,
-                                           const S* x, V3T<S>& cw, V3T<S>& cv) {
-  switch (t) {
-    case JointType::Revolute:
-      cw = cross_z<S>(w, x[0]);
-      cv = cross_z<S>(v, x[0]);
-      break;
-    case JointType::Prismatic:
-      cw.setZero();
-      cv = cross_z<S>(w, x[0]);
-      break;
-    case JointType::FreeFlyer: {
-      const V3T<S> sw(x[0], x[1], x[2]), sv(x[3], x[4], x[5]);
-      cw = cross<S>(w, sw);
-      cv = cross<S>(w, sv) + cross<S>(v, sw);
-      break;
-    }
   }
 }
 

@@ -66,7 +66,7 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
   // base: at rest (W^0 = alpha^0 = 0); gravity enters as the base accelerating at -g
   // (Featherstone 5.3), so every a_o^k and a^k below is the acceleration minus g, and
   // R_k = m_k (a^k - g) (the weight, K'_r of 3.60, comes with the inertia force)
-  d.ka[0] = -m.gravity.template cast<S>();
+  d.a_lin[0] = -m.gravity.template cast<S>();
   // outward pass: W^k, alpha^k, mass-centre acceleration a^k, then R_k and H^k
   for (int k = 1; k <= m.n; ++k) {
     const int p = m.parent[k];
@@ -74,10 +74,10 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     const Xup<S> X(m, d, k);
     // the parent's motion in frame k: W^p, alpha^p and the acceleration of the point of the
     // parent at o_k (thesis s^k), a_o^p + alpha^p x r + W^p x (W^p x r)
-    V3T<S> W = X.ET(d.w[p]);
-    V3T<S> al = X.ET(d.wd[p]);
-    const V3T<S> Wr = X.cross_r(d.w[p]);
-    V3T<S> ao = X.ET(V3T<S>(d.ka[p] + X.cross_r(d.wd[p]) + cross<S>(d.w[p], Wr)));
+    V3T<S> W = X.ET(d.v_ang[p]);
+    V3T<S> al = X.ET(d.a_ang[p]);
+    const V3T<S> Wr = X.cross_r(d.v_ang[p]);
+    V3T<S> ao = X.ET(V3T<S>(d.a_lin[p] + X.cross_r(d.a_ang[p]) + cross<S>(d.v_ang[p], Wr)));
     // + the joint's: W^k = W^p + n3 u_k, alpha^k = alpha^p + W^p x n3 u_k + n3 ud_k (3.7,
     // 3.13); a prismatic joint adds 2 W^k x n3 u_k + n3 ud_k to a_o (3.33); the free base
     // its twist (w, v) and (wd, vd + w x v) (joint.hpp)
@@ -93,11 +93,11 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     const V3T<S> R = S(m.mass[k]) * a;
     // H^k: minus the inertia torque about c_k (3.45)
     const V3T<S> H = euler_moment<S>(m.kane.I[k], m.kane.principal[k] != 0, al, W);
-    d.w[k] = W;
-    d.wd[k] = al;
-    d.ka[k] = ao;
-    d.ff[k] = R;
-    d.fn[k] = H - cross_const<S>(R, c, cnz);  // moment about o_k: H + c x R
+    d.v_ang[k] = W;
+    d.a_ang[k] = al;
+    d.a_lin[k] = ao;
+    d.f_lin[k] = R;
+    d.f_ang[k] = H - cross_const<S>(R, c, cnz);  // moment about o_k: H + c x R
   }
   // inward pass: f_r = n3 . (subtree moment about o_r) or n3 . (subtree resultant), i.e.
   // -(K*_r + K'_r), for the free base the whole moment and resultant; then the subtree
@@ -107,18 +107,18 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
     const int v = m.iv[k];
     // u, ud are read before f is written (f may alias them)
     S fk[6];
-    joint_force(t, d.fn[k], d.ff[k], fk);
+    joint_force(t, d.f_ang[k], d.f_lin[k], fk);
     if (kJoint) add_joint_terms<kAcc, S>(m, k, u, ud, fk[0]);
     for (int j = 0; j < joint_nv(t); ++j) f[v + j] = fk[j];
     const int p = m.parent[k];
     if (p > 0) {
       // resultant: E R; moment about o_p: E N + r x E R
-      Xup<S>(m, d, k).apply_transpose(d.fn[k], d.ff[k], d.fn[p], d.ff[p]);
+      Xup<S>(m, d, k).apply_transpose(d.f_ang[k], d.f_lin[k], d.f_ang[p], d.f_lin[p]);
     }
   }
 }
 
-// Lower triangle of F + diag(armature) into d.M, F_rm = sum_k (w^k_m . I_k w^k_r +
+// Lower triangle of F + diag(armature) into d.H, F_rm = sum_k (w^k_m . I_k w^k_r +
 // m_k v^k_m . v^k_r) (3.59). F_rm is non-zero only when m is on the path from the base to r
 // (index m <= r, the lower triangle); then sum_k runs over the subtree of r. That subtree moving
 // with u_r = 1 has the momentum P_r = sum_k m_k v^k_r and the moment of momentum G about o_r;
@@ -127,23 +127,24 @@ void kane_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* u, const S* 
 // Subtree composites make each (P_r, G_r) O(1), each F_rm O(1).
 template <class S>
 void kane_inertia(const Model& m, DataTpl<S>& d) {
-  // subtree composites in frame k: mass Im, first moment Ih = sum m_j (c_j - o_k), inertia II
-  // about o_k
+  // subtree composites in frame k: mass IC_m, first moment IC_h = sum m_j (c_j - o_k),
+  // inertia IC_I about o_k
   for (int k = 1; k <= m.n; ++k) {
-    d.Im[k] = S(m.mass[k]);
-    d.Ih[k] = m.h[k].template cast<S>();
-    d.II[k] = m.Ibar[k].template cast<S>();
+    d.IC_m[k] = S(m.mass[k]);
+    d.IC_h[k] = m.h[k].template cast<S>();
+    d.IC_I[k] = m.Ibar[k].template cast<S>();
   }
   for (int k = m.n; k >= 1; --k) {
     const int p = m.parent[k];
     if (p == 0) continue;
     // X^T Ic X: the composite moved to o_p in frame p (link.hpp)
-    Xup<S>(m, d, k).transport_inertia(d.Im[k], d.Ih[k], d.II[k], d.Im[p], d.Ih[p], d.II[p]);
+    Xup<S>(m, d, k).transport_inertia(d.IC_m[k], d.IC_h[k], d.IC_I[k], d.IC_m[p], d.IC_h[p],
+                                      d.IC_I[p]);
   }
   d.size_mass_matrix();
-  d.M_pattern = false;  // the lower triangle only
+  d.H_pattern = false;  // the lower triangle only
   for (int i = 0; i < m.nv; ++i)
-    for (int j = 0; j < i; ++j) d.M(i, j) = S(0);
+    for (int j = 0; j < i; ++j) d.H(i, j) = S(0);
   // component s of (G, P), [angular; linear]: joint m's partial velocity e_s (crba.hpp's
   // joint_axis) dotted with the subtree's momentum
   auto comp = [](const V3T<S>& G, const V3T<S>& P, int s) -> const S& {
@@ -157,19 +158,16 @@ void kane_inertia(const Model& m, DataTpl<S>& d) {
     for (int k = 0; k < joint_nv(t); ++k) {
       const int c = m.iv[r] + k;
       V3T<S> G, P;
-      inertia_times_axis<S>(d.Im[r], d.Ih[r], d.II[r], joint_axis(t, k), G, P);
-      for (int j = k; j < joint_nv(t); ++j) d.M(m.iv[r] + j, c) = comp(G, P, joint_axis(t, j));
-      if (m.armature[r] != 0) d.M(c, c) += S(m.armature[r]);
+      inertia_times_axis<S>(d.IC_m[r], d.IC_h[r], d.IC_I[r], joint_axis(t, k), G, P);
+      for (int j = k; j < joint_nv(t); ++j) d.H(m.iv[r] + j, c) = comp(G, P, joint_axis(t, j));
+      add_armature(m, r, d.H(c, c));
       for (int j = r; m.parent[j] > 0; j = m.parent[j]) {
         // X_j^T (G, P): E P; moment about o_p: E G + r x E P
-        const Xup<S> X(m, d, j);
-        const V3T<S> EP = X.E(P);
-        G = X.E(G) - X.cross_r(EP);
-        P = EP;
+        Xup<S>(m, d, j).force_to_parent(G, P, G, P);
         const int pj = m.parent[j];
         const JointType tp = m.type[pj];
         for (int i = 0; i < joint_nv(tp); ++i)
-          d.M(c, m.iv[pj] + i) = comp(G, P, joint_axis(tp, i));
+          d.H(c, m.iv[pj] + i) = comp(G, P, joint_axis(tp, i));
       }
     }
   }
@@ -194,11 +192,11 @@ void kane(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, 
 template <class S>
 bool kane_forward(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* tau, S* qdd) {
   // inputs are read before qdd is written: qdd may alias q, qd or tau
-  detail::kane_sweep<false, false, S>(m, d, q, qd, nullptr, d.tmp.data());
+  detail::kane_sweep<false, false, S>(m, d, q, qd, nullptr, d.scratch.data());
   // right-hand side K_r - Z_r with K_r = f_r + K'_r (3.61), joint friction moved over
-  forward_dynamics_rhs(m, qd, tau, d.tmp.data());
+  forward_dynamics_rhs(m, qd, tau, d.scratch.data());
   detail::kane_inertia(m, d);
-  for (int k = 0; k < m.nv; ++k) qdd[k] = d.tmp[k];
+  for (int k = 0; k < m.nv; ++k) qdd[k] = d.scratch[k];
   return cholesky_solve(d, qdd);
 }
 

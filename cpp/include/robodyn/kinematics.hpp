@@ -183,12 +183,12 @@ inline bool same_q(const DataTpl<S>& d, const S* q) {
 }  // namespace detail
 
 // Makes sin/cos and translations (level 1), rotations (level 2) or base-to-body poses (level 3)
-// valid for q, reusing what Data already holds for the same q. d.r[i] is valid for every joint
+// valid for q, reusing what Data already holds for the same q. d.Xup_r[i] is valid for every joint
 // kind at level >= 1 (a revolute joint's r = pc is written when the Data is made).
 template <class S>
 void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
-  if (d.level > 0 && detail::same_q(d, q)) {
-    if (d.level >= level) {
+  if (d.cache_level > 0 && detail::same_q(d, q)) {
+    if (d.cache_level >= level) {
       ++d.cache_hits;
       return;
     }
@@ -200,18 +200,18 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
       const S* qi = q + m.iq[i];
       if (m.type[i] == JointType::Prismatic) {
         V3T<S> z(S(0), S(0), qi[0]);
-        d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);
+        d.Xup_r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], z);
       } else if constexpr (!kSkipZeros<S>) {
         // (Rc, pc) (R(quat), p): E = Rc R, r = pc + Rc p. double (and D2): Rc by its kind (a
         // signed permutation, usually the identity, is free); the counting and tracing
         // scalars keep the product (their traces unchanged)
         const M3T<S> R = quaternion_matrix<S>(qi + 3);
-        for (int k = 0; k < 3; ++k) d.E[i].col(k) = rotc(m.Rc[i], V3T<S>(R.col(k)));
-        d.r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], V3T<S>(qi[0], qi[1], qi[2]));
+        for (int k = 0; k < 3; ++k) d.Xup_E[i].col(k) = rotc(m.Rc[i], V3T<S>(R.col(k)));
+        d.Xup_r[i] = m.pc[i].template cast<S>() + rotc(m.Rc[i], V3T<S>(qi[0], qi[1], qi[2]));
       } else {
         const M3T<S> Rc = m.Rc[i].R.template cast<S>();
-        d.E[i] = Rc * quaternion_matrix<S>(qi + 3);
-        d.r[i] = m.pc[i].template cast<S>() + Rc * V3T<S>(qi[0], qi[1], qi[2]);
+        d.Xup_E[i] = Rc * quaternion_matrix<S>(qi + 3);
+        d.Xup_r[i] = m.pc[i].template cast<S>() + Rc * V3T<S>(qi[0], qi[1], qi[2]);
       }
     }
     // and the sin and cos of every revolute angle q_i + qoff_i
@@ -222,44 +222,44 @@ void update_kinematics(const Model& m, DataTpl<S>& d, const S* q, int level) {
       // one pass, two at a time (padded to pairs)
       const int k0 = m.floating ? 2 : 1, k1 = k0 + ((m.n - k0 + 2) & ~1);
       const double* qk = d.q_key.data();
-      for (int i = k0; i < k1; ++i) d.c[i] = qk[m.angle_src[i]];
-      for (const int i : m.angle_offset) d.c[i] += m.qoff[i];
-      if (!detail::sin_cos_in_place(d.s.data(), d.c.data(), k0, k1))
+      for (int i = k0; i < k1; ++i) d.cos_q[i] = qk[m.angle_src[i]];
+      for (const int i : m.angle_offset) d.cos_q[i] += m.qoff[i];
+      if (!detail::sin_cos_in_place(d.sin_q.data(), d.cos_q.data(), k0, k1))
         for (int i = k0; i <= m.n; ++i) {
           const double x = qk[m.angle_src[i]];
-          detail::sin_cos(m.qoff[i] != 0 ? x + m.qoff[i] : x, d.s[i], d.c[i]);
+          detail::sin_cos(m.qoff[i] != 0 ? x + m.qoff[i] : x, d.sin_q[i], d.cos_q[i]);
         }
     } else {
       for (int i = 1; i <= m.n; ++i)
         if (m.type[i] == JointType::Revolute) {
           const S* qi = q + m.iq[i];
-          detail::sin_cos(m.qoff[i] != 0 ? S(qi[0] + S(m.qoff[i])) : qi[0], d.s[i], d.c[i]);
+          detail::sin_cos(m.qoff[i] != 0 ? S(qi[0] + S(m.qoff[i])) : qi[0], d.sin_q[i], d.cos_q[i]);
         }
     }
-    d.level = 1;
+    d.cache_level = 1;
   }
-  if (level >= 2 && d.level < 2) {
+  if (level >= 2 && d.cache_level < 2) {
     // level 2: E_i = Rc Rz(q)
     for (int i = 1; i <= m.n; ++i) {
       const M3T<S> Rc = m.Rc[i].R.template cast<S>();
       if (m.type[i] == JointType::Revolute) {
-        d.E[i].col(0) = Rc.col(0) * d.c[i] + Rc.col(1) * d.s[i];
-        d.E[i].col(1) = Rc.col(1) * d.c[i] - Rc.col(0) * d.s[i];
-        d.E[i].col(2) = Rc.col(2);
+        d.Xup_E[i].col(0) = Rc.col(0) * d.cos_q[i] + Rc.col(1) * d.sin_q[i];
+        d.Xup_E[i].col(1) = Rc.col(1) * d.cos_q[i] - Rc.col(0) * d.sin_q[i];
+        d.Xup_E[i].col(2) = Rc.col(2);
       } else if (m.type[i] == JointType::Prismatic) {
-        d.E[i] = Rc;
+        d.Xup_E[i] = Rc;
       }
     }
-    d.level = 2;
+    d.cache_level = 2;
   }
-  if (level >= 3 && d.level < 3) {
+  if (level >= 3 && d.cache_level < 3) {
     // level 3: base-to-body poses
     for (int i = 1; i <= m.n; ++i) {
       const int p = m.parent[i];
-      d.oR[i] = d.oR[p] * d.E[i];
-      d.op[i] = d.op[p] + d.oR[p] * d.r[i];
+      d.world_R[i] = d.world_R[p] * d.Xup_E[i];
+      d.world_p[i] = d.world_p[p] + d.world_R[p] * d.Xup_r[i];
     }
-    d.level = 3;
+    d.cache_level = 3;
   }
 }
 
@@ -271,8 +271,8 @@ void forward_kinematics(const Model& m, DataTpl<S>& d, const S* q, S* out) {
   const int nf = static_cast<int>(m.frame_body.size());
   for (int f = 0; f < nf; ++f) {
     const int b = m.frame_body[f];
-    const M3T<S> R = d.oR[b] * m.frame_R[f].template cast<S>();
-    const V3T<S> p = d.op[b] + d.oR[b] * m.frame_p[f].template cast<S>();
+    const M3T<S> R = d.world_R[b] * m.frame_R[f].template cast<S>();
+    const V3T<S> p = d.world_p[b] + d.world_R[b] * m.frame_p[f].template cast<S>();
     S* T = out + 16 * f;
     for (int i = 0; i < 3; ++i) {
       for (int j = 0; j < 3; ++j) T[4 * i + j] = R(i, j);
@@ -294,7 +294,7 @@ void jacobian(const Model& m, DataTpl<S>& d, const S* q, int f, S* out) {
   const int nv = m.nv;
   for (int k = 0; k < 6 * nv; ++k) out[k] = S(0);
   const int b = m.frame_body[f];
-  const V3T<S> p = d.op[b] + d.oR[b] * m.frame_p[f].template cast<S>();
+  const V3T<S> p = d.world_p[b] + d.world_R[b] * m.frame_p[f].template cast<S>();
   auto column = [&](int c, const V3T<S>& ang, const V3T<S>& lin) {
     for (int k = 0; k < 3; ++k) {
       out[k * nv + c] = ang[k];
@@ -306,20 +306,73 @@ void jacobian(const Model& m, DataTpl<S>& d, const S* q, int f, S* out) {
     const int c = m.iv[j];
     switch (m.type[j]) {
       case JointType::Revolute: {
-        const V3T<S> z = d.oR[j].col(2);
-        column(c, z, cross<S>(z, V3T<S>(p - d.op[j])));
+        const V3T<S> z = d.world_R[j].col(2);
+        column(c, z, cross<S>(z, V3T<S>(p - d.world_p[j])));
         break;
       }
-      case JointType::Prismatic: column(c, zero, d.oR[j].col(2)); break;
+      case JointType::Prismatic: column(c, zero, d.world_R[j].col(2)); break;
       case JointType::FreeFlyer:
         for (int k = 0; k < 3; ++k) {
-          const V3T<S> e = d.oR[j].col(k);
-          column(c + k, e, cross<S>(e, V3T<S>(p - d.op[j])));
+          const V3T<S> e = d.world_R[j].col(k);
+          column(c + k, e, cross<S>(e, V3T<S>(p - d.world_p[j])));
           column(c + 3 + k, zero, e);
         }
         break;
     }
   }
+}
+
+namespace detail {
+
+// base-frame inertia of body i (cache level 3): mass, first moment c = m o + R h, Ib about the
+// base origin, R Ibar R' - [o][y] - [y][o] - m [o][o] (y = R h)
+template <class S>
+ROBODYN_INLINE void world_inertia(const Model& m, const DataTpl<S>& d, int i, V3T<S>& c,
+                                  M3T<S>& Ib) {
+  const M3T<S>& R = d.world_R[i];
+  const V3T<S>& o = d.world_p[i];
+  const S mass(m.mass[i]);
+  const V3T<S> y = R * m.h[i].template cast<S>();
+  c = y + mass * o;
+  // R Ibar R' - [o][y] - [y][o] - m [o][o] = R Ibar R' - ([o][c] + [y][o])
+  const M3T<S> ox = skew<S>(o), yx = skew<S>(y);
+  Ib = R * m.Ibar[i].template cast<S>() * R.transpose() - ox * skew<S>(c) - yx * ox;
+}
+
+}  // namespace detail
+
+// Subtree sums of base-frame quantities, tip to base: x[p] += x[i] for each array x (indexed
+// by body) and each moving body i with parent p; into body 0 too when kIntoWorld (then body 0
+// must hold zero first and ends with the whole tree's sum). In base coordinates composites add
+// without transforms.
+template <bool kIntoWorld, class... Arrays>
+ROBODYN_INLINE void sum_subtrees(const Model& m, Arrays&... xs) {
+  for (int i = m.n; i >= 1; --i) {
+    const int p = m.parent[i];
+    if (kIntoWorld || p > 0) ((xs[p] += xs[i]), ...);
+  }
+}
+
+// v_i = X_i v_p + S_i qd_i, body i's velocity in body axes, into (d.v_ang[i], d.v_lin[i]) from its
+// parent's (v_0 = 0); qd (nv,)
+template <class S>
+ROBODYN_INLINE void body_velocity(const Model& m, DataTpl<S>& d, int i, const S* qd) {
+  const int p = m.parent[i];
+  V3T<S> w, v;
+  Xup<S>(m, d, i).apply(d.v_ang[p], d.v_lin[p], w, v);
+  add_joint_motion(m.type[i], qd + m.iv[i], w, v);
+  d.v_ang[i] = w;
+  d.v_lin[i] = v;
+}
+
+// body i's rigid inertia (mass, first moment, rotational inertia about its origin; body axes)
+// times its velocity (d.v_ang[i], d.v_lin[i]): its momentum [moment about the origin; force]
+template <class S>
+ROBODYN_INLINE V6T<S> body_momentum(const Model& m, const DataTpl<S>& d, int i) {
+  V6T<S> x;
+  x << d.v_ang[i], d.v_lin[i];
+  return detail::inertia_mul<S>(S(m.mass[i]), V3T<S>(m.h[i].template cast<S>()),
+                                M3T<S>(m.Ibar[i].template cast<S>()), x);
 }
 
 // Kinetic energy 0.5 qd' M(q) qd, rotor inertia (armature) included.
@@ -328,20 +381,12 @@ S kinetic_energy(const Model& m, DataTpl<S>& d, const S* q, const S* qd) {
   update_kinematics(m, d, q, 1);
   S T(0);
   for (int i = 1; i <= m.n; ++i) {
-    // body velocity from the parent's
-    V3T<S> w, v;
-    Xup<S>(m, d, i).apply(d.w[m.parent[i]], d.vl[m.parent[i]], w, v);
-    add_joint_motion(m.type[i], qd + m.iv[i], w, v);
-    d.w[i] = w;
-    d.vl[i] = v;
-    // 0.5 v' I v with I = (m, h, Ibar)
-    const V3T<S> hv = m.h[i].template cast<S>();
-    T += S(0.5) * (w.dot(sym_mul<S>(m.Ibar[i], w)) + S(m.mass[i]) * v.dot(v)) +
-         w.dot(cross<S>(hv, v));
-    if (m.armature[i] != 0) {
-      const S u = qd[m.iv[i]];
-      T += S(0.5 * m.armature[i]) * u * u;
-    }
+    body_velocity(m, d, i, qd);
+    // 0.5 v' I v, and the rotor's
+    V6T<S> x;
+    x << d.v_ang[i], d.v_lin[i];
+    T += S(0.5) * x.dot(body_momentum(m, d, i));
+    T += armature_energy(m, i, qd[m.iv[i]]);
   }
   return T;
 }
@@ -353,7 +398,7 @@ S potential_energy(const Model& m, DataTpl<S>& d, const S* q) {
   const V3T<S> g = m.gravity.template cast<S>();
   S V(0);
   for (int i = 1; i <= m.n; ++i) {
-    const V3T<S> mc = S(m.mass[i]) * d.op[i] + d.oR[i] * m.h[i].template cast<S>();
+    const V3T<S> mc = S(m.mass[i]) * d.world_p[i] + d.world_R[i] * m.h[i].template cast<S>();
     V -= g.dot(mc);
   }
   return V;

@@ -11,10 +11,11 @@
 // joint (r = pc, a constant with known zeros), E = Rc for a prismatic one (r = pc + Rc q e_z),
 // E = Rc R(quat) for a free-flyer (its E and r computed by update_kinematics). Rc is a signed
 // permutation (free), a rotation about x (3 mul) or general; the kind of each body is fixed
-// at build time, so the only dispatch is the switch on Model::link[i] inside this type.
+// at build time, and every switch on Model::link[i] is inside this type (with_link and with_step
+// below make it a compile-time constant for a loop body).
 //
-// Xup needs the configuration cache at level >= 1 (update_kinematics): d.c, d.s for revolute
-// joints, d.r (valid for every kind at level >= 1), d.E for a free-flyer.
+// Xup needs the configuration cache at level >= 1 (update_kinematics): d.cos_q, d.sin_q for
+// revolute joints, d.Xup_r (valid for every kind at level >= 1), d.Xup_E for a free-flyer.
 #pragma once
 
 #include <array>
@@ -252,14 +253,14 @@ struct Xup {
   ROBODYN_INLINE V3 E(const V3& x) const {
     const ConstRotation& R = m.Rc[i];
     switch (kind) {
-      case LinkKind::RevPerm: return detail::perm<kP>(R, rotz(d.c[i], d.s[i], x));
+      case LinkKind::RevPerm: return detail::perm<kP>(R, rotz(d.cos_q[i], d.sin_q[i], x));
       case LinkKind::RevRotX:
-      case LinkKind::RevDH: return rotx(R, rotz(d.c[i], d.s[i], x));
-      case LinkKind::RevGeneral: return mat_mul<S>(R.R, rotz(d.c[i], d.s[i], x));
+      case LinkKind::RevDH: return rotx(R, rotz(d.cos_q[i], d.sin_q[i], x));
+      case LinkKind::RevGeneral: return mat_mul<S>(R.R, rotz(d.cos_q[i], d.sin_q[i], x));
       case LinkKind::PrisPerm: return detail::perm<kP>(R, x);
       case LinkKind::PrisRotX: return rotx(R, x);
       case LinkKind::PrisGeneral: return mat_mul<S>(R.R, x);
-      default: return mat_mul<S>(d.E[i], x);  // free-flyer: the full rotation
+      default: return mat_mul<S>(d.Xup_E[i], x);  // free-flyer: the full rotation
     }
   }
 
@@ -267,20 +268,20 @@ struct Xup {
   ROBODYN_INLINE V3 ET(const V3& x) const {
     const ConstRotation& R = m.Rc[i];
     switch (kind) {
-      case LinkKind::RevPerm: return rotzT(d.c[i], d.s[i], detail::permT<kP>(R, x));
+      case LinkKind::RevPerm: return rotzT(d.cos_q[i], d.sin_q[i], detail::permT<kP>(R, x));
       case LinkKind::RevRotX:
-      case LinkKind::RevDH: return rotzT(d.c[i], d.s[i], rotxT(R, x));
+      case LinkKind::RevDH: return rotzT(d.cos_q[i], d.sin_q[i], rotxT(R, x));
       case LinkKind::RevGeneral:
-        return rotzT(d.c[i], d.s[i], mat_mulT<S>(R.R, x));
+        return rotzT(d.cos_q[i], d.sin_q[i], mat_mulT<S>(R.R, x));
       case LinkKind::PrisPerm: return detail::permT<kP>(R, x);
       case LinkKind::PrisRotX: return rotxT(R, x);
       case LinkKind::PrisGeneral: return mat_mulT<S>(R.R, x);
-      default: return mat_mulT<S>(d.E[i], x);
+      default: return mat_mulT<S>(d.Xup_E[i], x);
     }
   }
 
   // r, the body origin in parent axes (valid for every kind at cache level >= 1)
-  ROBODYN_INLINE const V3& r() const { return d.r[i]; }
+  ROBODYN_INLINE const V3& r() const { return d.Xup_r[i]; }
 
   // the zero pattern of r: the constant pc's for a revolute joint, else full
   ROBODYN_INLINE std::array<bool, 3> r_nz() const {
@@ -290,7 +291,7 @@ struct Xup {
 
   // x . r (revolute: the constant pc's zeros skipped)
   ROBODYN_INLINE S dot_r(const V3& x) const {
-    if (!revolute()) return x.dot(d.r[i]);
+    if (!revolute()) return x.dot(d.Xup_r[i]);
     return dot_const<S>(x[0], x[1], x[2], m.pc[i], m.pc_nz[i]);
   }
 
@@ -301,14 +302,14 @@ struct Xup {
       case LinkKind::RevPerm:
       case LinkKind::RevRotX:
       case LinkKind::RevGeneral: return cross_const(x, m.pc[i], m.pc_nz[i]);
-      default: return cross<S>(x, d.r[i]);
+      default: return cross<S>(x, d.Xup_r[i]);
     }
   }
 
   // A r for a 3x3 A (revolute: the zeros of pc skipped; the others written out, the same
   // order of additions for double and simd.hpp's D2)
   ROBODYN_INLINE V3 times_r(const M3& A) const {
-    if (!revolute()) return mat_mul<S>(A, d.r[i]);
+    if (!revolute()) return mat_mul<S>(A, d.Xup_r[i]);
     const Vec3& c = m.pc[i];
     const auto& nz = m.pc_nz[i];
     return V3(dot_const<S>(A(0, 0), A(0, 1), A(0, 2), c, nz),
@@ -322,12 +323,28 @@ struct Xup {
     vi = ET(V3(v + cross_r(w)));
   }
 
-  // X^T f for a body force f = (n, f), ADDED to the parent's (np, fp):
-  // np += E n + r x E f, fp += E f
+  // X^T f for a body force f = (n, f), the force in parent coordinates, is
+  // (E n - (E f) x r, E f): its three parts (E f, (E f) x r, E n)
+  ROBODYN_INLINE void force_parts(const V3& n, const V3& f, V3& Ef, V3& Efr, V3& En) const {
+    Ef = E(f);
+    Efr = cross_r(Ef);
+    En = E(n);
+  }
+
+  // X^T f: (np, fp) = (E n + r x E f, E f) (the outputs may be the inputs)
+  ROBODYN_INLINE void force_to_parent(const V3& n, const V3& f, V3& np, V3& fp) const {
+    V3 Ef, c, En;
+    force_parts(n, f, Ef, c, En);
+    for (int k = 0; k < 3; ++k) {
+      np[k] = En[k] - c[k];
+      fp[k] = Ef[k];
+    }
+  }
+
+  // X^T f ADDED to the parent's (np, fp): np += E n + r x E f, fp += E f
   ROBODYN_INLINE void apply_transpose(const V3& n, const V3& f, V3& np, V3& fp) const {
-    const V3 Ef = E(f);
-    const V3 c = cross_r(Ef);
-    const V3 En = E(n);
+    V3 Ef, c, En;
+    force_parts(n, f, Ef, c, En);
     for (int k = 0; k < 3; ++k) {
       np[k] += En[k] - c[k];
       fp[k] += Ef[k];
@@ -350,7 +367,7 @@ struct Xup {
   ROBODYN_INLINE M3 rotate(const M3& B0) const {
     M3 B;
     for (int k = 0; k < 9; ++k) B.data()[k] = B0.data()[k];
-    if (kind == LinkKind::FreeFlyer) return d.E[i] * B * d.E[i].transpose();
+    if (kind == LinkKind::FreeFlyer) return d.Xup_E[i] * B * d.Xup_E[i].transpose();
     if (revolute()) {
       if (kSym)
         rotate_sym_plane<0, 1, 2>(plane_z(d, i), B);
@@ -379,7 +396,7 @@ struct Xup {
   // - mass [r][r]
   ROBODYN_INLINE void transport_inertia(const S& mass, const V3& h, const M3& Ibar, S& mass_p,
                                         V3& h_p, M3& Ibar_p) const {
-    const V3& rr = d.r[i];
+    const V3& rr = d.Xup_r[i];
     // the zeros of r skipped by the instrumented scalars; the double build multiplies by them
     const std::array<bool, 3> nz =
         kSkipZeros<S> ? r_nz() : std::array<bool, 3>{{true, true, true}};
@@ -432,7 +449,7 @@ struct Xup {
       rotate_sym_plane<0, 1, 2>(R, C);
     }
     const ConstRotation& Rc = m.Rc[i];
-    const V3T<S>& r = d.r[i];
+    const V3T<S>& r = d.Xup_r[i];
     if (kind == LinkKind::RevDH) {
       detail::shift_x<kZ2>(m.pc[i][0], A, B, C);
       const PlaneRot<S> P = plane_of<S>(Rc);
@@ -441,7 +458,7 @@ struct Xup {
       rotate_sym_plane<1, 2, 0>(P, C);
       detail::shift_z(m.pc[i][2], A, B, C);
     } else if (kind == LinkKind::FreeFlyer) {
-      const M3T<S>& E = d.E[i];
+      const M3T<S>& E = d.Xup_E[i];
       A = E * A * E.transpose();
       B = E * B * E.transpose();
       C = E * C * E.transpose();
@@ -624,8 +641,8 @@ ROBODYN_INLINE void Xup<S, kP>::forces_to_parent(S* const* F, int lo, int hi,
   const ConstRotation& R = m.Rc[i];
   const bool rev = revolute();
   // r (revolute: the constant pc)
-  const S r[3] = {rev ? S(m.pc[i][0]) : d.r[i][0], rev ? S(m.pc[i][1]) : d.r[i][1],
-                  rev ? S(m.pc[i][2]) : d.r[i][2]};
+  const S r[3] = {rev ? S(m.pc[i][0]) : d.Xup_r[i][0], rev ? S(m.pc[i][1]) : d.Xup_r[i][1],
+                  rev ? S(m.pc[i][2]) : d.Xup_r[i][2]};
   const int id[3] = {0, 1, 2};
   if (kind == LinkKind::RevPerm || kind == LinkKind::PrisPerm) {
     // Rc = P, a signed permutation, (P^T x)_j = +-x_perm[j]: with D = diag(+-1) the signs
@@ -641,7 +658,7 @@ ROBODYN_INLINE void Xup<S, kP>::forces_to_parent(S* const* F, int lo, int hi,
       const TurnSigns<S> turn{{neg[0], neg[1], neg[2]}};
       return move_forces<true, S>(turn, rp, dst, F, lo, hi, sink);
     }
-    const S c = d.c[i], s = d.s[i];
+    const S c = d.cos_q[i], s = d.sin_q[i];
     const S c0 = neg[0] ? S(-c) : c, s0 = neg[0] ? S(-s) : s;
     const S c1 = neg[1] ? S(-c) : c, s1 = neg[1] ? S(-s) : s;
     if (neg[2]) {
@@ -649,7 +666,7 @@ ROBODYN_INLINE void Xup<S, kP>::forces_to_parent(S* const* F, int lo, int hi,
     }
     return move_forces<true, S>(TurnZ<S>{c0, s0, s1, c1}, rp, dst, F, lo, hi, sink);
   }
-  const TurnZ<S> z{d.c[i], d.s[i], d.s[i], d.c[i]};
+  const TurnZ<S> z{d.cos_q[i], d.sin_q[i], d.sin_q[i], d.cos_q[i]};
   if (kind == LinkKind::RevRotX || kind == LinkKind::RevDH || kind == LinkKind::PrisRotX) {
     const TurnX<S> x{S(R.cx), S(R.cpsx), S(R.cmsx)};
     if (!rev) return move_forces<false, S>(x, r, id, F, lo, hi, sink);
@@ -658,7 +675,7 @@ ROBODYN_INLINE void Xup<S, kP>::forces_to_parent(S* const* F, int lo, int hi,
   // a general rotation (or a free-flyer's)
   TurnA<S> a;
   for (int k = 0; k < 9; ++k)
-    a.a[k] = kind == LinkKind::FreeFlyer ? d.E[i](k / 3, k % 3) : S(R.R(k / 3, k % 3));
+    a.a[k] = kind == LinkKind::FreeFlyer ? d.Xup_E[i](k / 3, k % 3) : S(R.R(k / 3, k % 3));
   if (!rev) return move_forces<false, S>(a, r, id, F, lo, hi, sink);
   return move_forces<false, S>(TurnBoth<S, TurnZ<S>, TurnA<S>>{z, a}, r, id, F, lo, hi, sink);
 }

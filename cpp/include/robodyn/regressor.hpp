@@ -71,7 +71,7 @@ ROBODYN_INLINE void regressor_rows(const Model& m, const DataTpl<S>& d, int i, c
   const int n = m.n;
   for (int k = i; k > 0; k = m.parent[k])
     for (int a = m.iv[k]; a < m.iv[k] + joint_nv(m.type[k]); ++a) {
-      const V6T<S> s = motion_in<S>(R, p, d.sc[a]);
+      const V6T<S> s = motion_in<S>(R, p, d.S_world[a]);
       S* row = Y + a * 10 * n + 10 * (i - 1);
       for (int c = 0; c < 10; ++c) row[c] = s.dot(A.col(c));
     }
@@ -81,8 +81,8 @@ ROBODYN_INLINE void regressor_rows(const Model& m, const DataTpl<S>& d, int i, c
 template <class S>
 ROBODYN_INLINE void user_frame(const Model& m, const DataTpl<S>& d, int i, M3T<S>& R,
                                V3T<S>& p) {
-  R = d.oR[i] * m.frame_R[i - 1].template cast<S>();
-  p = d.op[i] + d.oR[i] * m.frame_p[i - 1].template cast<S>();
+  R = d.world_R[i] * m.frame_R[i - 1].template cast<S>();
+  p = d.world_p[i] + d.world_R[i] * m.frame_p[i - 1].template cast<S>();
 }
 
 }  // namespace detail
@@ -97,8 +97,8 @@ void regressor(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* 
     M3T<S> R;
     V3T<S> p;
     detail::user_frame(m, d, i, R, p);
-    const V6T<S> v = detail::motion_in<S>(R, p, d.vw[i]);
-    const V6T<S> a = detail::motion_in<S>(R, p, d.aw[i]);
+    const V6T<S> v = detail::motion_in<S>(R, p, d.v_world[i]);
+    const V6T<S> a = detail::motion_in<S>(R, p, d.a_world[i]);
     const V3T<S> w = v.template head<3>(), l = v.template tail<3>();
     const V3T<S> aw = a.template head<3>();
     const V3T<S> beta = V3T<S>(a.template tail<3>()) + cross<S>(w, l);
@@ -123,21 +123,22 @@ void regressor_slotine_li(const Model& m, DataTpl<S>& d, const S* q, const S* qd
                           const S* a, S* Y) {
   using V6 = V6T<S>;
   const int n = m.n;
-  // d.vw: actual body velocities; d.aw: reference accelerations J a + Jdot(q, qd) v - gravity
+  // d.v_world: actual body velocities; d.a_world: reference accelerations
+  // J a + Jdot(q, qd) v - gravity
   detail::world_sweep<false>(m, d, q, qd, v, a);
   for (int k = 0; k < 10 * n * m.nv; ++k) Y[k] = S(0);
   for (int i = 1; i <= n; ++i) {
     // reference body velocity J_i v
     const int p0 = m.parent[i];
-    V6 vref = p0 > 0 ? d.Fw[p0] : V6(V6::Zero());
-    for (int c = m.iv[i]; c < m.iv[i] + joint_nv(m.type[i]); ++c) vref += d.sc[c] * v[c];
-    d.Fw[i] = vref;
+    V6 vref = p0 > 0 ? d.v_ref_world[p0] : V6(V6::Zero());
+    for (int c = m.iv[i]; c < m.iv[i] + joint_nv(m.type[i]); ++c) vref += d.S_world[c] * v[c];
+    d.v_ref_world[i] = vref;
     M3T<S> R;
     V3T<S> p;
     detail::user_frame(m, d, i, R, p);
-    const V6 vu = detail::motion_in<S>(R, p, d.vw[i]);
-    const V6 vr = detail::motion_in<S>(R, p, d.Fw[i]);
-    const V6 ar = detail::motion_in<S>(R, p, d.aw[i]);
+    const V6 vu = detail::motion_in<S>(R, p, d.v_world[i]);
+    const V6 vr = detail::motion_in<S>(R, p, d.v_ref_world[i]);
+    const V6 ar = detail::motion_in<S>(R, p, d.a_world[i]);
     const Eigen::Matrix<S, 6, 10> A =
         detail::inertia_regressor<S>(ar) +
         S(0.5) * (detail::crf_cols<S>(vu, detail::inertia_regressor<S>(vr)) -

@@ -109,10 +109,10 @@ template <bool kVel, bool kAcc, bool kJoint, class S>
 void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qdd, S* tau) {
   static_assert(kVel || !kAcc, "accelerations without velocities are not used");
   update_kinematics(m, d, q, 1);
-  d.w[0].setZero();
-  d.wd[0].setZero();
-  d.W[0].setZero();
-  d.al[0] = -m.gravity.template cast<S>();
+  d.v_ang[0].setZero();
+  d.a_ang[0].setZero();
+  d.W_acc[0].setZero();
+  d.a_lin[0] = -m.gravity.template cast<S>();
   // one dispatch on the link kind per body (with_link): X and the joint type are known
   // inside each loop body
   for (int i = 1; i <= m.n; ++i) with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
@@ -122,40 +122,40 @@ void rnea_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S*
     const Vec3& h = m.h[i];
     const auto& hz = m.h_nz[i];
     if (!kVel) {
-      const V3T<S> a = X.ET(d.al[p]);
-      d.al[i] = a;
-      d.fn[i] = const_cross<S>(h, hz, a);
-      d.ff[i] = S(m.mass[i]) * a;
+      const V3T<S> a = X.ET(d.a_lin[p]);
+      d.a_lin[i] = a;
+      d.f_ang[i] = const_cross<S>(h, hz, a);
+      d.f_lin[i] = S(m.mass[i]) * a;
       return;
     }
     // the parent's motion seen from body i: w = E^T w_p, wd = E^T wd_p, a = E^T (a'_p + W_p r)
-    V3T<S> w = X.ET(d.w[p]), wd = X.ET(d.wd[p]);
-    V3T<S> a = X.ET(V3T<S>(d.al[p] + X.times_r(d.W[p])));
+    V3T<S> w = X.ET(d.v_ang[p]), wd = X.ET(d.a_ang[p]);
+    V3T<S> a = X.ET(V3T<S>(d.a_lin[p] + X.times_r(d.W_acc[p])));
     // + the joint's motion S qd, S qdd and its velocity products
     const int k = m.iv[i];
     add_joint_classical<kAcc, S>(type, true, qd + k, qdd + k, w, wd, a);
-    d.w[i] = w;
-    d.wd[i] = wd;
-    d.al[i] = a;
-    d.W[i] = accel_matrix<S>(w, wd);
+    d.v_ang[i] = w;
+    d.a_ang[i] = wd;
+    d.a_lin[i] = a;
+    d.W_acc[i] = accel_matrix<S>(w, wd);
     // net force on the body, moment about its origin
-    d.fn[i] = moment_from_W<S>(d.W[i], m.J[i], m.J_nz[i]) + const_cross<S>(h, hz, a);
-    d.ff[i] = S(m.mass[i]) * a + accel_apply<S>(d.W[i], h, hz);
+    d.f_ang[i] = moment_from_W<S>(d.W_acc[i], m.J[i], m.J_nz[i]) + const_cross<S>(h, hz, a);
+    d.f_lin[i] = S(m.mass[i]) * a + accel_apply<S>(d.W_acc[i], h, hz);
   });
   // backward pass: project on the joint axes, push the force to the parent
   for (int i = m.n; i >= 1; --i) with_link(m, i, [&](auto K) ROBODYN_INLINE_LAMBDA {
     constexpr JointType type = joint_of(decltype(K)::value);
     const int k = m.iv[i];
     if (type == JointType::FreeFlyer) {
-      joint_force(type, d.fn[i], d.ff[i], tau + k);
+      joint_force(type, d.f_ang[i], d.f_lin[i], tau + k);
     } else {
       // read qd, qdd before tau is written (tau may alias them)
-      S t = type == JointType::Revolute ? d.fn[i][2] : d.ff[i][2];
+      S t = type == JointType::Revolute ? d.f_ang[i][2] : d.f_lin[i][2];
       if (kJoint) add_joint_terms<kAcc, S>(m, i, qd, qdd, t);
       tau[k] = t;
     }
     const int p = m.parent[i];
-    if (p > 0) Xup<S>(m, d, i, K).apply_transpose(d.fn[i], d.ff[i], d.fn[p], d.ff[p]);
+    if (p > 0) Xup<S>(m, d, i, K).apply_transpose(d.f_ang[i], d.f_lin[i], d.f_ang[p], d.f_lin[p]);
   });
 }
 

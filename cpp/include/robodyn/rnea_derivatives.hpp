@@ -41,16 +41,6 @@ namespace robodyn {
 
 namespace detail {
 
-// spatial inertia (mass, first moment c, rotational inertia Ib about the origin) times motion
-template <class S>
-ROBODYN_INLINE V6T<S> inertia_mul(const S& mass, const V3T<S>& c, const M3T<S>& Ib,
-                                  const V6T<S>& y) {
-  const V3T<S> yw = y.template head<3>(), yl = y.template tail<3>();
-  V6T<S> r;
-  r << V3T<S>(Ib * yw + cross<S>(c, yl)), V3T<S>(mass * yl - cross<S>(c, yw));
-  return r;
-}
-
 // B = [[T, 0], [[P], 0]] times y: (T y_w, P x y_w)
 template <class S>
 ROBODYN_INLINE V6T<S> b_mul(const M3T<S>& T, const V3T<S>& P, const V6T<S>& y) {
@@ -60,12 +50,12 @@ ROBODYN_INLINE V6T<S> b_mul(const M3T<S>& T, const V3T<S>& P, const V6T<S>& y) {
   return r;
 }
 
-// Forward sweep in base coordinates: per velocity coordinate c the joint axis S_c (d.sc),
-// S'_c = v_p x S_c (d.scd) and, if kPsi, psi_c (d.psi) and X_c = (v_i + v_p) x S_c (d.scx);
-// per body the velocity (d.vw) and the acceleration (d.aw, base -gravity) with reference
-// velocity qr and acceleration qa (qr = qd, qa = qdd for inverse dynamics). The axes of a
-// joint move with its body: their rates are v_i x S_c, which for a 1-DOF joint (S x S = 0) is
-// S'_c. A free-flyer's axes are its body axes, so the tangent of q along a velocity
+// Forward sweep in base coordinates: per velocity coordinate c the joint axis S_c (d.S_world),
+// S'_c = v_p x S_c (d.S_prime_world) and, if kPsi, psi_c (d.psi_world) and
+// X_c = (v_i + v_p) x S_c (d.S_cross_world); per body the velocity (d.v_world) and the
+// acceleration (d.a_world, base -gravity) with reference velocity qr and acceleration qa
+// (qr = qd, qa = qdd for inverse dynamics). The axes of a joint move with its body: their
+// rates are v_i x S_c, which for a 1-DOF joint (S x S = 0) is S'_c. A free-flyer's axes are its body axes, so the tangent of q along a velocity
 // coordinate (robot.integrate(q, dv)) moves the subtree rigidly about S_c like any joint.
 template <bool kPsi, class S>
 void world_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S* qr,
@@ -77,47 +67,36 @@ void world_sweep(const Model& m, DataTpl<S>& d, const S* q, const S* qd, const S
   for (int i = 1; i <= m.n; ++i) {
     const int p = m.parent[i];
     const int k0 = m.iv[i], nj = joint_nv(m.type[i]);
-    V6* s = &d.sc[k0];
-    joint_axes_world<S>(m.type[i], d.oR[i], d.op[i], s);
-    const V6 vp = p > 0 ? d.vw[p] : V6::Zero();
-    const V6 ap = p > 0 ? d.aw[p] : a0;
+    V6* s = &d.S_world[k0];
+    joint_axes_world<S>(m.type[i], d.world_R[i], d.world_p[i], s);
+    const V6 vp = p > 0 ? d.v_world[p] : V6::Zero();
+    const V6 ap = p > 0 ? d.a_world[p] : a0;
     V6 v = vp, a = ap;
     for (int c = 0; c < nj; ++c) {
       const int k = k0 + c;
-      d.scd[k] = p > 0 ? crm<S>(vp, s[c]) : V6::Zero();
+      d.S_prime_world[k] = p > 0 ? crm<S>(vp, s[c]) : V6::Zero();
       v += s[c] * qd[k];
       a += s[c] * qa[k];
-      if (kPsi) d.psi[k] = p > 0 ? V6(crm<S>(ap, s[c]) + crm<S>(vp, d.scd[k])) : crm<S>(ap, s[c]);
+      if (kPsi)
+        d.psi_world[k] =
+            p > 0 ? V6(crm<S>(ap, s[c]) + crm<S>(vp, d.S_prime_world[k])) : crm<S>(ap, s[c]);
     }
-    d.vw[i] = v;
+    d.v_world[i] = v;
     if (nj == 1) {
       // S's rate v_i x S = S'
-      a += d.scd[k0] * qr[k0];
-      if (kPsi) d.scx[k0] = d.scd[k0] + d.scd[k0];
+      a += d.S_prime_world[k0] * qr[k0];
+      if (kPsi) d.S_cross_world[k0] = d.S_prime_world[k0] + d.S_prime_world[k0];
     } else {
       // sum_c (v_i x S_c) qr_c = v_i x (S qr)
       V6 sr = V6::Zero();
       for (int c = 0; c < nj; ++c) sr += s[c] * qr[k0 + c];
       a += crm<S>(v, sr);
       if (kPsi)
-        for (int c = 0; c < nj; ++c) d.scx[k0 + c] = d.scd[k0 + c] + crm<S>(v, s[c]);
+        for (int c = 0; c < nj; ++c)
+          d.S_cross_world[k0 + c] = d.S_prime_world[k0 + c] + crm<S>(v, s[c]);
     }
-    d.aw[i] = a;
+    d.a_world[i] = a;
   }
-}
-
-// base-frame inertia of body i: mass, first moment c = m o + R h, Ib about the base origin
-template <class S>
-ROBODYN_INLINE void world_inertia(const Model& m, const DataTpl<S>& d, int i, V3T<S>& c,
-                                  M3T<S>& Ib) {
-  const M3T<S>& R = d.oR[i];
-  const V3T<S>& o = d.op[i];
-  const S mass(m.mass[i]);
-  const V3T<S> y = R * m.h[i].template cast<S>();
-  c = y + mass * o;
-  // R Ibar R' - [o][y] - [y][o] - m [o][o] = R Ibar R' - ([o][c] + [y][o])
-  const M3T<S> ox = skew<S>(o), yx = skew<S>(y);
-  Ib = R * m.Ibar[i].template cast<S>() * R.transpose() - ox * skew<S>(c) - yx * ox;
 }
 
 }  // namespace detail
@@ -144,86 +123,79 @@ void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
     M3T<S> Ib;
     detail::world_inertia(m, d, i, c, Ib);
     const S mass(m.mass[i]);
-    const V6& v = d.vw[i];
+    const V6& v = d.v_world[i];
     const V3T<S> w = v.template head<3>(), l = v.template tail<3>();
     const V6 h = detail::inertia_mul<S>(mass, c, Ib, v);  // momentum (hn, hf)
-    d.Fw[i] = detail::inertia_mul<S>(mass, c, Ib, d.aw[i]) + detail::crf<S>(v, h);
+    d.f_world[i] = detail::inertia_mul<S>(mass, c, Ib, d.a_world[i]) + detail::crf<S>(v, h);
     const M3T<S> WA = skew<S>(w) * Ib;
     const S cl = c.dot(l);
     M3T<S> T = WA + WA.transpose() - (c * l.transpose() + l * c.transpose());
     T.diagonal().array() += cl + cl;
     T -= skew<S>(V3T<S>(h.template head<3>()));
-    d.cm[i] = mass;
-    d.cc[i] = c;
-    d.cI[i] = Ib;
-    d.cT[i] = T;
-    d.cP[i] = S(-2) * V3T<S>(h.template tail<3>());
+    d.IC_world_m[i] = mass;
+    d.IC_world_h[i] = c;
+    d.IC_world_I[i] = Ib;
+    d.BC_world_T[i] = T;
+    d.BC_world_P[i] = S(-2) * V3T<S>(h.template tail<3>());
   }
   // subtree sums, tip to base (base coordinates: plain sums)
-  for (int i = n; i >= 1; --i) {
-    const int p = m.parent[i];
-    if (p > 0) {
-      d.cm[p] += d.cm[i];
-      d.cc[p] += d.cc[i];
-      d.cI[p] += d.cI[i];
-      d.cT[p] += d.cT[i];
-      d.cP[p] += d.cP[i];
-      d.Fw[p] += d.Fw[i];
-    }
-  }
+  sum_subtrees<false>(m, d.IC_world_m, d.IC_world_h, d.IC_world_I, d.BC_world_T, d.BC_world_P,
+                      d.f_world);
   // the pairs (axis a of body k, axes of k and of its ancestors)
   for (int k = 1; k <= n; ++k) {
     const bool has_ancestors = m.parent[k] > 0;
     for (int a = m.iv[k]; a < m.iv[k] + joint_nv(m.type[k]); ++a) {
-      const V6& sk = d.sc[a];
-      const V6 U = detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], sk);  // Ic_k S_a
+      const V6& sk = d.S_world[a];
+      // Ic_k S_a
+      const V6 U = detail::inertia_mul<S>(d.IC_world_m[k], d.IC_world_h[k], d.IC_world_I[k], sk);
       // Bc_k' S_a (angular part only): T' s_w + [P]' s_l = T' s_w - P x s_l
-      const V3T<S> Z = d.cT[k].transpose() * sk.template head<3>() -
-                       cross<S>(d.cP[k], V3T<S>(sk.template tail<3>()));
+      const V3T<S> Z = d.BC_world_T[k].transpose() * sk.template head<3>() -
+                       cross<S>(d.BC_world_P[k], V3T<S>(sk.template tail<3>()));
       // columns a of the rows of k's strict ancestors
       V6 G = V6::Zero(), H = V6::Zero();
       if (has_ancestors) {
-        G = detail::crf<S>(sk, d.Fw[k]) +
-            detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], d.psi[a]) +
-            detail::b_mul<S>(d.cT[k], d.cP[k], d.scd[a]);
-        H = detail::b_mul<S>(d.cT[k], d.cP[k], sk) +
-            detail::inertia_mul<S>(d.cm[k], d.cc[k], d.cI[k], d.scx[a]);
+        G = detail::crf<S>(sk, d.f_world[k]) +
+            detail::inertia_mul<S>(d.IC_world_m[k], d.IC_world_h[k], d.IC_world_I[k],
+                                   d.psi_world[a]) +
+            detail::b_mul<S>(d.BC_world_T[k], d.BC_world_P[k], d.S_prime_world[a]);
+        H = detail::b_mul<S>(d.BC_world_T[k], d.BC_world_P[k], sk) +
+            detail::inertia_mul<S>(d.IC_world_m[k], d.IC_world_h[k], d.IC_world_I[k],
+                                   d.S_cross_world[a]);
       }
       for (int j = k; j > 0; j = m.parent[j]) {
         for (int c = m.iv[j]; c < m.iv[j] + joint_nv(m.type[j]); ++c) {
-          dq[a * nv + c] = U.dot(d.psi[c]) + Z.dot(d.scd[c].template head<3>());
-          dqd[a * nv + c] = Z.dot(d.sc[c].template head<3>()) + U.dot(d.scx[c]);
+          dq[a * nv + c] = U.dot(d.psi_world[c]) + Z.dot(d.S_prime_world[c].template head<3>());
+          dqd[a * nv + c] = Z.dot(d.S_world[c].template head<3>()) + U.dot(d.S_cross_world[c]);
           if (j != k) {
-            dq[c * nv + a] = d.sc[c].dot(G);
-            dqd[c * nv + a] = d.sc[c].dot(H);
+            dq[c * nv + a] = d.S_world[c].dot(G);
+            dqd[c * nv + a] = d.S_world[c].dot(H);
           }
         }
       }
     }
   }
-  for (int k = 1; k <= n; ++k)
-    if (m.damping[k] != 0) dqd[m.iv[k] * (nv + 1)] += S(m.damping[k]);
+  for (int k = 1; k <= n; ++k) add_joint_friction_rate(m, k, dqd[m.iv[k] * (nv + 1)]);
 }
 
 // Derivatives of forward dynamics qdd = FD(q, qd, tau) (all terms of rnea):
 //   dqdd/dq = -M^-1 dtau/dq, dqdd/dqd = -M^-1 dtau/dqd at qdd = FD(q, qd, tau), dqdd/dtau = M^-1
 // (M with armature; dq a tangent vector with a free-flyer, as in rnea_derivatives), all by the
-// sparse factor M = L' L (ltl_factor, left in d.M). dq, dqd, dtau: (nv, nv) row-major; qdd:
-// (nv,) the accelerations (may be d.tmp). Returns false when M is not positive definite.
+// sparse factor M = L' L (ltl_factor, left in d.H). dq, dqd, dtau: (nv, nv) row-major; qdd:
+// (nv,) the accelerations (may be d.scratch). Returns false when M is not positive definite.
 template <class S>
 bool forward_dynamics_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd,
                                   const S* tau, S* qdd, S* dq, S* dqd, S* dtau) {
   const int n = m.nv;
   // qdd = M^-1 (tau - bias - damping qd - friction sign(qd)): the inputs are read first
-  bias_torques(m, d, q, qd, d.tmp.data());
+  bias_torques(m, d, q, qd, d.scratch.data());
   detail::crba_lower(m, d, q);
-  forward_dynamics_rhs(m, qd, tau, d.tmp.data());
-  for (int k = 0; k < n; ++k) qdd[k] = d.tmp[k];
+  forward_dynamics_rhs(m, qd, tau, d.scratch.data());
+  for (int k = 0; k < n; ++k) qdd[k] = d.scratch[k];
   if (!detail::ltl_factor(m, d)) return false;
   detail::ltl_solve(m, d, qdd);
   rnea_derivatives(m, d, q, qd, qdd, dq, dqd);
-  S* inv = d.Linv.data();  // 1 / L(i, i)
-  for (int i = 0; i < n; ++i) inv[i] = S(1) / d.M(i, i);
+  S* inv = d.L_inv_diag.data();  // 1 / L(i, i)
+  for (int i = 0; i < n; ++i) inv[i] = S(1) / d.H(i, i);
   for (int k = 0; k < n * n; ++k) dtau[k] = S(0);
   for (int k = 0; k < n; ++k) dtau[k * n + k] = S(1);
   detail::ltl_solve_rows(m, d, inv, dq, true);

@@ -270,8 +270,8 @@ ROBODYN_INLINE PlaneRot<S> plane_of(const ConstRotation& R) {
 // the joint rotation Rz(q_i) (2 mul for sin^2 and sin cos, 2 add for their doubles)
 template <class S>
 ROBODYN_INLINE PlaneRot<S> plane_z(const DataTpl<S>& d, int i) {
-  const S s2 = d.s[i] * d.s[i], cs = d.c[i] * d.s[i];
-  return {d.c[i], d.s[i], s2, cs, S(0), S(0), S(s2 + s2), S(cs + cs), false};
+  const S s2 = d.sin_q[i] * d.sin_q[i], cs = d.cos_q[i] * d.sin_q[i];
+  return {d.cos_q[i], d.sin_q[i], s2, cs, S(0), S(0), S(s2 + s2), S(cs + cs), false};
 }
 
 // The relabelling of a signed permutation (ConstRotation::perm, iperm) as a compile-time
@@ -403,6 +403,17 @@ ROBODYN_INLINE V6T<S> crm(const V6T<S>& x, const V6T<S>& y) {
   return r;
 }
 
+// the motion cross product as a 6x6 matrix, crm(x) y = x x y (the force one is -crm(x)')
+template <class S>
+ROBODYN_INLINE Eigen::Matrix<S, 6, 6> crm_matrix(const V6T<S>& x) {
+  Eigen::Matrix<S, 6, 6> X = Eigen::Matrix<S, 6, 6>::Zero();
+  const M3T<S> w = skew<S>(V3T<S>(x.template head<3>()));
+  X.template topLeftCorner<3, 3>() = w;
+  X.template bottomLeftCorner<3, 3>() = skew<S>(V3T<S>(x.template tail<3>()));
+  X.template bottomRightCorner<3, 3>() = w;
+  return X;
+}
+
 // force cross product x x* f
 template <class S>
 ROBODYN_INLINE V6T<S> crf(const V6T<S>& x, const V6T<S>& f) {
@@ -410,6 +421,17 @@ ROBODYN_INLINE V6T<S> crf(const V6T<S>& x, const V6T<S>& f) {
   const V3T<S> fn = f.template head<3>(), ff = f.template tail<3>();
   V6T<S> r;
   r << V3T<S>(cross<S>(xw, fn) + cross<S>(xl, ff)), cross<S>(xw, ff);
+  return r;
+}
+
+// a rigid inertia (mass, first moment c, rotational inertia Ib about the origin, all in one
+// frame) times a motion y in that frame: the momentum (Ib y_w + c x y_l, mass y_l - c x y_w)
+template <class S>
+ROBODYN_INLINE V6T<S> inertia_mul(const S& mass, const V3T<S>& c, const M3T<S>& Ib,
+                                  const V6T<S>& y) {
+  const V3T<S> yw = y.template head<3>(), yl = y.template tail<3>();
+  V6T<S> r;
+  r << V3T<S>(Ib * yw + cross<S>(c, yl)), V3T<S>(mass * yl - cross<S>(c, yw));
   return r;
 }
 

@@ -50,7 +50,7 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
       case 1:
         crba(m, d, q);
         for (int i = 0; i < nv; ++i)
-          for (int j = 0; j < nv; ++j) M[i * nv + j] = d.M(i, j);
+          for (int j = 0; j < nv; ++j) M[i * nv + j] = d.H(i, j);
         break;
       case 2: aba(m, d, q, v, tau.data(), a1.data()); break;
       case 3: forward_dynamics_crba(m, d, q, v, tau.data(), a2.data()); break;
@@ -154,7 +154,7 @@ int check_floating(const char* label, const Model& m, const std::string& mode) {
     for (int i = 0; i < nv; ++i)
       for (int j = 0; j < nv; ++j) {
         double x = 0;
-        for (int k = 0; k < nv; ++k) x += D3[i * nv + k] * d.M(k, j);
+        for (int k = 0; k < nv; ++k) x += D3[i * nv + k] * d.H(k, j);
         err = std::max(err, std::abs(x - (i == j ? 1.0 : 0.0)));
       }
   }

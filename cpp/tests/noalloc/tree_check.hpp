@@ -67,7 +67,7 @@ void run_one(int k, const Model& m, Data& d, const double* q, const double* qd,
     case 2:
       crba(m, d, q);
       for (int i = 0; i < m.n; ++i)
-        for (int j = 0; j < m.n; ++j) b.M[i * m.n + j] = d.M(i, j);
+        for (int j = 0; j < m.n; ++j) b.M[i * m.n + j] = d.H(i, j);
       break;
     case 3: aba(m, d, q, qd, tau, b.qdd.data()); break;
     case 4: forward_dynamics_crba(m, d, q, qd, tau, b.qdd2.data()); break;
@@ -150,7 +150,7 @@ std::string check_results(const Model& m, Data& d, const double* q, const double
   for (int i = 0; i < n; ++i) {
     double mq = bias[i] + m.damping[i + 1] * qd[i] +
                 m.friction[i + 1] * (qd[i] > 0 ? 1.0 : qd[i] < 0 ? -1.0 : 0.0);
-    for (int j = 0; j < n; ++j) mq += d.M(i, j) * qdd[j];
+    for (int j = 0; j < n; ++j) mq += d.H(i, j) * qdd[j];
     err = std::max(err, std::abs(mq - tau[i]) / scale);
     err = std::max(err, std::abs(tau2[i] - tau[i]) / scale);
     for (const auto* x : {&back, &back2, &back3})
@@ -165,7 +165,7 @@ std::string check_results(const Model& m, Data& d, const double* q, const double
     err = std::max(err, std::abs(qdd3[i] - qdd[i]) / std::max(1.0, std::abs(qdd[i])));
     for (int j = 0; j < n; ++j) {
       double x = 0;
-      for (int k = 0; k < n; ++k) x += D3[i * n + k] * d.M(k, j);
+      for (int k = 0; k < n; ++k) x += D3[i * n + k] * d.H(k, j);
       err = std::max(err, std::abs(x - (i == j ? 1.0 : 0.0)));
     }
   }
@@ -252,9 +252,9 @@ int check_model(const char* label, const Model& m, const std::string& mode) {
   return failures;
 }
 
-// crba into d.M writes only H's pattern when d.M holds zeros off it (DataTpl::M_pattern): after
-// every other algorithm that writes d.M on the same Data (the Cholesky factor fills in, Kane
-// writes one triangle, the L'L factor), crba's d.M must equal a fresh Data's, entry for entry
+// crba into d.H writes only H's pattern when d.H holds zeros off it (DataTpl::M_pattern): after
+// every other algorithm that writes d.H on the same Data (the Cholesky factor fills in, Kane
+// writes one triangle, the L'L factor), crba's d.H must equal a fresh Data's, entry for entry
 // (both triangles); crba_lower's lower triangle too. "" when it holds
 std::string check_pattern_reuse(const Model& m) {
   const int nq = m.nq, nv = m.nv;
@@ -268,13 +268,13 @@ std::string check_pattern_reuse(const Model& m) {
       detail::crba_lower(m, f, q.data());
     else
       crba(m, f, q.data());
-    return Eigen::MatrixXd(f.M);
+    return Eigen::MatrixXd(f.H);
   };
   auto differs = [&](bool lower, const char* after) -> std::string {
     const Eigen::MatrixXd want = fresh(lower);
     for (int i = 0; i < nv; ++i)
       for (int j = 0; j <= (lower ? i : nv - 1); ++j)
-        if (d.M(i, j) != want(i, j))
+        if (d.H(i, j) != want(i, j))
           return std::string(lower ? "crba_lower" : "crba") + " after " + after +
                  ": entry (" + std::to_string(i) + ", " + std::to_string(j) + ") differs";
     return "";

@@ -36,14 +36,14 @@ namespace detail {
 // M = L' L (factorization.hpp's ltl_factor: the same operations on each entry, in the same
 // order) on M's upper triangle seen row-major: L(i, j), j an ancestor coordinate of i, at
 // U[i n + j], so the ancestors, runs of consecutive indices (cm.runs), are contiguous in
-// memory. d.M holds both triangles (crba). false when M is not positive definite. The factor
-// has M's pattern (no fill-in): d.M stays zero off the pattern (DataTpl::M_pattern, which crba
+// memory. d.H holds both triangles (crba). false when M is not positive definite. The factor
+// has M's pattern (no fill-in): d.H stays zero off the pattern (DataTpl::M_pattern, which crba
 // left set), so the next crba writes the pattern alone.
 template <class S>
 bool ltl_factor_rows(const Model& m, const ConstraintModel& cm, DataTpl<S>& d) {
   using std::sqrt;
   const int n = m.nv;
-  S* U = d.M.data();
+  S* U = d.H.data();
   for (int k = n - 1; k >= 0; --k) {
     S* Lk = U + k * n;
     if (!(Lk[k] > S(0))) return false;
@@ -115,7 +115,7 @@ template <int NR, class S, class Each>
 ROBODYN_INLINE void ltl_solve_t_fixed(const Model& m, const ConstraintModel& cm,
                                       const DataTpl<S>& d, const S* inv, S* X, Each&& each) {
   const int n = m.nv;
-  const S* U = d.M.data();
+  const S* U = d.H.data();
   each([&](int i) {
     const S* Li = U + i * n;
     const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
@@ -162,7 +162,7 @@ template <class S>
 void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
                       const S* inv, S* x) {
   const int n = m.nv;
-  const S* U = d.M.data();
+  const S* U = d.H.data();
   for (int i = 0; i < n; ++i) {
     const S* Li = U + i * n;
     const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
@@ -174,7 +174,7 @@ void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S
   }
 }
 
-// M's factor into d.M, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
+// M's factor into d.H, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
 // not positive definite. A loop's rows of J and Y are zero outside its support
 // (for_each_support_coordinate): the solves and products run over the supports alone.
 template <class S>
@@ -184,8 +184,8 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
   if (!ltl_factor_rows(m, cm, d)) return false;
   constraint_jacobian(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
-  S* inv = d.Linv.data();  // 1 / L(i, i)
-  for (int i = 0; i < nv; ++i) inv[i] = S(1) / d.M.data()[i * nv + i];
+  S* inv = d.L_inv_diag.data();  // 1 / L(i, i)
+  for (int i = 0; i < nv; ++i) inv[i] = S(1) / d.H.data()[i * nv + i];
   // (Y's entries off the supports are the zeros it was made with: never written)
   const S* J = cd.J.data();
   S* Y = cd.Y.data();
@@ -246,7 +246,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   bias_torques(m, d, q, v, z);
   forward_dynamics_rhs(m, v, tau, z);
   if (!detail::schur_complement(m, cm, d, cd, q)) return ConstraintStatus::MassNotPositive;
-  detail::ltl_solve_t_rows(m, cm, d, d.Linv.data(), z);
+  detail::ltl_solve_t_rows(m, cm, d, d.L_inv_diag.data(), z);
   // r = -gamma - kd J v - kp phi - Y z
   // (the frames and axes of schur_complement's constraint_jacobian)
   detail::loop_bias(m, cm, cd, v);
@@ -294,7 +294,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
       for (int k = r0; k < r1; ++k) z[i] += Y[k * nv + i] * cd.lam[k];
     });
   }
-  detail::ltl_solve_l_rows(m, cm, d, d.Linv.data(), z);
+  detail::ltl_solve_l_rows(m, cm, d, d.L_inv_diag.data(), z);
   for (int i = 0; i < nv; ++i) qdd[i] = z[i];
   for (int k = 0; k < nc; ++k) lam[k] = cd.lam[k];
   return ConstraintStatus::Ok;

@@ -159,17 +159,17 @@ template <class S>
 void loop_frames(const ConstraintModel& cm, const DataTpl<S>& d, ConstraintDataTpl<S>& cd) {
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
-    cd.Ra[l] = d.oR[c.body1] * c.R1.template cast<S>();
-    cd.pa[l] = d.op[c.body1] + d.oR[c.body1] * c.p1.template cast<S>();
-    cd.Rb[l] = d.oR[c.body2] * c.R2.template cast<S>();
-    cd.pb[l] = d.op[c.body2] + d.oR[c.body2] * c.p2.template cast<S>();
+    cd.Ra[l] = d.world_R[c.body1] * c.R1.template cast<S>();
+    cd.pa[l] = d.world_p[c.body1] + d.world_R[c.body1] * c.p1.template cast<S>();
+    cd.Rb[l] = d.world_R[c.body2] * c.R2.template cast<S>();
+    cd.pb[l] = d.world_p[c.body2] + d.world_R[c.body2] * c.p2.template cast<S>();
   }
 }
 
 // the world axes of every joint into cd.Sw (update_kinematics at level 3 done)
 template <class S>
 void world_axes(const Model& m, const DataTpl<S>& d, ConstraintDataTpl<S>& cd) {
-  for (int i = 1; i <= m.n; ++i) joint_axes_world<S>(m.type[i], d.oR[i], d.op[i], &cd.Sw[m.iv[i]]);
+  for (int i = 1; i <= m.n; ++i) joint_axes_world<S>(m.type[i], d.world_R[i], d.world_p[i], &cd.Sw[m.iv[i]]);
 }
 
 // the loop's six rows of x (frame 1 axes), its selected ones written to out

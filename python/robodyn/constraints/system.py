@@ -53,8 +53,10 @@ class ConstrainedRobot:
                       pose2=c.frame2, rows=list(c.rows), kp=c.baumgarte[0], kd=c.baumgarte[1])
                  for c in constraints]
         self._core = _core.ConstraintSystem(robot, loops)
-        # the hot call goes straight to the C++ method (the method below documents it)
-        self.forward_dynamics = self._core.forward_dynamics
+        # the hot call goes straight to the C++ method (the method below documents it), unless
+        # a subclass adds to it (the force elements' generalized forces)
+        if type(self).forward_dynamics is ConstrainedRobot.forward_dynamics:
+            self.forward_dynamics = self._core.forward_dynamics
 
     def residual(self, q, out=None) -> np.ndarray:
         """phi(q), shape (rows,): per constraint its rows of the pose of frame 1 relative to

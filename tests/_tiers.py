@@ -53,12 +53,14 @@ TABLE = {
     "test_reference_selfcheck.py::test_against_pinocchio": "peers",
     "test_regressor.py::test_pinocchio_regressor_random": "peers",
     "test_regressor.py::test_pinocchio_regressor_example_robot_data": "peers",
-    "test_urdf.py::test_fixtures_agree_with_pinocchio": "peers",
-    "test_urdf.py::test_example_robot_data_agrees_with_pinocchio": "peers",
-    "test_urdf.py::test_example_robot_round_trip": "peers",
-    "test_urdf.py::test_example_robots_cover_fixed_joints_branches_and_continuous": "peers",
-    "test_urdf.py::test_non_physical_example_inertias": "peers",
-    "test_urdf.py::test_non_physical_inertia_that_never_moves_is_not_checked": "peers",
+    "test_urdf_example_robots.py::test_fixtures_agree_with_pinocchio": "peers",
+    "test_urdf_example_robots.py::test_example_robot_data_agrees_with_pinocchio": "peers",
+    "test_urdf_example_robots.py::test_example_robot_round_trip": "peers",
+    "test_urdf_example_robots.py::test_example_robots_cover_fixed_joints_branches_and_continuous":
+        "peers",
+    "test_urdf_example_robots.py::test_non_physical_example_inertias": "peers",
+    "test_urdf_example_robots.py::test_non_physical_inertia_that_never_moves_is_not_checked":
+        "peers",
     "test_urdf_policy.py::test_written_urdf_loads_in_pinocchio_and_mujoco_with_the_same_dynamics":
         "peers",
     "test_usability.py::test_one_name_resolver_for_every_command": "peers",
@@ -136,8 +138,8 @@ TABLE = {
     "test_ros_process.py::test_the_nodes_run_until_sigint_or_sigterm_and_stop_within_half_a_second":
         "timing",
     "test_ros_law.py::test_computed_torque_law_stale_fallback_and_malformed_joint_states": "timing",
-    "test_urdf.py::test_entity_expansion_is_refused_fast": "timing",
-    "test_urdf.py::test_panda_loads_fast": "timing",
+    "test_urdf_input.py::test_entity_expansion_is_refused_fast": "timing",
+    "test_urdf_example_robots.py::test_panda_loads_fast": "timing",
     "test_hardening_inputs.py::test_devices_refused": "timing",
     "test_hardening_runtime.py::test_ctrl_c_stops_simulate_promptly": "timing",
     "test_hardening_runtime.py::test_simulate_raises_keyboard_interrupt_from_cpp_loop": "timing",

@@ -20,6 +20,24 @@ const robodyn::ForceSet* force_set_of(py::handle robot);            // forces_bi
 
 namespace robodyn_py {
 
+// runs fn (returning a py::object) for a METH_FASTCALL entry point: its result, or nullptr
+// with the Python error set from what it threw
+template <class Fn>
+inline PyObject* guarded(Fn&& fn) {
+  try {
+    return fn().release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (py::builtin_exception& e) {
+    e.set_error();
+  } catch (std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
 // an expression graph (robodyn.codegen) as a dict of its arrays
 inline py::dict graph_dict(const ExprGraph& g) {
   py::dict d;

@@ -262,7 +262,7 @@ int int_arg(py::handle h, const char* name, int fallback) {
 PyObject* fast_forward_dynamics(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
                                 PyObject* kwnames) {
   static constexpr const char* kNames[7] = {"q", "v", "tau", "mu", "max_iter", "tol", "out"};
-  try {
+  return guarded([&]() -> py::object {
     py::handle a[7];
     if (nargs > 7) throw py::type_error("forward_dynamics() takes at most 7 arguments");
     for (Py_ssize_t k = 0; k < nargs; ++k) a[k] = args[k];
@@ -285,19 +285,8 @@ PyObject* fast_forward_dynamics(PyObject* self, PyObject* const* args, Py_ssize_
     ConstraintSystem& s = system_of(self);
     return s.forward_dynamics(a[0], a[1], a[2], float_arg(a[3], 0.0),
                               int_arg(a[4], "max_iter", 1), float_arg(a[5], 1e-12),
-                              a[6] ? a[6] : py::handle(Py_None))
-        .release()
-        .ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (py::builtin_exception& e) {
-    e.set_error();
-  } catch (std::bad_alloc&) {
-    PyErr_NoMemory();
-  } catch (std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
+                              a[6] ? a[6] : py::handle(Py_None));
+  });
 }
 
 PyMethodDef kFastForwardDynamics = {
@@ -403,14 +392,7 @@ void register_constraints(py::module_& mod, ModelOf model_of) {
         } catch (const std::invalid_argument& e) {
           throw py::value_error(e.what());
         }
-        py::dict d;
-        d["op"] = py::bytes(reinterpret_cast<const char*>(g.op.data()), g.op.size());
-        d["a"] = g.a;
-        d["b"] = g.b;
-        d["c"] = g.c;
-        d["outputs"] = g.outputs;
-        d["assumptions"] = g.assumptions;
-        return d;
+        return graph_dict(g);
       }, py::arg("mu"), py::arg("iterations"));
   // forward_dynamics, the hot call: a fast-call method (fast_forward_dynamics)
   PyObject* cls = mod.attr("ConstraintSystem").ptr();

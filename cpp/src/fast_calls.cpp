@@ -177,21 +177,6 @@ std::array<py::handle, N> parse_args(const char* fname, const std::array<const c
   return v;
 }
 
-template <class Fn>
-PyObject* guarded(Fn&& fn) {
-  try {
-    return fn().release().ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (py::builtin_exception& e) {
-    e.set_error();
-  } catch (std::bad_alloc&) {
-    PyErr_NoMemory();
-  } catch (std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
-}
 
 // the C++ object of a Robot (the method descriptors guarantee self is a RobotCore instance):
 // the last one found, else from robots_by_object(), else by pybind11's cast

@@ -4,10 +4,11 @@ hand-made fast calls, through pybind11 and through nanobind.
     python bench/bench_call_layer.py [ROBOT ...] [--rounds 21] [--calls 2000]
                                      [--callgrind] [--reps 2000] [--json PATH]
 
-ROBOT: ur5 (example-robot-data), stanford_arm (bundled), talos (``talos_reduced``,
-free-floating, example-robot-data); default ur5 talos. Needs nanobind (``pip install
-nanobind``: a tool of this benchmark, not a dependency of robodyn), CMake, Ninja and a C++17
-compiler; the first run builds ``bench/call_layer/`` (its own CMakeLists: two extension
+ROBOT: ur5 (example-robot-data), a bundled robot (stanford_arm, ...), talos
+(``talos_reduced``, free-floating, example-robot-data), chainN (a seeded random revolute
+chain of N < 100 joints, bench/cpp_cases.py); default ur5 talos. Needs nanobind (``pip
+install nanobind``: a tool of this benchmark, not a dependency of robodyn), CMake, Ninja and a
+C++17 compiler; the first run builds ``bench/call_layer/`` (its own CMakeLists: two extension
 modules compiled from the project's headers and model builder, -O3, no LTO) into
 ``build/call_layer/`` (about 3 minutes; later runs rebuild only what changed).
 
@@ -115,8 +116,16 @@ def load_robot(name):
 
     if name in cpp_cases.FLOATING:
         case = cpp_cases.floating_case(name)
+    elif re.fullmatch(r"chain[1-9][0-9]?", name):
+        case = cpp_cases.chain_case(int(name[5:]))
     else:
-        case = peers.load_case(name)
+        try:
+            case = peers.load_case(name)
+        except peers.BenchError as e:
+            raise LayerError(f"bench_call_layer: {e}") from None
+    if case.robot.is_specialized():
+        raise LayerError(f"bench_call_layer: {name} runs generated kernels; the comparison "
+                         "is of the generic rnea")
     return case.robot, cpp_cases.write_case(case, BUILD / "cases")
 
 

@@ -120,6 +120,8 @@ TABLE = {
     "test_urdf_policy.py::test_cli_strict_and_xacro_arguments": "slow",
     # the kernel cache's trust checks compile kernels and a planted library
     "test_codegen_cache.py": "compile",
+    # builds bench/call_layer's pybind11 and nanobind modules (skipped without nanobind)
+    "test_bench_call_layer.py": "compile",
     # the ROS 2 controller's joint-state checks (the `ros` extra)
     "test_ros_checks.py": "ros",
     # a scheduler that is not Dask, through the console script (waits for the connect timeout)

@@ -98,11 +98,13 @@ PYBIND11_MODULE(call_layer_pybind11, m) {
       // robodyn's rnea in a C++ loop over the rows of Q, V, A (no Python between the calls)
       .def("loop_ns",
            [](Core& c, const Arr& Q, const Arr& V, const Arr& A, long reps) {
+             const bool ok = Q.ndim() == 2 && V.ndim() == 2 && A.ndim() == 2 &&
+                             Q.shape(1) == c.model.nq && V.shape(1) == c.model.nv &&
+                             A.shape(1) == c.model.nv && Q.shape(0) == V.shape(0) &&
+                             A.shape(0) == V.shape(0) && V.shape(0) >= 1 && reps >= 1;
+             if (!ok)
+               throw std::invalid_argument("loop_ns: expected Q (N, nq), V, A (N, nv), reps > 0");
              const long rows = V.shape(0);
-             if (Q.ndim() != 2 || V.ndim() != 2 || A.ndim() != 2 || Q.shape(1) != c.model.nq ||
-                 V.shape(1) != c.model.nv || A.shape(1) != c.model.nv || Q.shape(0) != rows ||
-                 A.shape(0) != rows || rows < 1 || reps < 1)
-               throw std::invalid_argument("loop_ns: expected Q (N, nq), V and A (N, nv), reps > 0");
              return c.loop_ns(Q.data(), V.data(), A.data(), rows, reps);
            },
            py::arg("Q"), py::arg("V"), py::arg("A"), py::arg("reps"));

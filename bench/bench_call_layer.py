@@ -60,6 +60,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 import numpy as np
 
@@ -73,7 +74,8 @@ POOL = 64  # distinct states per entry point
 
 
 class LayerError(RuntimeError):
-    """The comparison modules cannot be built or loaded."""
+    """The benchmark cannot run: a tool or robot missing, a build failing, or an entry point's
+    result differing from robodyn's."""
 
 
 def build_modules(log=print):
@@ -114,15 +116,15 @@ def load_robot(name):
     import cpp_cases
     import peers
 
-    if name in cpp_cases.FLOATING:
-        case = cpp_cases.floating_case(name)
-    elif re.fullmatch(r"chain[1-9][0-9]?", name):
-        case = cpp_cases.chain_case(int(name[5:]))
-    else:
-        try:
+    try:
+        if name in cpp_cases.FLOATING:
+            case = cpp_cases.floating_case(name)
+        elif re.fullmatch(r"chain[1-9][0-9]?", name):
+            case = cpp_cases.chain_case(int(name[5:]))
+        else:
             case = peers.load_case(name)
-        except peers.BenchError as e:
-            raise LayerError(f"bench_call_layer: {e}") from None
+    except peers.BenchError as e:
+        raise LayerError(f"bench_call_layer: {e}") from None
     if case.robot.is_specialized():
         raise LayerError(f"bench_call_layer: {name} runs generated kernels; the comparison "
                          "is of the generic rnea")
@@ -149,6 +151,7 @@ class Entry:
 
     def __init__(self, label, fn, out=False, empty=False):
         self.label, self.fn, self.out, self.empty = label, fn, out, empty
+        self.loop = None  # its timed loop (run_entry)
 
 
 def entries(robot, case_path):
@@ -213,8 +216,17 @@ def _bare(rows, clock):
     return clock() - t0
 
 
+def _own_copy(loop):
+    """loop with a code object of its own: CPython specialises a call site for the callables
+    it meets (and backs off after misses), so each entry point's loop is its own copy and no
+    entry point is timed or counted through a site specialised for another's."""
+    return types.FunctionType(loop.__code__.replace(), loop.__globals__, loop.__name__)
+
+
 def run_entry(e, rows, o, clock=time.thread_time_ns):
-    return _calls_out(e.fn, rows, o, clock) if e.out else _calls(e.fn, rows, clock)
+    if e.loop is None:
+        e.loop = _own_copy(_calls_out if e.out else _calls)
+    return e.loop(e.fn, rows, o, clock) if e.out else e.loop(e.fn, rows, clock)
 
 
 def time_entries(table, core, pool, arrays, rounds, calls):
@@ -316,6 +328,9 @@ def count_instructions(name, reps, log=print):
             if d and t:
                 dumps[d.group(1).strip()] = int(t.group(1))
         log(f"# {name}: callgrind run {time.perf_counter() - t0:.0f} s, {len(dumps)} dumps")
+    if "bare loop" not in dumps:
+        raise LayerError("bench_call_layer: callgrind wrote no counters (was build/call_layer "
+                         "compiled without valgrind's headers, valgrind/callgrind.h?)")
     bare = dumps.pop("bare loop")
     out = {k: (v - bare) / reps for k, v in dumps.items() if not k.startswith("C++ loop")}
     out["C++ rnea alone"] = (dumps[f"C++ loop {reps + 1}"] - dumps["C++ loop 1"]) / reps

@@ -6,10 +6,10 @@
 // `python bench/bench_call_layer.py ur5 talos --callgrind` (2026-11-29, pybind11 3.1.0,
 // nanobind 3.1.0, NumPy 2.4.6; docs/performance.md has the table): instructions per call on
 // UR5, robodyn 5,425 (the layer 1,937 of them, the rest rnea), nanobind with nb::ndarray
-// arguments 11,570 (2.1x), pybind11 with Eigen::Ref 13,319 (2.5x); on Talos 22,563, 28,613
-// (1.27x), 30,352 (1.35x); in time 2.6x (UR5) and 1.5x (Talos) for either. nanobind imports
+// arguments 11,610 (2.1x), pybind11 with Eigen::Ref 13,283 (2.4x); on Talos 22,563, 28,596
+// (1.27x), 30,316 (1.34x); in time 2.6x (UR5) and 1.5x (Talos) for either. nanobind imports
 // each array through NumPy's DLPack export, and even its bare dispatch (494 instructions)
-// costs more than a METH_FASTCALL descriptor's (298), so nanobind is not taken.
+// costs more than a METH_FASTCALL descriptor's (187), so nanobind is not taken.
 #include "bindings_common.hpp"
 
 namespace robodyn_py {

@@ -98,7 +98,7 @@ def build_modules(log=print):
         _run(cmd, "configuring bench/call_layer")
     t0 = time.perf_counter()
     _run(["cmake", "--build", str(BUILD), "-j1"], "building bench/call_layer")
-    log(f"# build/call_layer up to date ({time.perf_counter() - t0:.0f} s)")
+    log(f"# {BUILD} up to date ({time.perf_counter() - t0:.0f} s)")
     if str(BUILD) not in sys.path:
         sys.path.insert(0, str(BUILD))
     return BUILD

@@ -19,9 +19,9 @@
 
 #include "robodyn/constraints/dynamics.hpp"
 #include "robodyn/constraints/loop.hpp"
-#include "robodyn/codegen.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/opcount.hpp"
+#include "robodyn/codegen/codegen.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/codegen/opcount.hpp"
 #include "bindings_common.hpp"
 #include "numpy_arrays.hpp"
 

@@ -17,12 +17,12 @@
 #include <cmath>
 
 #include "robodyn/constraints/loop.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/factorization.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/algorithms/factorization.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/algorithms/rnea.hpp"
 
 namespace robodyn {
 

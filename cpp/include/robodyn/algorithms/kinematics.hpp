@@ -8,11 +8,11 @@
 #include <emmintrin.h>
 #endif
 
-#include "robodyn/data.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/link.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -10,11 +10,11 @@
 #include <Eigen/Geometry>
 #include <cmath>
 
-#include "robodyn/data.hpp"
-#include "robodyn/link.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/simd.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/spatial/link.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -17,8 +17,8 @@
 
 #include <Eigen/Core>
 
-#include "robodyn/scalar_traits.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/scalar/scalar_traits.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -6,8 +6,8 @@
 #include <Eigen/Core>
 #include <type_traits>
 
-#include "robodyn/data.hpp"
-#include "robodyn/model.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
 
 // the small helpers below must inline into the sweeps: they are a few flops each. A unit whose
 // speed does not matter (the counting and tracing instantiations) may define both macros as

@@ -11,10 +11,10 @@
 // inertia, armature, is not part of the bodies' momentum).
 #pragma once
 
-#include "robodyn/data.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -23,9 +23,9 @@
 #include <cmath>
 #include <vector>
 
-#include "robodyn/data.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace robodyn {
 

@@ -18,11 +18,12 @@
 // them (tracing.hpp, counting.hpp).
 #pragma once
 
-#include "robodyn/model/data.hpp"
-#include "robodyn/spatial/joint.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
-#include "robodyn/spatial/link.hpp"
+#include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
 #include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {

@@ -10,10 +10,11 @@
 
 #include "robodyn/algorithms/aba.hpp"
 #include "robodyn/algorithms/crba.hpp"
-#include "robodyn/model/data.hpp"
 #include "robodyn/algorithms/kane.hpp"
-#include "robodyn/model/model.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
 #include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace robodyn {
 

@@ -29,12 +29,11 @@
 #pragma once
 
 #include "robodyn/algorithms/crba.hpp"
-#include "robodyn/model/data.hpp"
-#include "robodyn/spatial/joint.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
-#include "robodyn/spatial/link.hpp"
+#include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
-#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
 #include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {

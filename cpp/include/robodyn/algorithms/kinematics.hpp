@@ -9,9 +9,10 @@
 #endif
 
 #include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
 #include "robodyn/spatial/joint.hpp"
 #include "robodyn/spatial/link.hpp"
-#include "robodyn/model/model.hpp"
 #include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {

@@ -18,6 +18,9 @@
 #pragma once
 
 #include "robodyn/algorithms/rnea_derivatives.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

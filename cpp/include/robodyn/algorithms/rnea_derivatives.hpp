@@ -31,10 +31,12 @@
 #pragma once
 
 #include "robodyn/algorithms/crba.hpp"
-#include "robodyn/model/data.hpp"
 #include "robodyn/algorithms/factorization.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
 #include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {

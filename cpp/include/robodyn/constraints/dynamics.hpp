@@ -16,13 +16,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "robodyn/constraints/loop.hpp"
 #include "robodyn/algorithms/crba.hpp"
-#include "robodyn/model/data.hpp"
 #include "robodyn/algorithms/factorization.hpp"
-#include "robodyn/spatial/joint.hpp"
-#include "robodyn/model/model.hpp"
 #include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/constraints/loop.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

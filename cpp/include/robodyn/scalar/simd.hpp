@@ -18,7 +18,6 @@
 #include <Eigen/Core>
 
 #include "robodyn/scalar/scalar_traits.hpp"
-#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

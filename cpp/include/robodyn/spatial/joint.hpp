@@ -10,8 +10,6 @@
 #include <Eigen/Geometry>
 #include <cmath>
 
-#include "robodyn/model/data.hpp"
-#include "robodyn/spatial/link.hpp"
 #include "robodyn/model/model.hpp"
 #include "robodyn/scalar/simd.hpp"
 #include "robodyn/spatial/spatial.hpp"

@@ -23,9 +23,8 @@
 #include <type_traits>
 
 #include "robodyn/model/data.hpp"
-#include "robodyn/spatial/link_turns.hpp"
 #include "robodyn/model/model.hpp"
-#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/link_turns.hpp"
 #include "robodyn/spatial/spatial.hpp"
 
 // fixed-count loops over the entries of 3x3 and 6x6 matrices: unrolled (their index lists are

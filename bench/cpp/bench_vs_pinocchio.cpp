@@ -50,8 +50,8 @@
 #include "robodyn/algorithms/aba.hpp"
 #include "robodyn/algorithms/crba.hpp"
 #include "robodyn/algorithms/kane.hpp"
-#include "robodyn/model/model.hpp"
 #include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/model/model.hpp"
 #include "case_file.hpp"
 
 #if __has_include(<valgrind/callgrind.h>)

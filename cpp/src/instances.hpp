@@ -11,14 +11,14 @@
 #include "robodyn/algorithms/centroidal.hpp"
 #include "robodyn/algorithms/coriolis.hpp"
 #include "robodyn/algorithms/crba.hpp"
-#include "robodyn/model/data.hpp"
 #include "robodyn/algorithms/kane.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
-#include "robodyn/model/model.hpp"
 #include "robodyn/algorithms/momentum.hpp"
 #include "robodyn/algorithms/regressor.hpp"
 #include "robodyn/algorithms/rnea.hpp"
 #include "robodyn/algorithms/rnea_derivatives.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
 
 // Newton-Euler: inverse dynamics, bias and gravity torques
 #define ROBODYN_RNEA(X, S)                                                                 \

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "robodyn/algorithms/aba.hpp"
-#include "robodyn/model/data.hpp"
 #include "robodyn/algorithms/momentum.hpp"
+#include "robodyn/model/data.hpp"
 
 namespace robodyn {
 

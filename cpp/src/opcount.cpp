@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "robodyn/algorithms/algorithms.hpp"
-#include "robodyn/constraints/dynamics.hpp"
-#include "robodyn/constraints/loop.hpp"
-#include "robodyn/scalar/counting.hpp"
-#include "robodyn/model/data.hpp"
 #include "robodyn/algorithms/momentum.hpp"
-#include "robodyn/model/model.hpp"
 #include "robodyn/algorithms/regressor.hpp"
 #include "robodyn/algorithms/rnea_derivatives.hpp"
+#include "robodyn/constraints/dynamics.hpp"
+#include "robodyn/constraints/loop.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/counting.hpp"
 #include "instances.hpp"
 
 namespace robodyn {

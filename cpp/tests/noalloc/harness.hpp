@@ -31,20 +31,20 @@ void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
 
 #include "robodyn/algorithms/aba.hpp"
 #include "robodyn/algorithms/centroidal.hpp"
-#include "robodyn/constraints/dynamics.hpp"
-#include "robodyn/constraints/loop.hpp"
 #include "robodyn/algorithms/coriolis.hpp"
 #include "robodyn/algorithms/crba.hpp"
-#include "robodyn/model/data.hpp"
-#include "robodyn/algorithms/momentum.hpp"
-#include "robodyn/spatial/joint.hpp"
 #include "robodyn/algorithms/kane.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
-#include "robodyn/model/model.hpp"
+#include "robodyn/algorithms/momentum.hpp"
 #include "robodyn/algorithms/regressor.hpp"
 #include "robodyn/algorithms/rnea.hpp"
 #include "robodyn/algorithms/rnea_derivatives.hpp"
+#include "robodyn/constraints/dynamics.hpp"
+#include "robodyn/constraints/loop.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
 #include "robodyn/simulation/simulate.hpp"
+#include "robodyn/spatial/joint.hpp"
 
 // ---------------------------------------------------------------- counting allocators
 

@@ -2,8 +2,8 @@
 // floating or fixed: body 0 is the world; q (nq,), qd (nv,).
 #pragma once
 
-#include "robodyn/model/data.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
 #include "robodyn/spatial/spatial.hpp"
 

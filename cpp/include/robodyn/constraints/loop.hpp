@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/model/data.hpp"
-#include "robodyn/spatial/joint.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
 #include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {

@@ -19,15 +19,15 @@
 #include <vector>
 
 #include "robodyn/algorithms/aba.hpp"
-#include "robodyn/codegen/codegen.hpp"
-#include "robodyn/simulation/control.hpp"
 #include "robodyn/algorithms/crba.hpp"
-#include "robodyn/model/data.hpp"
 #include "robodyn/algorithms/forces.hpp"
-#include "robodyn/simulation/integrator.hpp"
 #include "robodyn/algorithms/kane.hpp"
-#include "robodyn/model/model.hpp"
 #include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/codegen/codegen.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/simulation/control.hpp"
+#include "robodyn/simulation/integrator.hpp"
 
 namespace robodyn {
 

@@ -56,10 +56,10 @@ HARNESS = r"""
 #include <string>
 #include <vector>
 
-#include "robodyn/aba.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/kane.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/kane.hpp"
+#include "robodyn/algorithms/rnea.hpp"
 
 using namespace robodyn;
 

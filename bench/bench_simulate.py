@@ -5,7 +5,7 @@ held at its end after 2 s) under computed-torque control at 1 kHz with a zero-or
 integrated by RK4 at 1 ms. Target: at least 100x real time.
 
 Every case runs with ``engine="python"`` (the loop in simulation.py) and ``engine="cpp"`` (the
-loop in cpp/include/robodyn/simulate.hpp, reference sampled once in Python, GIL released),
+loop in cpp/include/robodyn/simulation/simulate.hpp, reference sampled once in Python, GIL released),
 in the same process, best CPU time of --repeat (the machine is shared: CPU time, not wall
 time). Reported: CPU seconds and real-time factor (simulated / CPU time) of each engine, their
 ratio, the Python loop's overhead per 1 ms step (its CPU time minus calls x the cost of one

@@ -159,7 +159,7 @@ def test_trace_rejects_unknown_algorithm(bundled):
 
 def test_one_table_of_algorithm_names(bundled):
     """The generated code is traced from algorithms named as Robot.op_counts names them (one
-    table, cpp/include/robodyn/algorithms.hpp): every traced name is counted, an unknown
+    table, cpp/include/robodyn/algorithms/algorithms.hpp): every traced name is counted, an unknown
     name is refused by both with the same list of names."""
     robot = bundled["intelledex_605"]
     for names in codegen_kernels._TRACED.values():

@@ -1,4 +1,4 @@
-"""The composite-rigid-body mass matrix (cpp/include/robodyn/crba.hpp) on the cases its one loop
+"""The composite-rigid-body mass matrix (cpp/include/robodyn/algorithms/crba.hpp) on the cases its one loop
 must get right: subtrees whose columns are not consecutive (the runs of Model::subtree_runs),
 zeros between branches after the workspace held other numbers, a free-flyer's 6 x 6 block, and
 forward dynamics reading only the lower triangle. Against the pure-NumPy reference

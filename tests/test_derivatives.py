@@ -1,4 +1,4 @@
-"""Analytical derivatives of inverse and forward dynamics (cpp/include/robodyn/rnea_derivatives.hpp).
+"""Analytical derivatives of inverse and forward dynamics (cpp/include/robodyn/algorithms/rnea_derivatives.hpp).
 
 Checked against central finite differences of robodyn's own inverse_dynamics and
 forward_dynamics (all joint terms included: armature, damping, Coulomb friction away from

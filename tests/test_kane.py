@@ -1,4 +1,4 @@
-"""Kane's method (cpp/include/robodyn/kane.hpp): inverse_dynamics(method="kane") and
+"""Kane's method (cpp/include/robodyn/algorithms/kane.hpp): inverse_dynamics(method="kane") and
 forward_dynamics(method="kane").
 
 Checked against Newton-Euler (rnea) and the articulated-body algorithm (aba) on random chains

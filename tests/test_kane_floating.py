@@ -1,4 +1,4 @@
-"""Kane's method on a free-floating base (cpp/include/robodyn/kane.hpp): the base's six
+"""Kane's method on a free-floating base (cpp/include/robodyn/algorithms/kane.hpp): the base's six
 generalized speeds are its twist in base axes, v[:6] = [angular; linear], so
 inverse_dynamics(method="kane") and forward_dynamics(method="kane") take the same q (nq), v, a
 (nv) as every other algorithm and return the base's wrench [moment about the base origin;

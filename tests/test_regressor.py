@@ -1,4 +1,4 @@
-"""The joint-torque regressor (cpp/include/robodyn/regressor.hpp) and dynamic_parameters().
+"""The joint-torque regressor (cpp/include/robodyn/algorithms/regressor.hpp) and dynamic_parameters().
 
 tau = Y @ dynamic_parameters() + joint_regressor @ joint_parameters() reproduces
 inverse_dynamics to 1e-10 on random chains and trees (mixed joints, arbitrary link frames,

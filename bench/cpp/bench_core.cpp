@@ -10,10 +10,10 @@
 
 #include <Eigen/Geometry>
 
-#include "robodyn/aba.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/kane.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/kane.hpp"
+#include "robodyn/algorithms/rnea.hpp"
 
 using namespace robodyn;
 

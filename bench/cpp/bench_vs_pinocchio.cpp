@@ -47,11 +47,11 @@
 #include "pinocchio/multibody.hpp"
 #include "pinocchio/parsers/urdf.hpp"
 
-#include "robodyn/aba.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/kane.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/kane.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/model/model.hpp"
 #include "case_file.hpp"
 
 #if __has_include(<valgrind/callgrind.h>)

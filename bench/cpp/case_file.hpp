@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/model.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace bench {
 

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/aba.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/rnea.hpp"
-#include "robodyn/rnea_derivatives.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/algorithms/rnea_derivatives.hpp"
 #include "case_file.hpp"
 
 using namespace robodyn;

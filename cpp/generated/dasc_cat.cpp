@@ -15,7 +15,7 @@
 // Operations per call (mul = multiplications + divisions, add = additions +
 // subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm
 // each function was traced from (the shortest of robodyn's formulations; names of the
-// table in cpp/include/robodyn/algorithms.hpp):
+// table in cpp/include/robodyn/algorithms/algorithms.hpp):
 //   inverse_dynamics     434 mul    377 add   20 trig  (from rnea)
 //   mass_matrix          235 mul    231 add   20 trig  (from crba)
 //   gravity                0 mul      0 add    0 trig  (from gravity)

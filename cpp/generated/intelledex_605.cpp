@@ -10,7 +10,7 @@
 // Operations per call (mul = multiplications + divisions, add = additions +
 // subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm
 // each function was traced from (the shortest of robodyn's formulations; names of the
-// table in cpp/include/robodyn/algorithms.hpp):
+// table in cpp/include/robodyn/algorithms/algorithms.hpp):
 //   inverse_dynamics     181 mul    117 add   12 trig  (from kane)
 //   mass_matrix           37 mul     43 add    8 trig  (from crba)
 //   gravity               35 mul     14 add    8 trig  (from gravity)

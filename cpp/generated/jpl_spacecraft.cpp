@@ -15,7 +15,7 @@
 // Operations per call (mul = multiplications + divisions, add = additions +
 // subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm
 // each function was traced from (the shortest of robodyn's formulations; names of the
-// table in cpp/include/robodyn/algorithms.hpp):
+// table in cpp/include/robodyn/algorithms/algorithms.hpp):
 //   inverse_dynamics     206 mul    177 add    8 trig  (from rnea)
 //   mass_matrix           68 mul     80 add    8 trig  (from crba)
 //   gravity                0 mul      0 add    0 trig  (from gravity)

@@ -15,7 +15,7 @@
 // Operations per call (mul = multiplications + divisions, add = additions +
 // subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm
 // each function was traced from (the shortest of robodyn's formulations; names of the
-// table in cpp/include/robodyn/algorithms.hpp):
+// table in cpp/include/robodyn/algorithms/algorithms.hpp):
 //   inverse_dynamics      96 mul     88 add    4 trig  (from rnea)
 //   mass_matrix           14 mul     25 add    4 trig  (from crba)
 //   gravity                0 mul      0 add    0 trig  (from gravity)

@@ -10,7 +10,7 @@
 // Operations per call (mul = multiplications + divisions, add = additions +
 // subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm
 // each function was traced from (the shortest of robodyn's formulations; names of the
-// table in cpp/include/robodyn/algorithms.hpp):
+// table in cpp/include/robodyn/algorithms/algorithms.hpp):
 //   inverse_dynamics     209 mul    184 add    8 trig  (from rnea)
 //   mass_matrix           64 mul     77 add    6 trig  (from crba)
 //   gravity               16 mul      6 add    6 trig  (from gravity)

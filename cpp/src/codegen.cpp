@@ -1,7 +1,7 @@
 // Code generation: the algorithms instantiated with the tracing scalar (the only place that
 // instantiates them with Traced, so the double build is untouched). robodyn.codegen turns the
 // graphs into C++ source.
-#include "robodyn/codegen.hpp"
+#include "robodyn/codegen/codegen.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/algorithms.hpp"
+#include "robodyn/algorithms/algorithms.hpp"
 #include "robodyn/constraints/dynamics.hpp"
 #include "robodyn/constraints/loop.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/tracing.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/tracing.hpp"
 
 namespace robodyn {
 

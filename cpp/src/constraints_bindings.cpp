@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "robodyn/codegen/codegen.hpp"
+#include "robodyn/codegen/opcount.hpp"
 #include "robodyn/constraints/dynamics.hpp"
 #include "robodyn/constraints/loop.hpp"
-#include "robodyn/codegen.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/opcount.hpp"
+#include "robodyn/model/model.hpp"
 #include "bindings_common.hpp"
 #include "numpy_arrays.hpp"
 

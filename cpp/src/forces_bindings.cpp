@@ -1,6 +1,6 @@
-// Python bindings of the force elements (robodyn/forces.hpp): _core._ForceSet, the C++ half of
+// Python bindings of the force elements (robodyn/algorithms/forces.hpp): _core._ForceSet, the C++ half of
 // robodyn.forces.ForcedRobot. Registered from bindings.cpp (register_forces), which also asks
-// force_set_of() for the elements of a robot the simulation loop runs (robodyn/simulate.hpp).
+// force_set_of() for the elements of a robot the simulation loop runs (robodyn/simulation/simulate.hpp).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -16,8 +16,8 @@ namespace robodyn {
 ROBODYN_ALL_GROUPS(extern, double);
 }  // namespace robodyn
 
-#include "robodyn/forces.hpp"
-#include "robodyn/simulate.hpp"
+#include "robodyn/algorithms/forces.hpp"
+#include "robodyn/simulation/simulate.hpp"
 
 namespace py = pybind11;
 using namespace robodyn;

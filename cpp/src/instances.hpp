@@ -7,18 +7,18 @@
 // inside (a sweep, update_kinematics) is compiled and inlined there as before.
 #pragma once
 
-#include "robodyn/aba.hpp"
-#include "robodyn/centroidal.hpp"
-#include "robodyn/coriolis.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/kane.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/momentum.hpp"
-#include "robodyn/regressor.hpp"
-#include "robodyn/rnea.hpp"
-#include "robodyn/rnea_derivatives.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/centroidal.hpp"
+#include "robodyn/algorithms/coriolis.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/kane.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/algorithms/momentum.hpp"
+#include "robodyn/algorithms/regressor.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/algorithms/rnea_derivatives.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
 
 // Newton-Euler: inverse dynamics, bias and gravity torques
 #define ROBODYN_RNEA(X, S)                                                                 \

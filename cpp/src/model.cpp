@@ -1,5 +1,5 @@
 // Model building and validation.
-#include "robodyn/model.hpp"
+#include "robodyn/model/model.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "robodyn/aba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/momentum.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/momentum.hpp"
+#include "robodyn/model/data.hpp"
 
 namespace robodyn {
 

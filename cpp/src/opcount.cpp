@@ -1,6 +1,6 @@
 // Operation counts: the algorithms instantiated with the counting scalar (the only place that
 // instantiates them with Counted, so the double build is untouched).
-#include "robodyn/opcount.hpp"
+#include "robodyn/codegen/opcount.hpp"
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/algorithms.hpp"
+#include "robodyn/algorithms/algorithms.hpp"
+#include "robodyn/algorithms/momentum.hpp"
+#include "robodyn/algorithms/regressor.hpp"
+#include "robodyn/algorithms/rnea_derivatives.hpp"
 #include "robodyn/constraints/dynamics.hpp"
 #include "robodyn/constraints/loop.hpp"
-#include "robodyn/counting.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/momentum.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/regressor.hpp"
-#include "robodyn/rnea_derivatives.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/counting.hpp"
 #include "instances.hpp"
 
 namespace robodyn {

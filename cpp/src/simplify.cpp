@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "robodyn/codegen.hpp"
-#include "robodyn/tracing.hpp"
+#include "robodyn/codegen/codegen.hpp"
+#include "robodyn/scalar/tracing.hpp"
 
 namespace robodyn {
 

@@ -1,8 +1,8 @@
-// Python bindings of the simulation and control code: the fixed-step loop (robodyn/simulate.hpp,
+// Python bindings of the simulation and control code: the fixed-step loop (robodyn/simulation/simulate.hpp,
 // _core._simulate_fixed, robodyn.simulation.simulate's engine "cpp"), and the pieces the Python
 // layers call so that each exists once: the control laws, measurement and saturation
-// (robodyn/control.hpp: _control_law, _measure, _saturate; robodyn.control's controllers) and
-// the integrator step (robodyn/integrator.hpp: _fixed_step; robodyn.simulation.FixedStep, used
+// (robodyn/simulation/control.hpp: _control_law, _measure, _saturate; robodyn.control's controllers) and
+// the integrator step (robodyn/simulation/integrator.hpp: _fixed_step; robodyn.simulation.FixedStep, used
 // by the Python loop and robodyn-ros2-sim). Registered from bindings.cpp, which passes a
 // function giving the model and generated kernels of a RobotCore object.
 #include <pybind11/numpy.h>
@@ -28,7 +28,7 @@ ROBODYN_KANE(extern, double);
 ROBODYN_KINEMATICS(extern, double);
 }  // namespace robodyn
 
-#include "robodyn/simulate.hpp"
+#include "robodyn/simulation/simulate.hpp"
 
 namespace py = pybind11;
 using namespace robodyn;
@@ -141,7 +141,7 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       py::arg("law"), py::arg("kp"), py::arg("kd"), py::arg("feedback"), py::arg("q"),
       py::arg("qd"), py::arg("q_ref"), py::arg("qd_ref"), py::arg("qdd_ref"), py::arg("tau"),
       py::arg("v"), py::arg("g"), py::arg("inverse_dynamics"), py::arg("gravity_torques"),
-      "tau = law(q, qd; q_ref, qd_ref, qdd_ref) (robodyn/control.hpp), law an index into "
+      "tau = law(q, qd; q_ref, qd_ref, qdd_ref) (robodyn/simulation/control.hpp), law an index into "
       "CONTROL_LAWS, with inverse_dynamics(q, qd, qdd, out=) and gravity_torques(q, out=) "
       "called back (only with the arrays given). All arrays C-contiguous float64 (n,); tau, v "
       "(commanded acceleration or feedback torque) and g (gravity torques) are written. A NaN "
@@ -170,7 +170,7 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       py::arg("noise_q"), py::arg("noise_qd"),
       "Stores control call number `call`'s measurement (q + noise_q, qd + noise_qd; None adds "
       "nothing) in the (delay + 1, 2, n) ring and returns the slot the law sees, the one taken "
-      "`delay` calls earlier (robodyn/control.hpp measure). A NaN or inf in q or qd is a "
+      "`delay` calls earlier (robodyn/simulation/control.hpp measure). A NaN or inf in q or qd is a "
       "ValueError naming it, before the ring is written.");
 
   m.def(
@@ -204,7 +204,7 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
           bad("A", "singular or not finite (a zero or non-finite pivot)");
       },
       py::arg("A"), py::arg("B"),
-      "B <- A^-1 B in place (robodyn/simulate.hpp lu_solve: LU with partial pivoting), for a "
+      "B <- A^-1 B in place (robodyn/simulation/simulate.hpp lu_solve: LU with partial pivoting), for a "
       "C-contiguous float64 (k, k) A, overwritten by its factors, and (k,) or (k, r) B. "
       "Allocates nothing. A singular A is a ValueError.");
 
@@ -234,7 +234,7 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       },
       py::arg("q"), py::arg("qd"), py::arg("lower"), py::arg("upper"), py::arg("stops"),
       py::arg("restitution"), py::arg("hits"), py::arg("excess"),
-      "The joint limits at the end of a step (robodyn/simulate.hpp joint_stops): a joint "
+      "The joint limits at the end of a step (robodyn/simulation/simulate.hpp joint_stops): a joint "
       "beyond [lower, upper] (+-inf: none) is counted in hits and its largest excess kept and, "
       "with stops, put back on the bound with its outward velocity times -restitution. All "
       "arrays C-contiguous float64 (n,); q, qd, hits, excess written in place.");
@@ -283,7 +283,7 @@ void register_simulation(py::module_& m, SimHeld (*view)(py::handle)) {
       py::arg("Z"), py::arg("tmp"), py::arg("q_s"), py::arg("qd_s"), py::arg("qdd_s"),
       py::arg("tau"), py::arg("h"), py::arg("rk4"), py::arg("forward_dynamics"),
       py::arg("method"), py::arg("t") = 0.0, py::arg("control") = py::none(),
-      "One RK4 (rk4=True) or semi-implicit Euler step of size h (robodyn/integrator.hpp) of "
+      "One RK4 (rk4=True) or semi-implicit Euler step of size h (robodyn/simulation/integrator.hpp) of "
       "the state Z[0, :2n] in the (4, 3n) stage workspace Z, calling back "
       "forward_dynamics(q_s[s], qd_s[s], tau, method=method, out=qdd_s[s]) per stage and, "
       "before RK4 stages 1-3, control(t + c_s h, q_s[s], qd_s[s]); the views must be Z's rows. "

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/kinematics.hpp"
-#include "robodyn/link.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/spatial/link.hpp"
 
 using namespace robodyn;
 using M6 = Eigen::Matrix<double, 6, 6>;

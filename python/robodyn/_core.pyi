@@ -25,7 +25,7 @@ def _simulate_fixed(plant: RobotCore, grid: ArrayLike, control: ArrayLike, q0: A
                     **options: Any) -> dict[str, Any]: ...
 
 # the control laws, measurement, saturation and integrator step written once in C++
-# (cpp/include/robodyn/control.hpp, integrator.hpp), for robodyn.control and FixedStep
+# (cpp/include/robodyn/simulation/control.hpp, integrator.hpp), for robodyn.control and FixedStep
 CONTROL_LAWS: tuple[str, ...]
 def _control_law(law: int, kp: Array, kd: Array, feedback: bool, q: Array, qd: Array,
                  q_ref: Array, qd_ref: Array, qdd_ref: Array, tau: Array, v: Array, g: Array,

@@ -29,22 +29,22 @@ void noalloc_eigen_assert_failed(const char* what, const char* file, int line);
 #include <string>
 #include <vector>
 
-#include "robodyn/aba.hpp"
-#include "robodyn/centroidal.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/centroidal.hpp"
+#include "robodyn/algorithms/coriolis.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/kane.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/algorithms/momentum.hpp"
+#include "robodyn/algorithms/regressor.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/algorithms/rnea_derivatives.hpp"
 #include "robodyn/constraints/dynamics.hpp"
 #include "robodyn/constraints/loop.hpp"
-#include "robodyn/coriolis.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/momentum.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/kane.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/regressor.hpp"
-#include "robodyn/rnea.hpp"
-#include "robodyn/rnea_derivatives.hpp"
-#include "robodyn/simulate.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/simulation/simulate.hpp"
+#include "robodyn/spatial/joint.hpp"
 
 // ---------------------------------------------------------------- counting allocators
 

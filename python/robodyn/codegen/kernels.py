@@ -4,7 +4,7 @@ How it works:
 
 1. **Trace.** The C++ core runs one algorithm (Newton-Euler inverse dynamics, the
    composite-rigid-body mass matrix, gravity torques, forward dynamics) once with a tracing
-   scalar (``cpp/include/robodyn/tracing.hpp``): the robot's constants are numbers, q, qd and
+   scalar (``cpp/include/robodyn/scalar/tracing.hpp``): the robot's constants are numbers, q, qd and
    qdd (or tau) are symbols, and every operation becomes a node of an expression graph, built
    simplified: identical operations are one node (common subexpressions, sin/cos of an angle
    computed once), constants folded, ``x*0``, ``x*1``, ``x+0``, ``-(-x)`` removed, negations
@@ -61,7 +61,7 @@ __all__ = ["Graph", "Kernel", "Generated", "CodeSizeError", "trace", "simplify",
            "OPCOUNT_ALGORITHMS", "FORMAT_VERSION", "MAX_OPERATIONS", "ARGS", "CONST", "INPUT",
            "NEG", "ADD", "SUB", "MUL", "DIV", "SIN", "COS", "SQRT", "SIGN", "ATAN2"]
 
-# node operations (the codes of cpp/include/robodyn/codegen.hpp)
+# node operations (the codes of cpp/include/robodyn/codegen/codegen.hpp)
 CONST, INPUT, NEG, ADD, SUB, MUL, DIV, SIN, COS, SQRT, SIGN, ATAN2 = range(12)
 # C++ spelling of the binary and the one-argument operations
 _INFIX = {ADD: "+", SUB: "-", MUL: "*", DIV: "/"}
@@ -70,7 +70,7 @@ _CALL = {SIN: "std::sin", COS: "std::cos", SQRT: "std::sqrt"}
 # the kernels, in the order of RobotCore._set_kernels; algorithm traced, inputs, output
 FUNCTIONS = ("inverse_dynamics", "mass_matrix", "gravity", "forward_dynamics")
 # each function is traced from every generic formulation listed (names of the table of
-# algorithms, cpp/include/robodyn/algorithms.hpp, shared with Robot.op_counts); the shortest
+# algorithms, cpp/include/robodyn/algorithms/algorithms.hpp, shared with Robot.op_counts); the shortest
 # code is kept
 _TRACED = {"inverse_dynamics": ("rnea", "kane"),
            "mass_matrix": ("crba", "kane_inertia"),
@@ -111,7 +111,7 @@ class Graph:
     ``a`` = input index; Const: ``c`` = value; unary ops use ``a``, binary ``a`` and ``b``).
 
     A plain container: the simplification rules live in the C++ core only
-    (``cpp/include/robodyn/tracing.hpp`` applies them as the tracer builds the graph,
+    (``cpp/include/robodyn/scalar/tracing.hpp`` applies them as the tracer builds the graph,
     ``cpp/src/simplify.cpp`` as :func:`simplify` rebuilds it). :meth:`node` appends a node as
     given, with no simplification.
     """
@@ -177,7 +177,7 @@ class Graph:
 def trace(robot, algorithm):
     """The expression graph of ``algorithm`` on ``robot`` (traced by the C++ core, simplified
     as it was built) and its output node ids. Algorithms: the straight-line ones of the table
-    in ``cpp/include/robodyn/algorithms.hpp`` ("rnea", "kane", "gravity", "gravity_kane",
+    in ``cpp/include/robodyn/algorithms/algorithms.hpp`` ("rnea", "kane", "gravity", "gravity_kane",
     "bias", "crba", "kane_inertia", "aba", "forward_dynamics", "kane_forward"); ValueError for
     another name. Inputs: q = 0..nq-1, qd = nq..nq+nv-1, the third argument = nq+nv..nq+2nv-1
     (nq = nv = n on a fixed base)."""
@@ -253,7 +253,7 @@ class Kernel:
     graph: Graph
     outputs: list
     counts: dict
-    traced: str = ""   # the algorithm it was traced from (cpp/include/robodyn/algorithms.hpp)
+    traced: str = ""   # the algorithm it was traced from (cpp/include/robodyn/algorithms/algorithms.hpp)
 
 
 @dataclass
@@ -543,7 +543,7 @@ def generate(robot, name=None, max_operations=None):
         "// Operations per call (mul = multiplications + divisions, add = additions +",
         "// subtractions, negation free, trig = sin/cos/sqrt calls), and the generic algorithm",
         "// each function was traced from (the shortest of robodyn's formulations; names of the",
-        "// table in cpp/include/robodyn/algorithms.hpp):",
+        "// table in cpp/include/robodyn/algorithms/algorithms.hpp):",
     ]
     for function in FUNCTIONS:
         k = gen.kernels[function]

@@ -44,7 +44,7 @@ robot's methods accept ``out=`` the control law allocates nothing.
 
 One implementation: the laws of :class:`ComputedTorque`, :class:`PDGravity` and
 :class:`Feedforward`, the measurement model (noise, delay) and the saturation of every
-controller are the C++ functions of ``cpp/include/robodyn/control.hpp``, called here through
+controller are the C++ functions of ``cpp/include/robodyn/simulation/control.hpp``, called here through
 ``robodyn._core`` with the controller model's ``inverse_dynamics`` / ``gravity_torques`` as
 callbacks; robodyn.simulate's C++ loop runs the same functions with the model's algorithms
 (so its Python and C++ loops, and the ROS 2 node, share one copy of each law).
@@ -76,7 +76,7 @@ __all__ = ["Controller", "ComputedTorque", "PDGravity", "Feedforward", "Adaptive
            "pd_gains", "effort_bounds", "LawSpec", "LAWS", "COMPUTED_TORQUE_KP",
            "COMPUTED_TORQUE_KD", "saturate"]
 
-# the laws written in C++ (cpp/include/robodyn/control.hpp), by name; index = the C++ enum
+# the laws written in C++ (cpp/include/robodyn/simulation/control.hpp), by name; index = the C++ enum
 LAWS = tuple(_core.CONTROL_LAWS)
 _LAW_INDEX = {name: i for i, name in enumerate(LAWS)}
 

@@ -18,7 +18,7 @@ from .urdf_write import rpy_to_matrix
 __all__ = ["Reader", "read_inertial", "inertia_violation", "read_joint", "warn", "ROOT_JOINT",
            "INERTIA_RTOL", "INERTIA_ATOL", "Joint", "pose"]
 
-# The one inertia tolerance, shared with the C++ model (cpp/include/robodyn/model.hpp,
+# The one inertia tolerance, shared with the C++ model (cpp/include/robodyn/model/model.hpp,
 # kInertiaRtol / kInertiaAtol; a test checks they agree): a principal moment may be below 0, and
 # I1 + I2 below I3, by max(INERTIA_RTOL * largest |principal moment|, INERTIA_ATOL).
 INERTIA_RTOL = 1e-9

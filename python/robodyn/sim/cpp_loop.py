@@ -1,4 +1,4 @@
-"""The C++ simulation loop (cpp/include/robodyn/simulate.hpp): when the plant, the controller
+"""The C++ simulation loop (cpp/include/robodyn/simulation/simulate.hpp): when the plant, the controller
 and the reference allow it, :func:`robodyn.simulate` runs here (:func:`cpp_engine` says why
 not otherwise)."""
 

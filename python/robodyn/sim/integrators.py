@@ -24,7 +24,7 @@ class FixedStep:
     """One step of a fixed-step integrator (``"rk4"`` or semi-implicit ``"euler"``) of the plant
     ``qdd = forward_dynamics(q, qd, tau)``: the step :func:`simulate`'s Python loop takes, and
     what ``robodyn-ros2-sim`` integrates with. The step itself is the C++ one of the C++ loop
-    (``cpp/include/robodyn/integrator.hpp``, through ``robodyn._core._fixed_step``), which
+    (``cpp/include/robodyn/simulation/integrator.hpp``, through ``robodyn._core._fixed_step``), which
     calls the forward dynamics back once per stage.
 
     ``FixedStep(robot, integrator="rk4", method="aba", tau=None)`` integrates

@@ -32,7 +32,7 @@ Integrators:
   respected and the output is sampled on the same grid.
 
 Engines: the fixed-step integrators ("rk4", "euler") also run as a loop in C++
-(``robodyn._core._simulate_fixed``, cpp/include/robodyn/simulate.hpp) when the plant is a
+(``robodyn._core._simulate_fixed``, cpp/include/robodyn/simulation/simulate.hpp) when the plant is a
 :class:`robodyn.Robot`, the controller is ``None`` or one of :class:`~robodyn.control.ComputedTorque`,
 :class:`~robodyn.control.PDGravity`, :class:`~robodyn.control.Feedforward` (measurement noise
 and delay included) and the reference has ``.sample(ts)`` (every robodyn trajectory). The
@@ -81,7 +81,7 @@ root link of a floating robot needs no Jacobian: it is the base block of the gen
 ``result.tau`` records the total generalized force, torque plus wrenches.
 
 The fixed-step integrators and the control laws are written once, in C++
-(``cpp/include/robodyn/integrator.hpp``, ``control.hpp``): the Python loop calls them through
+(``cpp/include/robodyn/simulation/integrator.hpp``, ``control.hpp``): the Python loop calls them through
 ``robodyn._core`` (:class:`FixedStep`, :mod:`robodyn.control`) with the robot's methods as
 callbacks, the C++ loop with the model's algorithms. A controller tells the C++ loop what it
 is by :meth:`robodyn.control.Controller.law_spec` (see :mod:`robodyn.control`).

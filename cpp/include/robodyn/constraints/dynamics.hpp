@@ -16,13 +16,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/factorization.hpp"
+#include "robodyn/algorithms/rnea.hpp"
 #include "robodyn/constraints/loop.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/factorization.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

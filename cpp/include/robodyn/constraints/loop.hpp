@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/data.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -2,7 +2,7 @@
 
 ``robot.with_forces([Spring(...), RotationalSpring(...), BodyForce(...)])`` gives a
 :class:`robodyn.model.robot.ForcedRobot` whose forward dynamics, simulation, potential energy and derivatives
-include the elements' generalized force, evaluated in C++ (cpp/include/robodyn/forces.hpp).
+include the elements' generalized force, evaluated in C++ (cpp/include/robodyn/algorithms/forces.hpp).
 """
 
 from .curve import CURVE_KINDS, Curve

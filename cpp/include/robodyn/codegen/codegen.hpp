@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/model.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace robodyn {
 

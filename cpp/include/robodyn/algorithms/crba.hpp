@@ -47,11 +47,14 @@
 #include <cstring>
 #include <type_traits>
 
-#include "robodyn/data.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/link.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 // the out-of-line steps of crba's sweep (crba_step_call)
 #if !defined(ROBODYN_STEP)

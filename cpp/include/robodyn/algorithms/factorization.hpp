@@ -12,8 +12,8 @@
 
 #include <cmath>
 
-#include "robodyn/data.hpp"
-#include "robodyn/model.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace robodyn {
 namespace detail {

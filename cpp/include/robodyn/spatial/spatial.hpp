@@ -4,10 +4,11 @@
 #pragma once
 
 #include <Eigen/Core>
-#include <type_traits>
+#include <array>
 
-#include "robodyn/data.hpp"
-#include "robodyn/model.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/scalar_traits.hpp"
 
 // the small helpers below must inline into the sweeps: they are a few flops each. A unit whose
 // speed does not matter (the counting and tracing instantiations) may define both macros as
@@ -42,13 +43,6 @@ template <class S>
 ROBODYN_INLINE V3T<S> cross_z(const V3T<S>& x, const S& k) {
   return V3T<S>(x[1] * k, -(x[0] * k), S(0));
 }
-
-// Whether the helpers below skip a constant's zero components by a branch (the counting and
-// tracing scalars: their counts and generated code state the work left once the robot's
-// numbers are known) or multiply by the zeros (double: a multiplication by a known 0 costs less
-// than the branch that selects the pattern; the values are the same)
-template <class S>
-constexpr bool kSkipZeros = !std::is_floating_point<S>::value;
 
 namespace detail {
 // a pa - b pb with the terms whose constant is zero (!kA, !kB) left out

@@ -17,7 +17,10 @@
 // and acceleration (gravity included) of the reference motion (v, a) with the actual S' = v x S.
 #pragma once
 
-#include "robodyn/rnea_derivatives.hpp"
+#include "robodyn/algorithms/rnea_derivatives.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

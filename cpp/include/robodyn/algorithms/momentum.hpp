@@ -2,10 +2,10 @@
 // floating or fixed: body 0 is the world; q (nq,), qd (nv,).
 #pragma once
 
-#include "robodyn/data.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -1,8 +1,10 @@
-// Eigen traits shared by the instrumented scalars (counting.hpp, tracing.hpp).
+// What the algorithm templates ask of a scalar type: Eigen's traits of the instrumented scalars
+// (counting.hpp, tracing.hpp) and whether a sweep skips a constant's known zeros (kSkipZeros).
 #pragma once
 
 #include <Eigen/Core>
 #include <limits>
+#include <type_traits>
 
 namespace robodyn {
 
@@ -34,5 +36,12 @@ struct DoubleLikeNumTraits : Eigen::GenericNumTraits<double> {
   static int digits10() { return std::numeric_limits<double>::digits10; }
   static int digits() { return std::numeric_limits<double>::digits; }
 };
+
+// Whether spatial.hpp's helpers skip a constant's zero components by a branch (the counting and
+// tracing scalars: their counts and generated code state the work left once the robot's
+// numbers are known) or multiply by the zeros (double: a multiplication by a known 0 costs less
+// than the branch that selects the pattern; the values are the same)
+template <class S>
+constexpr bool kSkipZeros = !std::is_floating_point<S>::value;
 
 }  // namespace robodyn

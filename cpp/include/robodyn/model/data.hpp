@@ -16,7 +16,7 @@
 #include <Eigen/StdVector>
 #include <vector>
 
-#include "robodyn/model.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace robodyn {
 

@@ -18,12 +18,13 @@
 // them (tracing.hpp, counting.hpp).
 #pragma once
 
-#include "robodyn/data.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/link.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -30,12 +30,14 @@
 // [linear; angular]).
 #pragma once
 
-#include "robodyn/crba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/factorization.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/factorization.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -2,12 +2,12 @@
 // bias torques C(q, qd) qd + g(q) and gravity torques g(q), for fixed and free-floating bases.
 #pragma once
 
-#include "robodyn/data.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/link.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

@@ -17,8 +17,7 @@
 
 #include <Eigen/Core>
 
-#include "robodyn/scalar_traits.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/scalar/scalar_traits.hpp"
 
 namespace robodyn {
 

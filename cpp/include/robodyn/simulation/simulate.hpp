@@ -18,16 +18,16 @@
 #include <memory>
 #include <vector>
 
-#include "robodyn/aba.hpp"
-#include "robodyn/codegen.hpp"
-#include "robodyn/control.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/forces.hpp"
-#include "robodyn/integrator.hpp"
-#include "robodyn/kane.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/forces.hpp"
+#include "robodyn/algorithms/kane.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/codegen/codegen.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/simulation/control.hpp"
+#include "robodyn/simulation/integrator.hpp"
 
 namespace robodyn {
 

@@ -8,11 +8,12 @@
 #include <emmintrin.h>
 #endif
 
-#include "robodyn/data.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/link.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 
@@ -301,24 +302,10 @@ void jacobian(const Model& m, DataTpl<S>& d, const S* q, int f, S* out) {
       out[(k + 3) * nv + c] = lin[k];
     }
   };
-  const V3T<S> zero(S(0), S(0), S(0));
   for (int j = b; j > 0; j = m.parent[j]) {
     const int c = m.iv[j];
-    switch (m.type[j]) {
-      case JointType::Revolute: {
-        const V3T<S> z = d.world_R[j].col(2);
-        column(c, z, cross<S>(z, V3T<S>(p - d.world_p[j])));
-        break;
-      }
-      case JointType::Prismatic: column(c, zero, d.world_R[j].col(2)); break;
-      case JointType::FreeFlyer:
-        for (int k = 0; k < 3; ++k) {
-          const V3T<S> e = d.world_R[j].col(k);
-          column(c + k, e, cross<S>(e, V3T<S>(p - d.world_p[j])));
-          column(c + 3 + k, zero, e);
-        }
-        break;
-    }
+    joint_axes_at<S>(m.type[j], d.world_R[j], d.world_p[j], p,
+                     [&](int k, const V3T<S>& ang, const V3T<S>& lin) { column(c + k, ang, lin); });
   }
 }
 

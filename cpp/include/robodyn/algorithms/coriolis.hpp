@@ -8,11 +8,11 @@
 // ancestor of k (or k), and C_jk = s_j' (Ic_k sdot_k + Bc_k s_k) for j a strict ancestor of k.
 #pragma once
 
-#include "robodyn/data.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

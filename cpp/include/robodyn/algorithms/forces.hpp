@@ -23,9 +23,10 @@
 #include <cmath>
 #include <vector>
 
-#include "robodyn/data.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
 
 namespace robodyn {
 
@@ -139,21 +140,8 @@ template <class Fn>
 inline void for_point_columns(const Model& m, const Data& d, int b, const Vec3& x, Fn&& fn) {
   for (int j = b; j > 0; j = m.parent[j]) {
     const int c = m.iv[j];
-    switch (m.type[j]) {
-      case JointType::Revolute: {
-        const Vec3 z = d.world_R[j].col(2);
-        fn(c, z, Vec3(z.cross(x - d.world_p[j])));
-        break;
-      }
-      case JointType::Prismatic: fn(c, Vec3::Zero(), Vec3(d.world_R[j].col(2))); break;
-      case JointType::FreeFlyer:
-        for (int k = 0; k < 3; ++k) {
-          const Vec3 e = d.world_R[j].col(k);
-          fn(c + k, e, Vec3(e.cross(x - d.world_p[j])));
-          fn(c + 3 + k, Vec3::Zero(), e);
-        }
-        break;
-    }
+    joint_axes_at<double>(m.type[j], d.world_R[j], d.world_p[j], x,
+                          [&](int k, const Vec3& ang, const Vec3& lin) { fn(c + k, ang, lin); });
   }
 }
 

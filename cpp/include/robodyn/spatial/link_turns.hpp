@@ -2,8 +2,8 @@
 // scalars at a time, and the loop that moves many columns of forces to the parent with it.
 #pragma once
 
-#include "robodyn/simd.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

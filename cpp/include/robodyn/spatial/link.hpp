@@ -22,11 +22,10 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "robodyn/data.hpp"
-#include "robodyn/link_turns.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/simd.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/link_turns.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 // fixed-count loops over the entries of 3x3 and 6x6 matrices: unrolled (their index lists are
 // compile-time constants)

@@ -4,7 +4,7 @@
 #include <array>
 #include <string>
 
-#include "robodyn/model.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace robodyn {
 

@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "robodyn/aba.hpp"
-#include "robodyn/crba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/kane.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/algorithms/aba.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/kane.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/algorithms/rnea.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace robodyn {
 

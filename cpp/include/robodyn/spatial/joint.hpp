@@ -10,11 +10,9 @@
 #include <Eigen/Geometry>
 #include <cmath>
 
-#include "robodyn/data.hpp"
-#include "robodyn/link.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/simd.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 
@@ -202,6 +200,33 @@ ROBODYN_INLINE void joint_axes_world(JointType t, const M3T<S>& R, const V3T<S>&
         s[3 + k] << V3T<S>::Zero(), e;
       }
       break;
+  }
+}
+
+// The same columns with the linear half taken at the base-frame point x instead of the base
+// origin (the velocity of the body's point at x): fn(k, ang, lin) for k < joint_nv(t). The
+// one conversion of S to a point of the world: a frame's Jacobian (kinematics.hpp) and the
+// force elements' points (forces.hpp).
+template <class S, class Fn>
+ROBODYN_INLINE void joint_axes_at(JointType t, const M3T<S>& R, const V3T<S>& o,
+                                  const V3T<S>& x, Fn&& fn) {
+  const V3T<S> zero(S(0), S(0), S(0));
+  switch (t) {
+    case JointType::Revolute: {
+      const V3T<S> z = R.col(2);
+      fn(0, z, cross<S>(z, V3T<S>(x - o)));
+      break;
+    }
+    case JointType::Prismatic: fn(0, zero, V3T<S>(R.col(2))); break;
+    case JointType::FreeFlyer: {
+      const V3T<S> r = x - o;
+      for (int k = 0; k < 3; ++k) {
+        const V3T<S> e = R.col(k);
+        fn(k, e, cross<S>(e, r));
+        fn(3 + k, zero, e);
+      }
+      break;
+    }
   }
 }
 

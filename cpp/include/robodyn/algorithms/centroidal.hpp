@@ -11,10 +11,11 @@
 // inertia, armature, is not part of the bodies' momentum).
 #pragma once
 
-#include "robodyn/data.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 
@@ -53,26 +54,13 @@ bool centroidal_momentum_matrix(const Model& m, DataTpl<S>& d, const S* q, S* ou
       out[(k + 3) * nv + c] = f[k];
     }
   };
-  const V3T<S> zero(S(0), S(0), S(0));
+  // joint i's motion S in world axes about the world origin (a turn about the axis z through
+  // the body origin p moves the world origin with p x z)
+  V6T<S> s[6];
   for (int i = 1; i <= m.n; ++i) {
-    const int c = m.iv[i];
-    const V3T<S>& p = d.world_p[i];
-    switch (m.type[i]) {
-      case JointType::Revolute: {
-        // a turn about the axis z through p moves the origin with p x z
-        const V3T<S> z = d.world_R[i].col(2);
-        column(i, c, z, cross<S>(p, z));
-        break;
-      }
-      case JointType::Prismatic: column(i, c, zero, d.world_R[i].col(2)); break;
-      case JointType::FreeFlyer:
-        for (int k = 0; k < 3; ++k) {
-          const V3T<S> e = d.world_R[i].col(k);
-          column(i, c + k, e, cross<S>(p, e));
-          column(i, c + 3 + k, zero, e);
-        }
-        break;
-    }
+    joint_axes_world<S>(m.type[i], d.world_R[i], d.world_p[i], s);
+    for (int k = 0; k < joint_nv(m.type[i]); ++k)
+      column(i, m.iv[i] + k, s[k].template head<3>(), s[k].template tail<3>());
   }
   return true;
 }

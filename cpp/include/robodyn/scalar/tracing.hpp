@@ -34,7 +34,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "robodyn/scalar_traits.hpp"
+#include "robodyn/scalar/scalar_traits.hpp"
 
 namespace robodyn {
 

@@ -40,7 +40,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "robodyn/scalar_traits.hpp"
+#include "robodyn/scalar/scalar_traits.hpp"
 
 namespace robodyn {
 

@@ -28,14 +28,13 @@
 // never formed. Joint terms as in rnea.hpp: + armature ud + damping u + friction sign(u).
 #pragma once
 
-#include "robodyn/crba.hpp"
-#include "robodyn/data.hpp"
-#include "robodyn/joint.hpp"
-#include "robodyn/kinematics.hpp"
-#include "robodyn/link.hpp"
-#include "robodyn/model.hpp"
-#include "robodyn/rnea.hpp"
-#include "robodyn/spatial.hpp"
+#include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/kinematics.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
+#include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 

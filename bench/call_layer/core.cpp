@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "case_file.hpp"
-#include "robodyn/rnea.hpp"
+#include "robodyn/algorithms/rnea.hpp"
 
 namespace call_layer {
 

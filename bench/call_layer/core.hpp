@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "robodyn/data.hpp"
-#include "robodyn/model.hpp"
+#include "robodyn/model/data.hpp"
+#include "robodyn/model/model.hpp"
 
 namespace call_layer {
 

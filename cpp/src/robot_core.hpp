@@ -146,22 +146,24 @@ class RobotCore {
 
   // A call's inputs and outputs (run): K inputs read and checked, O outputs made or checked,
   // an output sharing memory with an input redirected to a temporary. None of it depends on
-  // the kernel, so it is compiled once (begin, finish), not once per kernel.
-  static constexpr size_t kMaxIn = 4, kMaxOut = 3;
+  // the kernel, so it is compiled once per (K, O) (begin, finish), not once per kernel.
+  static constexpr size_t kMaxIn = 4;
+  template <size_t K, size_t O>
   struct CallIO {
-    std::array<Input, kMaxIn> in;
-    std::array<int, kMaxIn> size{};
+    std::array<Input, K> in;
+    std::array<int, K> size;
     bool batch = false;
     py::ssize_t rows = 1, row_size = 1;
-    std::array<double*, kMaxOut> po{};    // where the kernel writes
-    std::array<double*, kMaxOut> dest{};  // the outputs' memory
-    std::array<py::object, kMaxOut> scratch;
+    std::array<double*, O> po;    // where the kernel writes
+    std::array<double*, O> dest;  // the outputs' memory
+    std::array<py::object, O> scratch;
     py::object result;
   };
 
   // reads the K inputs named `names` (configurations nq wide, the rest nv) and makes or checks
   // the O outputs of per-state shape row_out (run)
-  __attribute__((noinline)) void begin(CallIO& io, size_t K, size_t O, const py::handle* args,
+  template <size_t K, size_t O>
+  __attribute__((noinline)) void begin(CallIO<K, O>& io, const py::handle* args,
                                        const char* const* names, py::handle out,
                                        const Shape& row_out) const {
     for (size_t k = 0; k < K; ++k) {
@@ -173,19 +175,19 @@ class RobotCore {
     io.rows = io.in[0].rows;
     for (size_t k = 1; k < K; ++k)
       if (io.in[k].batch != io.batch || io.in[k].rows != io.rows)
-        rows_mismatch(io, names, k);
+        rows_mismatch(io.batch, io.rows, io.in[k].batch, io.in[k].rows, io.size[k], names, k);
     io.row_size = row_out.prod();
     Shape shape;
     if (io.batch) shape.dim[shape.nd++] = io.rows;
     for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
-    if (O == 1) {
+    if constexpr (O == 1) {
       io.result = get_output(out, shape, &io.po[0]);
     } else {
       const bool given = !out.is_none();
       if (given && !((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) &&
                      static_cast<size_t>(py::len(out)) == O))
         bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
-      std::array<py::object, kMaxOut> arrays;
+      std::array<py::object, O> arrays;
       for (size_t o = 0; o < O; ++o) {
         py::handle oh = given ? py::handle(PySequence_Fast_GET_ITEM(out.ptr(), o))
                               : py::handle(Py_None);
@@ -217,21 +219,22 @@ class RobotCore {
   }
 
   // the result of run: the outputs computed through a temporary copied to their arrays
-  static py::object finish(CallIO& io, size_t O) {
+  template <size_t K, size_t O>
+  static py::object finish(CallIO<K, O>& io) {
     for (size_t o = 0; o < O; ++o)
       if (io.po[o] != io.dest[o])
         std::copy(io.po[o], io.po[o] + io.rows * io.row_size, io.dest[o]);
     return std::move(io.result);
   }
 
-  [[noreturn]] static void rows_mismatch(const CallIO& io, const char* const* names, size_t k) {
+  [[noreturn]] static void rows_mismatch(bool batch, py::ssize_t rows, bool batch_k,
+                                         py::ssize_t rows_k, int size_k,
+                                         const char* const* names, size_t k) {
     bad(names[k], std::string("must have the same number of rows as ") + names[0] +
-                      ": expected (" +
-                      (io.batch ? std::to_string(io.rows) + ", " : std::string()) +
-                      std::to_string(io.size[k]) + (io.batch ? ")" : ",)") + ", got " +
-                      (io.in[k].batch ? "(" + std::to_string(io.in[k].rows) + ", " +
-                                            std::to_string(io.size[k]) + ")"
-                                      : "(" + std::to_string(io.size[k]) + ",)"));
+                      ": expected (" + (batch ? std::to_string(rows) + ", " : std::string()) +
+                      std::to_string(size_k) + (batch ? ")" : ",)") + ", got " +
+                      (batch_k ? "(" + std::to_string(rows_k) + ", " + std::to_string(size_k) + ")"
+                               : "(" + std::to_string(size_k) + ",)"));
   }
 
   // A batch's workspace (one per thread): Data, and for the two-row sweep the D2 workspace
@@ -256,20 +259,22 @@ class RobotCore {
   // that cannot be allocated raises MemoryError (not std::terminate in a worker). Every thread
   // that started is joined; a thread that cannot start raises RuntimeError. Returns false
   // when a kernel reported a numerical failure.
-  static bool for_rows(const Model& model, const CallIO& io, size_t K, bool two,
-                       py::ssize_t min_rows, const void* ctx, Rows rows_fn) {
-    const py::ssize_t rows = io.rows;
+  static bool for_rows(const Model& model, py::ssize_t rows, const int* size, size_t K,
+                       py::ssize_t row_size, bool two, py::ssize_t min_rows, const void* ctx,
+                       Rows rows_fn) {
     auto make = [&] {
       auto space = std::make_unique<Space>(model);
 #if defined(ROBODYN_HAVE_D2)
       if (two) {
         space->d2 = std::make_unique<DataTpl<D2>>(model);
-        for (size_t k = 0; k < K; ++k) space->x[k].resize(io.size[k]);
-        space->y.resize(io.row_size);
+        for (size_t k = 0; k < K; ++k) space->x[k].resize(size[k]);
+        space->y.resize(row_size);
       }
 #else
       (void)two;
+      (void)size;
       (void)K;
+      (void)row_size;
 #endif
       return space;
     };
@@ -345,10 +350,9 @@ class RobotCore {
   py::object run(const std::array<py::handle, K>& args, const std::array<const char*, K>& names,
                  py::handle out, const Shape& row_out, const char* what, Kernel kernel,
                  py::ssize_t min_rows = 64, Pair pair = Pair()) {
-    static_assert(K >= 1 && O >= 1 && K <= kMaxIn && O <= kMaxOut,
-                  "one to kMaxIn inputs and one to kMaxOut outputs");
-    CallIO io;
-    begin(io, K, O, args.data(), names.data(), out, row_out);
+    static_assert(K >= 1 && O >= 1 && K <= kMaxIn, "one to kMaxIn inputs, at least one output");
+    CallIO<K, O> io;
+    begin(io, args.data(), names.data(), out, row_out);
     auto call = [&kernel](const Model& m, Data& d, const std::array<const double*, K>& x,
                           double* const* y) {
       if constexpr (O == 1) {
@@ -363,7 +367,7 @@ class RobotCore {
       std::array<const double*, K> ptr;
       for (size_t k = 0; k < K; ++k) ptr[k] = io.in[k].p;
       if (!call(*model_, data_, ptr, io.po.data())) throw py::value_error(what);
-      return finish(io, O);
+      return finish(io);
     }
     // batch: GIL released, rows split over threads, each thread with its own workspace; the
     // model held for the whole batch (a gravity change makes a new one)
@@ -414,8 +418,9 @@ class RobotCore {
     using Work = decltype(work);
     const Rows rows_fn = [](const void* ctx, Space& s, py::ssize_t r0, py::ssize_t r1,
                             bool& ok) { (*static_cast<const Work*>(ctx))(s, r0, r1, ok); };
-    if (!for_rows(model, io, K, two, min_rows, &work, rows_fn)) throw py::value_error(what);
-    return finish(io, O);
+    if (!for_rows(model, io.rows, io.size.data(), K, io.row_size, two, min_rows, &work, rows_fn))
+      throw py::value_error(what);
+    return finish(io);
   }
 
   int frame_index(py::handle link) const {

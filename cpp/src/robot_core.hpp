@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -143,15 +144,140 @@ class RobotCore {
     }
   }
 
-  // Runs work(space, r0, r1, ok) over the rows [0, rows) of a batch with the GIL released,
-  // split over up to set_num_threads() threads of at least min_rows rows, each with its own
-  // workspace from make() (a std::unique_ptr; other Python threads may use data_ meanwhile).
-  // Every workspace is made in the calling thread before any worker starts, so one that
-  // cannot be allocated raises MemoryError (not std::terminate in a worker). Every thread
+  // A call's inputs and outputs (run): K inputs read and checked, O outputs made or checked,
+  // an output sharing memory with an input redirected to a temporary. None of it depends on
+  // the kernel, so it is compiled once per (K, O) (begin, finish), not once per kernel.
+  static constexpr size_t kMaxIn = 4;
+  template <size_t K, size_t O>
+  struct CallIO {
+    std::array<Input, K> in;
+    std::array<int, K> size;
+    bool batch = false;
+    py::ssize_t rows = 1, row_size = 1;
+    std::array<double*, O> po;    // where the kernel writes
+    std::array<double*, O> dest;  // the outputs' memory
+    std::array<py::object, O> scratch;
+    py::object result;
+  };
+
+  // reads the K inputs named `names` (configurations nq wide, the rest nv) and makes or checks
+  // the O outputs of per-state shape row_out (run)
+  template <size_t K, size_t O>
+  __attribute__((noinline)) void begin(CallIO<K, O>& io, const py::handle* args,
+                                       const char* const* names, py::handle out,
+                                       const Shape& row_out) const {
+    for (size_t k = 0; k < K; ++k) {
+      io.size[k] = size_of(names[k]);
+      io.in[k] = get_input(args[k], names[k], io.size[k]);
+      check_quaternions(io.in[k], names[k]);
+    }
+    io.batch = io.in[0].batch;
+    io.rows = io.in[0].rows;
+    for (size_t k = 1; k < K; ++k)
+      if (io.in[k].batch != io.batch || io.in[k].rows != io.rows)
+        rows_mismatch(io.batch, io.rows, io.in[k].batch, io.in[k].rows, io.size[k], names, k);
+    io.row_size = row_out.prod();
+    Shape shape;
+    if (io.batch) shape.dim[shape.nd++] = io.rows;
+    for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
+    if constexpr (O == 1) {
+      io.result = get_output(out, shape, &io.po[0]);
+    } else {
+      const bool given = !out.is_none();
+      if (given && !((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) &&
+                     static_cast<size_t>(py::len(out)) == O))
+        bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
+      std::array<py::object, O> arrays;
+      for (size_t o = 0; o < O; ++o) {
+        py::handle oh = given ? py::handle(PySequence_Fast_GET_ITEM(out.ptr(), o))
+                              : py::handle(Py_None);
+        arrays[o] = get_output(oh, shape, &io.po[o]);
+        for (size_t p = 0; p < o; ++p)
+          if (io.po[p] == io.po[o]) bad("out", "the output arrays must be distinct");
+      }
+      // the caller's tuple comes back as is (nothing allocated with out=)
+      if (given && PyTuple_Check(out.ptr())) {
+        io.result = py::reinterpret_borrow<py::object>(out);
+      } else {
+        py::tuple t(O);
+        for (size_t o = 0; o < O; ++o) t[o] = arrays[o];
+        io.result = std::move(t);
+      }
+    }
+    // an output sharing memory with an input (partly or wholly) is computed through a
+    // temporary and copied at the end, as NumPy ufuncs do
+    io.dest = io.po;
+    for (size_t o = 0; o < O; ++o)
+      for (size_t k = 0; k < K; ++k)
+        if (boundary::overlaps(io.in[k].p, io.rows * io.size[k], io.po[o],
+                               io.rows * io.row_size)) {
+          py::array_t<double> tmp = new_array(shape);
+          io.po[o] = tmp.mutable_data();
+          io.scratch[o] = std::move(tmp);
+          break;
+        }
+  }
+
+  // the result of run: the outputs computed through a temporary copied to their arrays
+  template <size_t K, size_t O>
+  static py::object finish(CallIO<K, O>& io) {
+    for (size_t o = 0; o < O; ++o)
+      if (io.po[o] != io.dest[o])
+        std::copy(io.po[o], io.po[o] + io.rows * io.row_size, io.dest[o]);
+    return std::move(io.result);
+  }
+
+  [[noreturn]] static void rows_mismatch(bool batch, py::ssize_t rows, bool batch_k,
+                                         py::ssize_t rows_k, int size_k,
+                                         const char* const* names, size_t k) {
+    bad(names[k], std::string("must have the same number of rows as ") + names[0] +
+                      ": expected (" + (batch ? std::to_string(rows) + ", " : std::string()) +
+                      std::to_string(size_k) + (batch ? ")" : ",)") + ", got " +
+                      (batch_k ? "(" + std::to_string(rows_k) + ", " + std::to_string(size_k) + ")"
+                               : "(" + std::to_string(size_k) + ",)"));
+  }
+
+  // A batch's workspace (one per thread): Data, and for the two-row sweep the D2 workspace
+  // with its inputs (two rows interleaved into the lanes) and output
+  struct Space {
+    explicit Space(const Model& m) : d(m) {}
+    Data d;
+#if defined(ROBODYN_HAVE_D2)
+    std::unique_ptr<DataTpl<D2>> d2;
+    std::array<AVec<D2>, kMaxIn> x;
+    AVec<D2> y;
+#endif
+  };
+
+  // the rows [r0, r1) of a batch on one workspace (ok false on a numerical failure)
+  using Rows = void (*)(const void* ctx, Space& s, py::ssize_t r0, py::ssize_t r1, bool& ok);
+
+  // Runs rows(ctx, space, r0, r1, ok) over the rows [0, io.rows) of a batch with the GIL
+  // released, split over up to set_num_threads() threads of at least min_rows rows, each with
+  // its own workspace (other Python threads may use data_ meanwhile); `two`: with the two-row
+  // sweep's. Every workspace is made in the calling thread before any worker starts, so one
+  // that cannot be allocated raises MemoryError (not std::terminate in a worker). Every thread
   // that started is joined; a thread that cannot start raises RuntimeError. Returns false
   // when a kernel reported a numerical failure.
-  template <class Make, class Work>
-  static bool for_rows(py::ssize_t rows, py::ssize_t min_rows, Make make, Work work) {
+  static bool for_rows(const Model& model, py::ssize_t rows, const int* size, size_t K,
+                       py::ssize_t row_size, bool two, py::ssize_t min_rows, const void* ctx,
+                       Rows rows_fn) {
+    auto make = [&] {
+      auto space = std::make_unique<Space>(model);
+#if defined(ROBODYN_HAVE_D2)
+      if (two) {
+        space->d2 = std::make_unique<DataTpl<D2>>(model);
+        for (size_t k = 0; k < K; ++k) space->x[k].resize(size[k]);
+        space->y.resize(row_size);
+      }
+#else
+      (void)two;
+      (void)size;
+      (void)K;
+      (void)row_size;
+#endif
+      return space;
+    };
     bool ok = true;
     std::string failure;
     bool out_of_memory = false;
@@ -162,9 +288,9 @@ class RobotCore {
       try {
         if (threads == 1) {
           auto space = make();
-          work(*space, 0, rows, ok);
+          rows_fn(ctx, *space, 0, rows, ok);
         } else {
-          std::vector<decltype(make())> spaces;
+          std::vector<std::unique_ptr<Space>> spaces;
           std::vector<std::thread> pool;
           std::vector<char> flags(threads, 1);
           // every thread that started is joined, whatever happens after (a thread that cannot
@@ -184,7 +310,7 @@ class RobotCore {
             try {
               pool.emplace_back([&, t, r0, r1] {
                 bool f = true;
-                work(*spaces[t], r0, r1, f);
+                rows_fn(ctx, *spaces[t], r0, r1, f);
                 flags[t] = f;
               });
             } catch (const std::system_error& e) {
@@ -218,135 +344,59 @@ class RobotCore {
   // depend on the thread split. Each lane takes the double steps of the algorithm: inverse
   // dynamics, bias and gravity rows equal `kernel`'s bit for bit; ABA's within ~1e-15 (Eigen
   // vectorises some of double's 6x6 products, in another order). Smaller batches run
-  // `kernel` row by row (the two-row workspace costs ~2 us to make).
+  // `kernel` row by row (the two-row workspace costs ~2 us to make). Only the kernel loops
+  // are compiled per kernel; the rest is begin, finish and for_rows.
   template <size_t K, size_t O = 1, class Kernel, class Pair = NoPair>
   py::object run(const std::array<py::handle, K>& args, const std::array<const char*, K>& names,
                  py::handle out, const Shape& row_out, const char* what, Kernel kernel,
                  py::ssize_t min_rows = 64, Pair pair = Pair()) {
-    static_assert(K >= 1 && O >= 1, "at least one input and one output");
-    std::array<Input, K> in;
-    std::array<int, K> size;
-    for (size_t k = 0; k < K; ++k) {
-      size[k] = size_of(names[k]);
-      in[k] = get_input(args[k], names[k], size[k]);
-      check_quaternions(in[k], names[k]);
-    }
-    const bool batch = in[0].batch;
-    const py::ssize_t rows = in[0].rows;
-    for (size_t k = 1; k < K; ++k)
-      if (in[k].batch != batch || in[k].rows != rows)
-        bad(names[k], std::string("must have the same number of rows as ") + names[0] +
-                          ": expected (" +
-                          (batch ? std::to_string(rows) + ", " : std::string()) +
-                          std::to_string(size[k]) + (batch ? ")" : ",)") + ", got " +
-                          (in[k].batch ? "(" + std::to_string(in[k].rows) + ", " +
-                                             std::to_string(size[k]) + ")"
-                                       : "(" + std::to_string(size[k]) + ",)"));
-    const py::ssize_t row_size = row_out.prod();
-    Shape shape;
-    if (batch) shape.dim[shape.nd++] = rows;
-    for (int k = 0; k < row_out.nd; ++k) shape.dim[shape.nd++] = row_out.dim[k];
-    // the outputs: new arrays, or the caller's checked against the shape
-    std::array<double*, O> po;
-    py::object result;
-    if constexpr (O == 1) {
-      result = get_output(out, shape, &po[0]);
-    } else {
-      const bool given = !out.is_none();
-      if (given && !((PyTuple_Check(out.ptr()) || PyList_Check(out.ptr())) && py::len(out) == O))
-        bad("out", "expected a tuple of " + std::to_string(O) + " arrays");
-      std::array<py::object, O> arrays;
-      for (size_t o = 0; o < O; ++o) {
-        py::handle oh = given ? py::handle(PySequence_Fast_GET_ITEM(out.ptr(), o))
-                              : py::handle(Py_None);
-        arrays[o] = get_output(oh, shape, &po[o]);
-        for (size_t p = 0; p < o; ++p)
-          if (po[p] == po[o]) bad("out", "the output arrays must be distinct");
-      }
-      // the caller's tuple comes back as is (nothing allocated with out=)
-      if (given && PyTuple_Check(out.ptr())) {
-        result = py::reinterpret_borrow<py::object>(out);
-      } else {
-        py::tuple t(O);
-        for (size_t o = 0; o < O; ++o) t[o] = arrays[o];
-        result = std::move(t);
-      }
-    }
-    // an output sharing memory with an input (partly or wholly) is computed through a
-    // temporary and copied at the end, as NumPy ufuncs do
-    const std::array<double*, O> dest = po;
-    std::array<py::object, O> scratch;
-    for (size_t o = 0; o < O; ++o)
-      for (size_t k = 0; k < K; ++k)
-        if (boundary::overlaps(in[k].p, rows * size[k], po[o], rows * row_size)) {
-          py::array_t<double> tmp = new_array(shape);
-          po[o] = tmp.mutable_data();
-          scratch[o] = std::move(tmp);
-          break;
-        }
-    auto finish = [&] {
-      for (size_t o = 0; o < O; ++o)
-        if (po[o] != dest[o]) std::copy(po[o], po[o] + rows * row_size, dest[o]);
-      return result;
-    };
+    static_assert(K >= 1 && O >= 1 && K <= kMaxIn, "one to kMaxIn inputs, at least one output");
+    CallIO<K, O> io;
+    begin(io, args.data(), names.data(), out, row_out);
     auto call = [&kernel](const Model& m, Data& d, const std::array<const double*, K>& x,
-                          const std::array<double*, O>& y) {
-      if constexpr (O == 1)
+                          double* const* y) {
+      if constexpr (O == 1) {
         return kernel(m, d, x, y[0]);
-      else
-        return kernel(m, d, x, y);
+      } else {
+        std::array<double*, O> ys;
+        for (size_t o = 0; o < O; ++o) ys[o] = y[o];
+        return kernel(m, d, x, ys);
+      }
     };
-    std::array<const double*, K> ptr;
-    if (!batch) {
-      for (size_t k = 0; k < K; ++k) ptr[k] = in[k].p;
-      if (!call(*model_, data_, ptr, po)) throw py::value_error(what);
-      return finish();
+    if (!io.batch) {
+      std::array<const double*, K> ptr;
+      for (size_t k = 0; k < K; ++k) ptr[k] = io.in[k].p;
+      if (!call(*model_, data_, ptr, io.po.data())) throw py::value_error(what);
+      return finish(io);
     }
     // batch: GIL released, rows split over threads, each thread with its own workspace; the
     // model held for the whole batch (a gravity change makes a new one)
     const std::shared_ptr<const Model> held = model_;
     const Model& model = *held;
-    struct Space {
-      explicit Space(const Model& m) : d(m) {}
-      Data d;
-#if defined(ROBODYN_HAVE_D2)
-      std::unique_ptr<DataTpl<D2>> d2;  // the two-row sweep's, when used
-      std::array<AVec<D2>, K> x;        // its inputs, two rows interleaved into the lanes
-      AVec<D2> y;                       // its output
-#endif
-    };
 #if defined(ROBODYN_HAVE_D2)
     constexpr bool kHavePair = O == 1 && !std::is_same<Pair, NoPair>::value;
-    const bool two = kHavePair && rows >= kPairRows;
+    const bool two = kHavePair && io.rows >= kPairRows;
+#else
+    const bool two = false;
 #endif
-    auto make = [&] {
-      auto space = std::make_unique<Space>(model);
-#if defined(ROBODYN_HAVE_D2)
-      if (two) {
-        space->d2 = std::make_unique<DataTpl<D2>>(model);
-        for (size_t k = 0; k < K; ++k) space->x[k].resize(size[k]);
-        space->y.resize(row_size);
-      }
-#endif
-      return space;
-    };
     auto work = [&](Space& s, py::ssize_t r0, py::ssize_t r1, bool& flag) {
 #if defined(ROBODYN_HAVE_D2)
       if constexpr (kHavePair) {
         if (two) {
           // two rows at a time (the last one twice when r1 - r0 is odd): the inputs
           // interleaved into D2 lanes, the result split back
+          const py::ssize_t row_size = io.row_size;
           std::array<const D2*, K> px;
           for (size_t k = 0; k < K; ++k) px[k] = s.x[k].data();
           for (py::ssize_t r = r0; r < r1; r += 2) {
             const bool both = r + 1 < r1;
             for (size_t k = 0; k < K; ++k) {
-              const double* a = in[k].p + r * size[k];
-              const double* b = both ? a + size[k] : a;
-              for (int j = 0; j < size[k]; ++j) s.x[k][j] = D2::lanes(a[j], b[j]);
+              const double* a = io.in[k].p + r * io.size[k];
+              const double* b = both ? a + io.size[k] : a;
+              for (int j = 0; j < io.size[k]; ++j) s.x[k][j] = D2::lanes(a[j], b[j]);
             }
             if (!pair(model, *s.d2, px, s.y.data())) flag = false;
-            double* ya = po[0] + r * row_size;
+            double* ya = io.po[0] + r * row_size;
             for (py::ssize_t j = 0; j < row_size; ++j) ya[j] = s.y[j].lane0();
             if (both) {
               double* yb = ya + row_size;
@@ -360,13 +410,17 @@ class RobotCore {
       std::array<const double*, K> pk;
       std::array<double*, O> pr;
       for (py::ssize_t r = r0; r < r1; ++r) {
-        for (size_t k = 0; k < K; ++k) pk[k] = in[k].p + r * size[k];
-        for (size_t o = 0; o < O; ++o) pr[o] = po[o] + r * row_size;
-        if (!call(model, s.d, pk, pr)) flag = false;
+        for (size_t k = 0; k < K; ++k) pk[k] = io.in[k].p + r * io.size[k];
+        for (size_t o = 0; o < O; ++o) pr[o] = io.po[o] + r * io.row_size;
+        if (!call(model, s.d, pk, pr.data())) flag = false;
       }
     };
-    if (!for_rows(rows, min_rows, make, work)) throw py::value_error(what);
-    return finish();
+    using Work = decltype(work);
+    const Rows rows_fn = [](const void* ctx, Space& s, py::ssize_t r0, py::ssize_t r1,
+                            bool& ok) { (*static_cast<const Work*>(ctx))(s, r0, r1, ok); };
+    if (!for_rows(model, io.rows, io.size.data(), K, io.row_size, two, min_rows, &work, rows_fn))
+      throw py::value_error(what);
+    return finish(io);
   }
 
   int frame_index(py::handle link) const {

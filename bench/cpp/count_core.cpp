@@ -8,7 +8,8 @@
 //
 // ALGO is id (rnea), M (crba into an (nv, nv) buffer), L (its lower triangle only, into
 // d.H: what forward_dynamics_crba factorises), fd (aba), dd (rnea_derivatives), dfd
-// (forward_dynamics_derivatives) or none; the calls cycle
+// (forward_dynamics_derivatives), fdc (forward_dynamics_crba: bias torques, L, Cholesky) or
+// none; the calls cycle
 // through 64 seeded random states. Run with REPS and with 0: the difference of the two totals
 // over REPS is one call. The case file is bench/cpp_cases.py's (see bench_vs_pinocchio.cpp);
 // only its body lines and gravity are used (bench/cpp/case_file.hpp reads it). -g changes no
@@ -29,7 +30,7 @@ using namespace robodyn;
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: count_core CASE.model id|M|L|fd|dd|dfd|none REPS\n");
+    std::fprintf(stderr, "usage: count_core CASE.model id|M|L|fd|dd|dfd|fdc|none REPS\n");
     return 2;
   }
   bench::CaseFile c;
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
     else if (algo == "dfd")
       forward_dynamics_derivatives(m, d, q, v, a, qdd.data(), out.data(), out2.data(),
                                    out3.data());
+    else if (algo == "fdc")
+      forward_dynamics_crba(m, d, q, v, a, out.data());  // a as the torques
     sum += out[0];
   }
   std::printf("%g\n", sum);  // keeps the calls

@@ -36,10 +36,10 @@
 //
 // One dispatch per body (Model::step: its link kind, the relabelling of a signed permutation,
 // its parent's joint type; with_step) makes the step's kinds compile-time constants. The cases
-// of a revolute link on a revolute joint or on the world (every body of an arm) are inlined
-// into the sweep; the others (a prismatic link or parent, a free-flyer and its children) are
-// calls, one small function per case: the 54 cases inlined into one function were most of the
-// build's time (docs/build.md).
+// of a revolute link on a revolute joint or on the world (every body of an arm) and of a
+// free-flyer (body 1: its block alone) are inlined into the sweep; the others (a prismatic
+// link or parent, the free-flyer's children) are calls, one small function per case: the 54
+// cases inlined into one function were most of the build's time (docs/build.md).
 #pragma once
 
 #include <cmath>
@@ -209,6 +209,8 @@ ROBODYN_INLINE void crba_step(const CrbaPass<S>& pass, int i) {
   // F_i = IC_i S_i ;  H_ii = S_i^T F_i
   joint_block<kBoth, joint_of(step_kind(C))>(d.IC_m[i], d.IC_h[i], d.IC_I[i], S(m.armature[i]),
                                              pass.F, pass.H, m.nv, m.iv[i]);
+  // (a free-flyer joins body 1 to the world, a Model invariant: its forces go no further)
+  if constexpr (joint_of(step_kind(C)) == JointType::FreeFlyer) return;
   const int p = m.parent[i];
   if (p == 0) return;
   const Xup<S, step_relabel(C)> X(m, d, i, std::integral_constant<LinkKind, step_kind(C)>());
@@ -222,15 +224,20 @@ ROBODYN_INLINE void crba_step(const CrbaPass<S>& pass, int i) {
 
 // the same, out of line: one small function per case
 template <bool kBoth, int C, class S>
-ROBODYN_STEP void crba_step_call(const CrbaPass<S>& pass, int i) {
+ROBODYN_STEP void crba_step_call(const Model& m, DataTpl<S>& d, S* H, int i) {
+  const CrbaPass<S> pass{m, d, H, {d.F.col(0).data(), d.F.col(1).data(), d.F.col(2).data(),
+                                   d.F.col(3).data(), d.F.col(4).data(), d.F.col(5).data()}};
   crba_step<kBoth, C>(pass, i);
 }
 
 // The cases inlined into the sweep: a revolute link on a revolute joint or on the world
-// (every body of an arm). The others (a prismatic link or parent, a free-flyer and its
-// children) are calls: inlining all 54 cases into one function was most of the build's time.
+// (every body of an arm) and a free-flyer (its block alone). The others (a prismatic link or
+// parent, the free-flyer's children) are calls: inlining all 54 cases into one function was
+// most of the build's time.
 constexpr bool crba_step_inlined(int c) {
-  return joint_of(step_kind(c)) == JointType::Revolute && step_parent(c) == JointType::Revolute;
+  return joint_of(step_kind(c)) == JointType::FreeFlyer ||
+         (joint_of(step_kind(c)) == JointType::Revolute &&
+          step_parent(c) == JointType::Revolute);
 }
 
 // Table 6.2 into H, column-major (nv, nv), column j at H + j nv: H zeroed unless `zeroed` says
@@ -251,7 +258,7 @@ void crba_sweep(const Model& m, DataTpl<S>& d, const S* q, S* H, bool zeroed = f
       if constexpr (crba_step_inlined(c))
         crba_step<kBoth, c>(pass, i);
       else  // (unlikely: the inlined steps keep the sweep's values in registers)
-        [[unlikely]] crba_step_call<kBoth, c>(pass, i);
+        [[unlikely]] crba_step_call<kBoth, c>(m, d, H, i);
     });
 }
 

@@ -61,19 +61,14 @@ bool ltl_factor_packed(const Model& m, const ConstraintModel& cm, const DataTpl<
     for (int t = 0; t < dk; ++t) Lk[t] *= inv;
     // row i of every ancestor i = anc[start[k] + t]: its t ancestors and itself
     const S* __restrict lk = Lk;
+    const int* row = cm.anc_row.data() + start[k];
     for (int t = 0; t < dk; ++t) {
       const S lki = lk[t];
-      S* __restrict Li = L + start[anc[start[k] + t]];
+      S* __restrict Li = L + row[t];
       for (int u = 0; u <= t; ++u) Li[u] -= lki * lk[u];
     }
   }
   return true;
-}
-
-// the offset of coordinate j's entry in a packed row of ltl_factor_packed's L that holds it,
-// minus j (the entries of a run of consecutive ancestors are consecutive)
-inline int packed_offset(const ConstraintModel& cm, int j) {
-  return cm.anc_start[j + 1] - cm.anc_start[j] - 1 - j;
 }
 
 // f(k) for every velocity coordinate k of the loop's support, the bodies on the paths of its
@@ -109,15 +104,15 @@ ROBODYN_INLINE void ltl_solve_t_fixed(const Model& m, const ConstraintModel& cm,
   const int n = m.nv;
   each([&](int i) {
     const S* Li = cd.L.data() + cm.anc_start[i];
-    const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
-    const int* r1 = cm.runs.data() + 2 * cm.run_start[i + 1];
+    const int* r0 = cm.runs.data() + 3 * cm.run_start[i];
+    const int* r1 = cm.runs.data() + 3 * cm.run_start[i + 1];
     S xi[NR];
     for (int r = 0; r < NR; ++r) {
       xi[r] = X[r * n + i] * inv[i];
       X[r * n + i] = xi[r];
     }
-    for (const int* s = r0; s != r1; s += 2) {
-      const int o = packed_offset(cm, s[0]);
+    for (const int* s = r0; s != r1; s += 3) {
+      const int o = s[2];
       for (int j = s[0]; j <= s[1]; ++j) {
         const S lij = Li[o + j];
         for (int r = 0; r < NR; ++r) X[r * n + j] -= lij * xi[r];
@@ -157,11 +152,11 @@ void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const Constrain
   const int n = m.nv;
   for (int i = 0; i < n; ++i) {
     const S* Li = cd.L.data() + cm.anc_start[i];
-    const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
-    const int* r1 = cm.runs.data() + 2 * cm.run_start[i + 1];
+    const int* r0 = cm.runs.data() + 3 * cm.run_start[i];
+    const int* r1 = cm.runs.data() + 3 * cm.run_start[i + 1];
     S xi = x[i];
-    for (const int* s = r0; s != r1; s += 2) {
-      const int o = packed_offset(cm, s[0]);
+    for (const int* s = r0; s != r1; s += 3) {
+      const int o = s[2];
       for (int j = s[0]; j <= s[1]; ++j) xi -= Li[o + j] * x[j];
     }
     x[i] = xi * inv[i];

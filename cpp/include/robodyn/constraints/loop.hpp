@@ -56,11 +56,13 @@ struct ConstraintModel {
   bool baumgarte = false;            // some loop has a non-zero gain
   std::vector<int> run_start, runs;  // the ancestor coordinates of velocity coordinate k
                                      // (Model::vparent's chain) as runs of consecutive
-                                     // indices, nearest first: pairs (lo, hi) at
-                                     // runs[2 run_start[k] ..  2 run_start[k + 1])
+                                     // indices, nearest first: triples (lo, hi, o) at
+                                     // runs[3 run_start[k] ..  3 run_start[k + 1]), o + j the
+                                     // entry of j in a packed row of L that holds it
   std::vector<int> anc_start, anc;   // row k of M's packed factor (ConstraintDataTpl::L):
                                      // entries anc_start[k] .. anc_start[k + 1], for the
                                      // coordinates anc[e] (k's ancestors, increasing, then k)
+  std::vector<int> anc_row;          // anc_start[anc[e]]: where the row of anc[e] starts
   std::vector<int> support_bodies;   // the bodies on the paths of some loop's two bodies to
                                      // the root (the supports), increasing
   std::vector<int> shared_start, shared_runs;  // the coordinates in the supports (the paths
@@ -111,6 +113,13 @@ inline ConstraintModel make_constraint_model(const Model& model, std::vector<Loo
       }
       cm.shared_start.push_back(static_cast<int>(cm.shared_runs.size() / 2));
     }
+  cm.anc_start.push_back(0);
+  for (int k = 0; k < model.nv; ++k) {
+    const size_t first = cm.anc.size();
+    for (int j = k; j >= 0; j = model.vparent[j]) cm.anc.push_back(j);
+    std::reverse(cm.anc.begin() + first, cm.anc.end());
+    cm.anc_start.push_back(static_cast<int>(cm.anc.size()));
+  }
   cm.run_start.push_back(0);
   for (int k = 0; k < model.nv; ++k) {
     int count = 0;
@@ -119,18 +128,13 @@ inline ConstraintModel make_constraint_model(const Model& model, std::vector<Loo
       while (model.vparent[j] == j - 1 && j > 0) j = j - 1;
       cm.runs.push_back(j);
       cm.runs.push_back(hi);
+      cm.runs.push_back(cm.anc_start[j + 1] - cm.anc_start[j] - 1 - j);
       ++count;
       j = model.vparent[j];
     }
     cm.run_start.push_back(cm.run_start.back() + count);
   }
-  cm.anc_start.push_back(0);
-  for (int k = 0; k < model.nv; ++k) {
-    const size_t first = cm.anc.size();
-    for (int j = k; j >= 0; j = model.vparent[j]) cm.anc.push_back(j);
-    std::reverse(cm.anc.begin() + first, cm.anc.end());
-    cm.anc_start.push_back(static_cast<int>(cm.anc.size()));
-  }
+  for (const int j : cm.anc) cm.anc_row.push_back(cm.anc_start[j]);
   return cm;
 }
 

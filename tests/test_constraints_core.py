@@ -250,6 +250,40 @@ def test_forward_dynamics_equals_a_dense_kkt_solve(which, rng):
         close(system.operational_space_inverse_inertia(q), J @ Minv @ J.T, 1e-9)
 
 
+def test_forward_dynamics_on_two_branches_equals_a_dense_kkt_solve(rng):
+    """Loops to the world from two branches of a floating tree (their supports share the base
+    and no joint), one of linear rows only, one of angular rows only with Baumgarte gains:
+    M's packed factor, the Schur complement over the shared coordinates and the rows of each
+    kind against a dense KKT solve."""
+    robot = robodyn.Robot(R.random_floating(8, rng, kind="tree", frames=0))
+    links, parents = robot.link_names, robot.parents
+
+    def chain(i):
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = parents[i]
+        return out
+
+    a = len(links) - 1
+    b = max((i for i in range(1, len(links)) if not set(chain(i)[:-1]) & set(chain(a)[:-1])),
+            key=lambda i: len(chain(i)), default=None)
+    assert b is not None and len(chain(a)) > 1 and len(chain(b)) > 1  # two branches on the base
+    system = robodyn.ConstrainedRobot(robot, [
+        robodyn.LoopConstraint(links[a], None, pose(rotation(rng), rng.normal(size=3)),
+                               pose(rotation(rng), rng.normal(size=3)), kind="point"),
+        robodyn.LoopConstraint(links[b], None, pose(rotation(rng), rng.normal(size=3)),
+                               pose(rotation(rng), rng.normal(size=3)), kind="axes",
+                               axes=("rx", "rz"), baumgarte=(10.0, 3.0))])
+    for _ in range(3):
+        q, v, tau = random_state(robot, rng)
+        qdd, lam = system.forward_dynamics(q, v, tau)
+        qdd_ref, lam_ref, b_ref = kkt(system, q, v, tau)
+        close(qdd, qdd_ref, 1e-9)
+        close(lam, lam_ref, 1e-9)
+        close(system.jacobian(q) @ qdd, b_ref, 1e-9)
+
+
 @pytest.mark.parametrize("which", [0, 1])
 def test_baumgarte_terms(which, rng):
     name, plain = dynamic_systems(rng)[which]

@@ -2,8 +2,8 @@
 // (constraints/loop.hpp).
 //
 //   M qdd + h = tau + J' lam,   J qdd = -gamma - kd J v - kp phi = rhs
-// through M's tree-sparse factor M = L' L (factorization.hpp's ltl_factor, here on the
-// row-major upper triangle: ltl_factor_rows) and the Schur complement
+// through M's tree-sparse factor M = L' L (factorization.hpp's ltl_factor, here on packed
+// rows: ltl_factor_packed) and the Schur complement
 // A = J M^-1 J' = Y Y', Y = J L^-1 (rows L^-T J'): with z = L^-T (tau - h), the unconstrained
 // acceleration gives J qdd_free = Y z, and A lam = rhs - Y z = r; then
 // qdd = L^-1 (z + Y' lam). mu = 0 solves A lam = r by A's Cholesky factor and refuses a
@@ -35,37 +35,39 @@ constexpr double kConstraintRankRtol = 1e-10;
 namespace detail {
 
 // M = L' L (factorization.hpp's ltl_factor: the same operations on each entry, in the same
-// order) on M's upper triangle seen row-major: L(i, j), j an ancestor coordinate of i, at
-// U[i n + j], so the ancestors, runs of consecutive indices (cm.runs), are contiguous in
-// memory. d.H holds both triangles (crba). false when M is not positive definite. The factor
-// has M's pattern (no fill-in): d.H stays zero off the pattern (DataTpl::M_pattern, which crba
-// left set), so the next crba writes the pattern alone.
+// order) into cd.L, its rows packed (ConstraintModel::anc_start): row k holds L(k, j) for k's
+// ancestor coordinates j, increasing, then L(k, k). The ancestors of an ancestor i of k are
+// the ancestors of k before i, so row i has the pattern of the first entries of row k up to
+// i, and the update of row i by row k is one contiguous loop. M is read from the lower
+// triangle of d.H (crba_lower; column-major, M(k, j) at H[j nv + k]), which is left as it
+// was. false when M is not positive definite.
 template <class S>
-bool ltl_factor_rows(const Model& m, const ConstraintModel& cm, DataTpl<S>& d) {
+bool ltl_factor_packed(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
+                       ConstraintDataTpl<S>& cd) {
   using std::sqrt;
   const int n = m.nv;
-  S* U = d.H.data();
+  const S* H = d.H.data();
+  S* L = cd.L.data();
+  const int* anc = cm.anc.data();
+  const int* start = cm.anc_start.data();
+  for (int k = 0; k < n; ++k)
+    for (int e = start[k]; e < start[k + 1]; ++e) L[e] = H[anc[e] * n + k];
   for (int k = n - 1; k >= 0; --k) {
-    S* Lk = U + k * n;
-    if (!(Lk[k] > S(0))) return false;
-    const S lkk = sqrt(Lk[k]);
-    Lk[k] = lkk;
+    S* Lk = L + start[k];
+    const int dk = start[k + 1] - start[k] - 1;  // k's ancestors
+    if (!(Lk[dk] > S(0))) return false;
+    const S lkk = sqrt(Lk[dk]);
+    Lk[dk] = lkk;
     const S inv = S(1) / lkk;
-    const int* r0 = cm.runs.data() + 2 * cm.run_start[k];
-    const int* r1 = cm.runs.data() + 2 * cm.run_start[k + 1];
-    for (const int* r = r0; r != r1; r += 2)
-      for (int j = r[0]; j <= r[1]; ++j) Lk[j] *= inv;
-    // row i of every ancestor i: its ancestors and itself, the runs of k up to i (rows i and
-    // k are distinct)
+    for (int t = 0; t < dk; ++t) Lk[t] *= inv;
+    // row i of every ancestor i = anc[start[k] + t]: its t ancestors and itself
     const S* __restrict lk = Lk;
-    for (const int* r = r0; r != r1; r += 2)
-      for (int i = r[0]; i <= r[1]; ++i) {
-        const S lki = lk[i];
-        S* __restrict Li = U + i * n;
-        for (int j = r[0]; j <= i; ++j) Li[j] -= lki * lk[j];
-        for (const int* s = r + 2; s != r1; s += 2)
-          for (int j = s[0]; j <= s[1]; ++j) Li[j] -= lki * lk[j];
-      }
+    const int* row = cm.anc_row.data() + start[k];
+    for (int t = 0; t < dk; ++t) {
+      const S lki = lk[t];
+      S* __restrict Li = L + row[t];
+      for (int u = 0; u <= t; ++u) Li[u] -= lki * lk[u];
+    }
   }
   return true;
 }
@@ -93,105 +95,91 @@ ROBODYN_INLINE void for_each_support_coordinate(const Model& m, const LoopModel&
   for (; a > 0; a = m.parent[a]) body(a);
 }
 
-// f(lo, hi) for the runs of consecutive coordinates lo..hi of the loop's support, from the
-// tips to the root
-template <class F>
-ROBODYN_INLINE void for_each_support_run(const Model& m, const LoopModel& c, F&& f) {
-  int lo = -1, hi = -1;
-  for_each_support_coordinate(m, c, [&](int k) {
-    if (k == lo - 1) {
-      lo = k;
-      return;
-    }
-    if (hi >= 0) f(lo, hi);
-    lo = hi = k;
-  });
-  if (hi >= 0) f(lo, hi);
-}
-
 // X := X L^-1 for NR rows (stride n, row-major; L' y = x from the tips to the root on each
-// row) of ltl_factor_rows' L, over the coordinates `each` visits in decreasing order (the rows
-// zero elsewhere); inv[i] = 1 / L(i, i). Each L(i, j) is loaded once for the NR rows.
+// row) of ltl_factor_packed's L, over the coordinates `each` visits in decreasing order (the
+// rows zero elsewhere); inv[i] = 1 / L(i, i). Each L(i, j) is loaded once for the NR rows.
 template <int NR, class S, class Each>
 ROBODYN_INLINE void ltl_solve_t_fixed(const Model& m, const ConstraintModel& cm,
-                                      const DataTpl<S>& d, const S* inv, S* X, Each&& each) {
+                                      const ConstraintDataTpl<S>& cd, const S* inv, S* X,
+                                      Each&& each) {
   const int n = m.nv;
-  const S* U = d.H.data();
   each([&](int i) {
-    const S* Li = U + i * n;
-    const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
-    const int* r1 = cm.runs.data() + 2 * cm.run_start[i + 1];
+    const S* Li = cd.L.data() + cm.anc_start[i];
+    const int* r0 = cm.runs.data() + 3 * cm.run_start[i];
+    const int* r1 = cm.runs.data() + 3 * cm.run_start[i + 1];
     S xi[NR];
     for (int r = 0; r < NR; ++r) {
       xi[r] = X[r * n + i] * inv[i];
       X[r * n + i] = xi[r];
     }
-    for (const int* s = r0; s != r1; s += 2)
+    for (const int* s = r0; s != r1; s += 3) {
+      const int o = s[2];
       for (int j = s[0]; j <= s[1]; ++j) {
-        const S lij = Li[j];
+        const S lij = Li[o + j];
         for (int r = 0; r < NR; ++r) X[r * n + j] -= lij * xi[r];
       }
+    }
   });
 }
 
 // ltl_solve_t_fixed for nr = 1..6 rows (a loop's)
 template <class S, class Each>
 ROBODYN_INLINE void ltl_solve_t_over(const Model& m, const ConstraintModel& cm,
-                                     const DataTpl<S>& d, const S* inv, S* X, int nr,
+                                     const ConstraintDataTpl<S>& cd, const S* inv, S* X, int nr,
                                      Each&& each) {
   switch (nr) {
-    case 1: return ltl_solve_t_fixed<1>(m, cm, d, inv, X, each);
-    case 2: return ltl_solve_t_fixed<2>(m, cm, d, inv, X, each);
-    case 3: return ltl_solve_t_fixed<3>(m, cm, d, inv, X, each);
-    case 4: return ltl_solve_t_fixed<4>(m, cm, d, inv, X, each);
-    case 5: return ltl_solve_t_fixed<5>(m, cm, d, inv, X, each);
-    default: return ltl_solve_t_fixed<6>(m, cm, d, inv, X, each);
+    case 1: return ltl_solve_t_fixed<1>(m, cm, cd, inv, X, each);
+    case 2: return ltl_solve_t_fixed<2>(m, cm, cd, inv, X, each);
+    case 3: return ltl_solve_t_fixed<3>(m, cm, cd, inv, X, each);
+    case 4: return ltl_solve_t_fixed<4>(m, cm, cd, inv, X, each);
+    case 5: return ltl_solve_t_fixed<5>(m, cm, cd, inv, X, each);
+    default: return ltl_solve_t_fixed<6>(m, cm, cd, inv, X, each);
   }
 }
 
 // x := L^-T x over every coordinate (x (nv,), dense)
 template <class S>
-void ltl_solve_t_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
+void ltl_solve_t_rows(const Model& m, const ConstraintModel& cm, const ConstraintDataTpl<S>& cd,
                       const S* inv, S* x) {
-  ltl_solve_t_over(m, cm, d, inv, x, 1, [&](auto f) {
+  ltl_solve_t_over(m, cm, cd, inv, x, 1, [&](auto f) {
     for (int i = m.nv - 1; i >= 0; --i) f(i);
   });
 }
 
-// x := L^-1 x (root to tips) for ltl_factor_rows' L
+// x := L^-1 x (root to tips) for ltl_factor_packed's L
 template <class S>
-void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
+void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const ConstraintDataTpl<S>& cd,
                       const S* inv, S* x) {
   const int n = m.nv;
-  const S* U = d.H.data();
   for (int i = 0; i < n; ++i) {
-    const S* Li = U + i * n;
-    const int* r0 = cm.runs.data() + 2 * cm.run_start[i];
-    const int* r1 = cm.runs.data() + 2 * cm.run_start[i + 1];
+    const S* Li = cd.L.data() + cm.anc_start[i];
+    const int* r0 = cm.runs.data() + 3 * cm.run_start[i];
+    const int* r1 = cm.runs.data() + 3 * cm.run_start[i + 1];
     S xi = x[i];
-    for (const int* s = r0; s != r1; s += 2)
-      for (int j = s[0]; j <= s[1]; ++j) xi -= Li[j] * x[j];
+    for (const int* s = r0; s != r1; s += 3) {
+      const int o = s[2];
+      for (int j = s[0]; j <= s[1]; ++j) xi -= Li[o + j] * x[j];
+    }
     x[i] = xi * inv[i];
   }
 }
 
-// M's factor into d.H, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
+// M's factor into cd.L, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
 // not positive definite. A loop's rows of J and Y are zero outside its support
 // (for_each_support_coordinate): the solves and products run over the supports alone.
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                       ConstraintDataTpl<S>& cd, const S* q) {
-  crba(m, d, q);
-  if (!ltl_factor_rows(m, cm, d)) return false;
+  crba_lower(m, d, q);
+  if (!ltl_factor_packed(m, cm, d, cd)) return false;
   constraint_jacobian(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
   S* inv = d.L_inv_diag.data();  // 1 / L(i, i)
-  for (int i = 0; i < nv; ++i) inv[i] = S(1) / d.H.data()[i * nv + i];
+  for (int i = 0; i < nv; ++i) inv[i] = S(1) / cd.L[cm.anc_start[i + 1] - 1];
   // (Y's entries off the supports are the zeros it was made with: never written)
   const S* J = cd.J.data();
   S* Y = cd.Y.data();
   S* A = cd.A.data();
-  for (int k = 0; k < nc * nc; ++k) A[k] = S(0);
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
     const int r0 = cm.start[l], r1 = cm.start[l + 1];
@@ -199,20 +187,25 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
     support([&](int k) {
       for (int i = r0; i < r1; ++i) Y[i * nv + k] = J[i * nv + k];
     });
-    ltl_solve_t_over(m, cm, d, inv, Y + r0 * nv, r1 - r0, support);
-    // this loop's rows of A = Y Y' left of the diagonal (a row of an earlier loop is zero
-    // outside that loop's support: summing over this one's gives the whole product)
-    for_each_support_run(m, c, [&](int lo, int hi) {
+    ltl_solve_t_over(m, cm, cd, inv, Y + r0 * nv, r1 - r0, support);
+    // this loop's rows of A = Y Y' left of the diagonal: with the rows of each loop l2 <= l,
+    // the sum over the coordinates both loops' supports share (a row is zero outside its own)
+    for (size_t l2 = 0; l2 <= l; ++l2) {
+      const size_t p = l * (l + 1) / 2 + l2;
+      const int* s0 = cm.shared_runs.data() + 2 * cm.shared_start[p];
+      const int* s1 = cm.shared_runs.data() + 2 * cm.shared_start[p + 1];
       for (int i = r0; i < r1; ++i) {
         const S* yi = Y + i * nv;
-        for (int j = 0; j <= i; ++j) {
+        const int j1 = l2 == l ? i + 1 : cm.start[l2 + 1];
+        for (int j = cm.start[l2]; j < j1; ++j) {
           const S* yj = Y + j * nv;
-          S x = A[i * nc + j];
-          for (int k = lo; k <= hi; ++k) x += yi[k] * yj[k];
+          S x(0);
+          for (const int* s = s0; s != s1; s += 2)
+            for (int k = s[0]; k <= s[1]; ++k) x += yi[k] * yj[k];
           A[i * nc + j] = x;
         }
       }
-    });
+    }
   }
   for (int i = 0; i < nc; ++i)
     for (int j = 0; j < i; ++j) A[j * nc + i] = A[i * nc + j];
@@ -247,7 +240,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   bias_torques(m, d, q, v, z);
   forward_dynamics_rhs(m, v, tau, z);
   if (!detail::schur_complement(m, cm, d, cd, q)) return ConstraintStatus::MassNotPositive;
-  detail::ltl_solve_t_rows(m, cm, d, d.L_inv_diag.data(), z);
+  detail::ltl_solve_t_rows(m, cm, cd, d.L_inv_diag.data(), z);
   // r = -gamma - kd J v - kp phi - Y z
   // (the frames and axes of schur_complement's constraint_jacobian)
   detail::loop_bias(m, cm, cd, v);
@@ -295,7 +288,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
       for (int k = r0; k < r1; ++k) z[i] += Y[k * nv + i] * cd.lam[k];
     });
   }
-  detail::ltl_solve_l_rows(m, cm, d, d.L_inv_diag.data(), z);
+  detail::ltl_solve_l_rows(m, cm, cd, d.L_inv_diag.data(), z);
   for (int i = 0; i < nv; ++i) qdd[i] = z[i];
   for (int k = 0; k < nc; ++k) lam[k] = cd.lam[k];
   return ConstraintStatus::Ok;

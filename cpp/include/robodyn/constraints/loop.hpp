@@ -19,6 +19,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -42,6 +43,8 @@ struct LoopModel {
   Vec3 p2 = Vec3::Zero();
   int nrows = 0;                     // constrained axes: rows[0..nrows) of [angular; linear]
   std::array<int, 6> rows{};         // (increasing)
+  bool angular() const { return rows[0] < 3; }         // some angular row
+  bool linear() const { return rows[nrows - 1] >= 3; }  // some linear row
   double kp = 0, kd = 0;             // Baumgarte gains: J qdd = -gamma - kd J v - kp phi
   std::string name;                  // for error messages
 };
@@ -53,8 +56,19 @@ struct ConstraintModel {
   bool baumgarte = false;            // some loop has a non-zero gain
   std::vector<int> run_start, runs;  // the ancestor coordinates of velocity coordinate k
                                      // (Model::vparent's chain) as runs of consecutive
-                                     // indices, nearest first: pairs (lo, hi) at
-                                     // runs[2 run_start[k] ..  2 run_start[k + 1])
+                                     // indices, nearest first: triples (lo, hi, o) at
+                                     // runs[3 run_start[k] ..  3 run_start[k + 1]), o + j the
+                                     // entry of j in a packed row of L that holds it
+  std::vector<int> anc_start, anc;   // row k of M's packed factor (ConstraintDataTpl::L):
+                                     // entries anc_start[k] .. anc_start[k + 1], for the
+                                     // coordinates anc[e] (k's ancestors, increasing, then k)
+  std::vector<int> anc_row;          // anc_start[anc[e]]: where the row of anc[e] starts
+  std::vector<int> support_bodies;   // the bodies on the paths of some loop's two bodies to
+                                     // the root (the supports), increasing
+  std::vector<int> shared_start, shared_runs;  // the coordinates in the supports (the paths
+                                     // of both bodies to the root) of loops l and l2 <= l as
+                                     // runs (lo, hi): pair p = l (l + 1) / 2 + l2 at
+                                     // shared_runs[2 shared_start[p] .. 2 shared_start[p + 1])
 };
 
 // The constraint model of `loops` (rows and gains as given; bodies checked in range).
@@ -71,6 +85,41 @@ inline ConstraintModel make_constraint_model(const Model& model, std::vector<Loo
     cm.baumgarte = cm.baumgarte || l.kp != 0 || l.kd != 0;
   }
   cm.loops = std::move(loops);
+  std::vector<char> on_path(model.n + 1, 0);
+  for (const LoopModel& l : cm.loops)
+    for (int body : {l.body1, l.body2})
+      for (int j = body; j > 0; j = model.parent[j]) on_path[j] = 1;
+  for (int i = 1; i <= model.n; ++i)
+    if (on_path[i]) cm.support_bodies.push_back(i);
+  std::vector<std::vector<char>> support;
+  for (const LoopModel& l : cm.loops) {
+    std::vector<char> in(model.nv, 0);
+    for (int body : {l.body1, l.body2})
+      for (int j = body; j > 0; j = model.parent[j])
+        for (int k = model.iv[j]; k < model.iv[j] + joint_nv(model.type[j]); ++k) in[k] = 1;
+    support.push_back(std::move(in));
+  }
+  cm.shared_start.push_back(0);
+  for (size_t l = 0; l < cm.loops.size(); ++l)
+    for (size_t l2 = 0; l2 <= l; ++l2) {
+      for (int k = 0; k < model.nv; ++k) {
+        if (!(support[l][k] && support[l2][k])) continue;
+        if (k > 0 && support[l][k - 1] && support[l2][k - 1]) {
+          cm.shared_runs.back() = k;
+        } else {
+          cm.shared_runs.push_back(k);
+          cm.shared_runs.push_back(k);
+        }
+      }
+      cm.shared_start.push_back(static_cast<int>(cm.shared_runs.size() / 2));
+    }
+  cm.anc_start.push_back(0);
+  for (int k = 0; k < model.nv; ++k) {
+    const size_t first = cm.anc.size();
+    for (int j = k; j >= 0; j = model.vparent[j]) cm.anc.push_back(j);
+    std::reverse(cm.anc.begin() + first, cm.anc.end());
+    cm.anc_start.push_back(static_cast<int>(cm.anc.size()));
+  }
   cm.run_start.push_back(0);
   for (int k = 0; k < model.nv; ++k) {
     int count = 0;
@@ -79,11 +128,13 @@ inline ConstraintModel make_constraint_model(const Model& model, std::vector<Loo
       while (model.vparent[j] == j - 1 && j > 0) j = j - 1;
       cm.runs.push_back(j);
       cm.runs.push_back(hi);
+      cm.runs.push_back(cm.anc_start[j + 1] - cm.anc_start[j] - 1 - j);
       ++count;
       j = model.vparent[j];
     }
     cm.run_start.push_back(cm.run_start.back() + count);
   }
+  for (const int j : cm.anc) cm.anc_row.push_back(cm.anc_start[j]);
   return cm;
 }
 
@@ -100,23 +151,27 @@ struct ConstraintDataTpl {
       : Sw(model.nv, V6::Zero()), Vw(model.n + 1, V6::Zero()), Aw(model.n + 1, V6::Zero()),
         Ra(cm.loops.size(), M3::Identity()), pa(cm.loops.size(), V3::Zero()),
         Rb(cm.loops.size(), M3::Identity()), pb(cm.loops.size(), V3::Zero()),
-        J(MatR::Zero(cm.m, model.nv)), Y(MatR::Zero(cm.m, model.nv)),
+        L(VecX::Zero(cm.anc.size())), J(MatR::Zero(cm.m, model.nv)),
+        Y(MatR::Zero(cm.m, model.nv)),
         A(MatR::Zero(cm.m, cm.m)), F(MatR::Zero(cm.m, cm.m)),
         phi(VecX::Zero(cm.m)), gamma(VecX::Zero(cm.m)), Jv(VecX::Zero(cm.m)),
         r(VecX::Zero(cm.m)), lam(VecX::Zero(cm.m)), b(VecX::Zero(cm.m)),
         z(VecX::Zero(model.nv)) {}
 
-  AVec<V6> Sw;          // (nv) joint axes of every velocity coordinate, world axes
+  AVec<V6> Sw;          // (nv) joint axes of the velocity coordinates, world axes
   AVec<V6> Vw, Aw;      // (n+1) body spatial velocities and their qdd = 0 rates, world axes
+                        // (Sw, Vw, Aw: of ConstraintModel::support_bodies; the others unused)
   AVec<M3> Ra;          // per loop: world rotation of frame 1
   AVec<V3> pa;          //   world origin of frame 1
   AVec<M3> Rb;          //   world rotation of frame 2
   AVec<V3> pb;          //   world origin of frame 2
+  VecX L;               // M = L' L, L's rows packed (ConstraintModel::anc_start)
   MatR J;               // (m, nv) constraint Jacobian
   MatR Y;               // (m, nv) rows L^-T J' (M = L' L): J M^-1 J' = Y Y'
   MatR A;               // (m, m) J M^-1 J'
   MatR F;               // (m, m) factor of A (+ mu I), lower triangle
-  VecX phi, gamma, Jv;  // (m) residual, bias acceleration, constraint velocity
+  VecX phi, gamma, Jv;  // (m) residual, bias acceleration, constraint velocity (Jv: the
+                        // rows of the loops with a velocity gain kd)
   VecX r;               // (m) J qdd - r = the constraint acceleration error at lam = 0, negated
   VecX lam, b;          // (m) multipliers, right-hand side of a proximal step
   VecX z;               // (nv) L^-T (tau - h), then L^-T (tau - h + J' lam)
@@ -166,10 +221,13 @@ void loop_frames(const ConstraintModel& cm, const DataTpl<S>& d, ConstraintDataT
   }
 }
 
-// the world axes of every joint into cd.Sw (update_kinematics at level 3 done)
+// the world axes of the joints of cm.support_bodies into cd.Sw (update_kinematics at level 3
+// done)
 template <class S>
-void world_axes(const Model& m, const DataTpl<S>& d, ConstraintDataTpl<S>& cd) {
-  for (int i = 1; i <= m.n; ++i) joint_axes_world<S>(m.type[i], d.world_R[i], d.world_p[i], &cd.Sw[m.iv[i]]);
+void world_axes(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
+                ConstraintDataTpl<S>& cd) {
+  for (const int i : cm.support_bodies)
+    joint_axes_world<S>(m.type[i], d.world_R[i], d.world_p[i], &cd.Sw[m.iv[i]]);
 }
 
 // the loop's six rows of x (frame 1 axes), its selected ones written to out
@@ -216,9 +274,9 @@ void constraint_jacobian(const Model& m, const ConstraintModel& cm, DataTpl<S>& 
                          ConstraintDataTpl<S>& cd, const S* q) {
   update_kinematics(m, d, q, 3);
   detail::loop_frames(cm, d, cd);
-  detail::world_axes(m, d, cd);
+  detail::world_axes(m, cm, d, cd);
   const int nv = m.nv;
-  cd.J.setZero();
+  // (J's entries off the paths are the zeros it was made with: never written)
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
     const M3T<S> RaT = cd.Ra[l].transpose();
@@ -232,9 +290,11 @@ void constraint_jacobian(const Model& m, const ConstraintModel& cm, DataTpl<S>& 
       for (int k = m.iv[j]; k < m.iv[j] + joint_nv(m.type[j]); ++k) {
         const V6T<S>& s = cd.Sw[k];
         const V3T<S> w = s.template head<3>();
+        // (the kinds of rows the loop has, only)
         V6T<S> x;
-        x.template head<3>() = RaT * w;
-        x.template tail<3>() = RaT * (V3T<S>(s.template tail<3>()) + cross<S>(w, pb));
+        if (c.angular()) x.template head<3>() = RaT * w;
+        if (c.linear())
+          x.template tail<3>() = RaT * (V3T<S>(s.template tail<3>()) + cross<S>(w, pb));
         if (!on_a) x = -x;
         detail::put_rows(c, x, rows + k, nv);
       }
@@ -245,10 +305,13 @@ void constraint_jacobian(const Model& m, const ConstraintModel& cm, DataTpl<S>& 
 
 namespace detail {
 
-// gamma and J v into cd.gamma, cd.Jv from the frames and axes of loop_frames and world_axes
+// gamma and J v (only for a loop with a velocity gain kd) into cd.gamma, cd.Jv from the frames
+// and axes of loop_frames and world_axes: the body velocities and their qdd = 0 rates over
+// the supports (a body's parent is on the support too), then per loop the rows of the kinds
+// (angular, linear) it has
 template <class S>
 void loop_bias(const Model& m, const ConstraintModel& cm, ConstraintDataTpl<S>& cd, const S* v) {
-  for (int i = 1; i <= m.n; ++i) {
+  for (const int i : cm.support_bodies) {
     const int p = m.parent[i];
     const int k0 = m.iv[i], nj = joint_nv(m.type[i]);
     V6T<S> V = cd.Vw[p];
@@ -260,37 +323,43 @@ void loop_bias(const Model& m, const ConstraintModel& cm, ConstraintDataTpl<S>& 
   }
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
+    const bool ang = c.angular(), lin = c.linear();
     const M3T<S> RaT = cd.Ra[l].transpose();
     const V3T<S>& pb = cd.pb[l];
     const V6T<S> Vr = cd.Vw[c.body1] - cd.Vw[c.body2], Ar = cd.Aw[c.body1] - cd.Aw[c.body2];
     const V3T<S> wr = Vr.template head<3>(), ar = Ar.template head<3>();
     const V3T<S> wa = cd.Vw[c.body1].template head<3>();
-    const V3T<S> wb = cd.Vw[c.body2].template head<3>();
-    const V3T<S> pb_dot = V3T<S>(cd.Vw[c.body2].template tail<3>()) + cross<S>(wb, pb);
     const V3T<S> x_lin = V3T<S>(Vr.template tail<3>()) + cross<S>(wr, pb);
-    const V3T<S> xd_lin =
-        V3T<S>(Ar.template tail<3>()) + cross<S>(ar, pb) + cross<S>(wr, pb_dot);
-    V6T<S> g, jv;
-    g.template head<3>() = RaT * V3T<S>(ar - cross<S>(wa, wr));
-    g.template tail<3>() = RaT * V3T<S>(xd_lin - cross<S>(wa, x_lin));
-    jv.template head<3>() = RaT * wr;
-    jv.template tail<3>() = RaT * x_lin;
+    V6T<S> g;
+    if (ang) g.template head<3>() = RaT * V3T<S>(ar - cross<S>(wa, wr));
+    if (lin) {
+      const V3T<S> wb = cd.Vw[c.body2].template head<3>();
+      const V3T<S> pb_dot = V3T<S>(cd.Vw[c.body2].template tail<3>()) + cross<S>(wb, pb);
+      const V3T<S> xd_lin =
+          V3T<S>(Ar.template tail<3>()) + cross<S>(ar, pb) + cross<S>(wr, pb_dot);
+      g.template tail<3>() = RaT * V3T<S>(xd_lin - cross<S>(wa, x_lin));
+    }
     put_rows(c, g, cd.gamma.data() + cm.start[l]);
-    put_rows(c, jv, cd.Jv.data() + cm.start[l]);
+    if (c.kd != 0) {
+      V6T<S> jv;
+      if (ang) jv.template head<3>() = RaT * wr;
+      if (lin) jv.template tail<3>() = RaT * x_lin;
+      put_rows(c, jv, cd.Jv.data() + cm.start[l]);
+    }
   }
 }
 
 }  // namespace detail
 
-// gamma(q, v) into cd.gamma and J v into cd.Jv, (m,): the body velocities and their qdd = 0
-// rates in world axes (V_i = V_p + sum s v, A_i = A_p + sum (V_i x s) v), then per loop the
-// formula at the top of this file.
+// gamma(q, v) into cd.gamma and J v into cd.Jv (the rows of the loops with a velocity gain kd),
+// (m,): the body velocities and their qdd = 0 rates in world axes (V_i = V_p + sum s v,
+// A_i = A_p + sum (V_i x s) v), then per loop the formula at the top of this file.
 template <class S>
 void constraint_bias(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                      ConstraintDataTpl<S>& cd, const S* q, const S* v) {
   update_kinematics(m, d, q, 3);
   detail::loop_frames(cm, d, cd);
-  detail::world_axes(m, d, cd);
+  detail::world_axes(m, cm, d, cd);
   detail::loop_bias(m, cm, cd, v);
 }
 

@@ -129,6 +129,19 @@ def test_bad_input(rng):
     with pytest.raises(ValueError, match="out"):
         a = np.empty((n, n))
         robot.inverse_dynamics_derivatives(z, z, z, out=(a, a))
+    # outputs that share part of their memory would overwrite each other: refused too
+    buf = np.empty((n + 1, n))
+    with pytest.raises(ValueError, match="share memory"):
+        robot.inverse_dynamics_derivatives(z, z, z, out=(buf[:n], buf[1:]))
+    Q = np.zeros((3, n))
+    buf = np.empty((4, n, n))
+    with pytest.raises(ValueError, match="share memory"):
+        robot.inverse_dynamics_derivatives(Q, Q, Q, out=(buf[:3], buf[1:]))
+    # apart, the same two views of one buffer are fine
+    buf = np.empty((2 * n, n))
+    d_q, d_qd = robot.inverse_dynamics_derivatives(z, z, z, out=(buf[:n], buf[n:]))
+    want = robot.inverse_dynamics_derivatives(z, z, z)
+    assert np.array_equal(d_q, want[0]) and np.array_equal(d_qd, want[1])
 
 
 def test_linearize(rng):

@@ -192,8 +192,11 @@ class RobotCore {
         py::handle oh = given ? py::handle(PySequence_Fast_GET_ITEM(out.ptr(), o))
                               : py::handle(Py_None);
         arrays[o] = get_output(oh, shape, &io.po[o]);
+        // outputs sharing memory (wholly or partly) would overwrite each other
         for (size_t p = 0; p < o; ++p)
-          if (io.po[p] == io.po[o]) bad("out", "the output arrays must be distinct");
+          if (boundary::overlaps(io.po[p], io.rows * io.row_size, io.po[o],
+                                 io.rows * io.row_size))
+            bad("out", "the output arrays must not share memory");
       }
       // the caller's tuple comes back as is (nothing allocated with out=)
       if (given && PyTuple_Check(out.ptr())) {

@@ -4,7 +4,8 @@
 //   lower triangular with L(i, j) != 0 only for j = i or an ancestor coordinate of i
 //   (Model::vparent), so nothing fills in; factor O(sum of depth^2), solves O(sum of depth).
 //   Used by forward_dynamics_derivatives; the constrained dynamics run the same factor on
-//   the row-major upper triangle (constraints/dynamics.hpp: ltl_factor_rows).
+//   packed rows (constraints/dynamics.hpp: ltl_factor_packed, the same operations on each
+//   entry in the same order, in a storage of its own for the loops' supports).
 // - A dense Cholesky factor A = L L' of a small symmetric positive definite matrix (row-major,
 //   lower triangle), with a pivot test relative to the diagonal entry so a rank-deficient
 //   matrix is reported instead of factorised: the constraints' Schur complement J M^-1 J'.

@@ -532,4 +532,28 @@ Model build_model(const std::vector<BodySpec>& bodies, const std::vector<FrameSp
   return m;
 }
 
+TreeFactorPattern tree_factor_pattern(const Model& m) {
+  TreeFactorPattern p;
+  p.row_start.assign(m.nv + 1, 0);
+  std::vector<int> depth(m.nv, 0);    // ancestors of each coordinate
+  std::vector<int> run_lo(m.nv, 0);   // the first coordinate of the run that ends at k
+  for (int k = 0; k < m.nv; ++k) {
+    const int j = m.vparent[k];
+    depth[k] = j < 0 ? 0 : depth[j] + 1;
+    run_lo[k] = k > 0 && j == k - 1 ? run_lo[k - 1] : k;
+    p.row_start[k + 1] = p.row_start[k] + depth[k] + 1;
+  }
+  // j's entry in a row holding it is its depth: o + j = depth[j] for every j of a run
+  p.run_start.assign(m.nv + 1, 0);
+  for (int k = 0; k < m.nv; ++k) {
+    int count = 0;
+    for (int j = m.vparent[k]; j >= 0; j = m.vparent[run_lo[j]]) {
+      p.runs.insert(p.runs.end(), {run_lo[j], j, depth[j] - j});
+      ++count;
+    }
+    p.run_start[k + 1] = p.run_start[k] + count;
+  }
+  return p;
+}
+
 }  // namespace robodyn

@@ -18,6 +18,7 @@
 // them (tracing.hpp, counting.hpp).
 #pragma once
 
+#include "robodyn/algorithms/factorization.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
 #include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
@@ -29,12 +30,6 @@
 namespace robodyn {
 
 namespace detail {
-
-// x > 0: a pivot of the factorisation is usable (simd.hpp's D2: in both lanes)
-template <class S>
-inline bool positive(const S& x) {
-  return x > S(0);
-}
 
 // Ia = IA - U Ud' (upper triangle) and pa = pA + Ia c + Ud u for a 1-DOF joint on axis k (2: revolute, whose
 // c_2 = 0; 5: prismatic, whose c_0 = c_1 = c_2 = 0). kZ: no armature, so Ia S = 0 and
@@ -75,47 +70,6 @@ ROBODYN_INLINE void articulated_step(const Eigen::Matrix<S, 6, 6>& IA,
       t += (a <= ic(y) ? Ia(a, ic(y)) : Ia(ic(y), a)) * c[ic(y)];
     pa[a] = t;
   }
-}
-
-// In-place L diag(D) L' of a symmetric positive definite 6x6 matrix: L (unit, strictly lower)
-// and D (diagonal) overwrite the lower triangle of A. Returns false when a pivot is not
-// positive.
-template <class S>
-bool ldlt6(Eigen::Matrix<S, 6, 6>& A) {
-  ROBODYN_UNROLL
-  for (int j = 0; j < 6; ++j) {
-    S dj = A(j, j);
-    ROBODYN_UNROLL
-    for (int k = 0; k < j; ++k) dj -= A(j, k) * A(k, j);
-    if (!positive(dj)) return false;
-    A(j, j) = dj;
-    const S inv = S(1) / dj;
-    ROBODYN_UNROLL
-    for (int i = j + 1; i < 6; ++i) {
-      // A(j, i) (upper) keeps L(i, k) D(k) for the next columns; A(i, j) = L(i, j)
-      S x = A(i, j);
-      ROBODYN_UNROLL
-      for (int k = 0; k < j; ++k) x -= A(i, k) * A(k, j);
-      A(j, i) = x;
-      A(i, j) = x * inv;
-    }
-  }
-  return true;
-}
-
-// x = (L diag(D) L')^-1 x for ldlt6's factor
-template <class S>
-void ldlt6_solve(const Eigen::Matrix<S, 6, 6>& F, Eigen::Matrix<S, 6, 1>& x) {
-  ROBODYN_UNROLL
-  for (int i = 1; i < 6; ++i)
-    ROBODYN_UNROLL
-    for (int k = 0; k < i; ++k) x[i] -= F(i, k) * x[k];
-  ROBODYN_UNROLL
-  for (int i = 0; i < 6; ++i) x[i] /= F(i, i);
-  ROBODYN_UNROLL
-  for (int i = 4; i >= 0; --i)
-    ROBODYN_UNROLL
-    for (int k = i + 1; k < 6; ++k) x[i] -= F(k, i) * x[k];
 }
 
 // v_i = iX_λ(i) v_λ(i) + S_i qd_i and c_i for a joint of type t (the header's classical

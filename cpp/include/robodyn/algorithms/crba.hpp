@@ -47,6 +47,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "robodyn/algorithms/factorization.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
 #include "robodyn/algorithms/rnea.hpp"
 #include "robodyn/model/data.hpp"
@@ -291,40 +292,6 @@ void crba(const Model& m, DataTpl<S>& d, const S* q) {
 template <class S>
 void crba(const Model& m, DataTpl<S>& d, const S* q, S* out) {
   detail::crba_sweep<true>(m, d, q, out);
-}
-
-// In-place Cholesky H = L L^T on the lower triangle of d.H, then solves L L^T x = b (in b),
-// b (nv,). Returns false when H is not positive definite.
-template <class S>
-bool cholesky_solve(DataTpl<S>& d, S* b) {
-  using std::sqrt;
-  auto& M = d.H;
-  d.H_pattern = false;  // the factor fills in
-  const int n = d.nv;
-  for (int j = 0; j < n; ++j) {
-    S djj = M(j, j);
-    for (int k = 0; k < j; ++k) djj -= M(j, k) * M(j, k);
-    if (!(djj > S(0))) return false;
-    const S ljj = sqrt(djj);
-    M(j, j) = ljj;
-    const S inv = S(1) / ljj;
-    for (int i = j + 1; i < n; ++i) {
-      S x = M(i, j);
-      for (int k = 0; k < j; ++k) x -= M(i, k) * M(j, k);
-      M(i, j) = x * inv;
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    S x = b[i];
-    for (int k = 0; k < i; ++k) x -= M(i, k) * b[k];
-    b[i] = x / M(i, i);
-  }
-  for (int i = n - 1; i >= 0; --i) {
-    S x = b[i];
-    for (int k = i + 1; k < n; ++k) x -= M(k, i) * b[k];
-    b[i] = x / M(i, i);
-  }
-  return true;
 }
 
 // Forward dynamics by H(q) qdd = tau - C(q, qd) qd - g(q) - damping qd - friction sign(qd).

@@ -1,149 +1,285 @@
-// Factorisations of the joint-space inertia matrix and of small dense SPD matrices.
+// The factorisations the algorithms run, each written once:
 //
-// - The tree-sparse factor M = L' L (Featherstone, RBDA section 6.5, Tables 6.3 and 6.4): L
-//   lower triangular with L(i, j) != 0 only for j = i or an ancestor coordinate of i
-//   (Model::vparent), so nothing fills in; factor O(sum of depth^2), solves O(sum of depth).
-//   Used by forward_dynamics_derivatives; the constrained dynamics run the same factor on
-//   packed rows (constraints/dynamics.hpp: ltl_factor_packed, the same operations on each
-//   entry in the same order, in a storage of its own for the loops' supports).
-// - A dense Cholesky factor A = L L' of a small symmetric positive definite matrix (row-major,
-//   lower triangle), with a pivot test relative to the diagonal entry so a rank-deficient
-//   matrix is reported instead of factorised: the constraints' Schur complement J M^-1 J'.
+// - The tree-sparse factor of the joint-space inertia matrix, M = L' L (Featherstone, RBDA
+//   section 6.5, Tables 6.3 and 6.4), L's rows packed by model.hpp's TreeFactorPattern: L is
+//   lower triangular with L(k, j) != 0 only for j = k or an ancestor coordinate of k, so
+//   nothing fills in; the factor costs O(sum of depth^2), a solve O(sum of depth). Run by
+//   forward_dynamics_derivatives and the constrained dynamics (constraints/dynamics.hpp).
+// - A dense Cholesky factor A = L L' of a symmetric positive definite matrix (the lower
+//   triangle, row- or column-major), with an optional pivot test relative to the diagonal entry
+//   so that a rank-deficient matrix is reported instead of factorised. Run on M by
+//   forward_dynamics_crba and kane_forward (the mass matrix + Cholesky that the operation-count
+//   tables compare with the articulated-body algorithm), and on the constraints' Schur
+//   complement J M^-1 J'.
+// - The 6x6 L diag(D) L' of a free-flyer's articulated inertia (aba), unrolled.
 #pragma once
 
+#include <Eigen/Core>
 #include <cmath>
 
 #include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
+#include "robodyn/spatial/link.hpp"
+#include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
 namespace detail {
 
-// M = L' L in place on the lower triangle of d.H (Featherstone, RBDA Table 6.3): L lower
-// triangular with the tree's sparsity, L(i, j) != 0 only for j = i or an ancestor coordinate
-// of i (m.vparent), so nothing fills in and the factor costs O(sum of depth^2). Returns false
-// when M is not positive definite.
+// ---------------------------------------------------------------- tree-sparse M = L' L
+
+// f(j, e) for every ancestor coordinate j of k, e its entry in k's packed row of L (and in the
+// row of every coordinate with j as an ancestor); runs of consecutive coordinates, the nearest
+// first
+template <class F>
+ROBODYN_INLINE void for_each_ancestor(const TreeFactorPattern& p, int k, F&& f) {
+  const int* s = p.runs.data() + 3 * p.run_start[k];
+  const int* end = p.runs.data() + 3 * p.run_start[k + 1];
+  for (; s != end; s += 3)
+    for (int j = s[0]; j <= s[1]; ++j) f(j, s[2] + j);
+}
+
+// M = L' L (RBDA Table 6.3) into d.L from the lower triangle of d.H (column-major: M(k, j) at
+// H[j nv + k]), which is left as it was; 1 / L(k, k) into d.L_inv_diag. From the tips to the
+// root: row k scaled by its pivot updates the row of each ancestor i of k, whose entries are
+// the first ones of row k up to i (one contiguous loop). false when M is not positive definite.
 template <class S>
 bool ltl_factor(const Model& m, DataTpl<S>& d) {
   using std::sqrt;
-  auto& M = d.H;
-  d.H_pattern = false;  // (no fill-in; cleared as by every writer of M but crba)
-  const int* lambda = m.vparent.data();
-  for (int k = m.nv - 1; k >= 0; --k) {
-    if (!(M(k, k) > S(0))) return false;
-    const S lkk = sqrt(M(k, k));
-    M(k, k) = lkk;
+  d.size_factor(m);
+  const TreeFactorPattern& p = d.L_pattern;
+  const int n = m.nv;
+  const int* start = p.row_start.data();
+  const S* H = d.H.data();
+  S* L = d.L.data();
+  for (int k = 0; k < n; ++k) {
+    S* Lk = L + start[k];
+    for_each_ancestor(p, k, [&](int j, int e) { Lk[e] = H[j * n + k]; });
+    L[p.diagonal(k)] = H[k * n + k];
+  }
+  for (int k = n - 1; k >= 0; --k) {
+    S* __restrict lk = L + start[k];
+    const int dk = start[k + 1] - start[k] - 1;  // k's ancestors
+    if (!(lk[dk] > S(0))) return false;
+    const S lkk = sqrt(lk[dk]);
+    lk[dk] = lkk;
     const S inv = S(1) / lkk;
-    for (int i = lambda[k]; i >= 0; i = lambda[i]) M(k, i) *= inv;
-    for (int i = lambda[k]; i >= 0; i = lambda[i])
-      for (int j = i; j >= 0; j = lambda[j]) M(i, j) -= M(k, i) * M(k, j);
+    d.L_inv_diag[k] = inv;
+    for (int t = 0; t < dk; ++t) lk[t] *= inv;
+    for_each_ancestor(p, k, [&](int i, int t) {
+      const S lki = lk[t];
+      S* __restrict li = L + start[i];
+      for (int u = 0; u <= t; ++u) li[u] -= lki * lk[u];
+    });
   }
   return true;
 }
 
-// x := L^-T x for ltl_factor's L (left in d.H), x (nv,): L' y = x from the tips to the root.
-// A zero entry passes nothing on (a constraint row's zeros outside its bodies' paths).
-template <class S>
-void ltl_solve_t(const Model& m, const DataTpl<S>& d, S* x) {
-  const auto& L = d.H;
-  const int* lambda = m.vparent.data();
-  for (int i = m.nv - 1; i >= 0; --i) {
-    x[i] /= L(i, i);
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[j] -= L(i, j) * x[i];
+// X := X L^-1 for NR right-hand sides, the rows of X (row-major, stride nv), over the
+// coordinates `each` visits in decreasing order (the rows are zero elsewhere: a constraint's
+// support); L' y = x from the tips to the root, each L(i, j) loaded once for the NR rows.
+template <int NR, class S, class Each>
+ROBODYN_INLINE void ltl_solve_t_fixed(const DataTpl<S>& d, S* X, Each&& each) {
+  const int n = d.nv;
+  const S* L = d.L.data();
+  const S* inv = d.L_inv_diag.data();
+  each([&](int i) {
+    const S* Li = L + d.L_pattern.row_start[i];
+    S xi[NR];
+    for (int r = 0; r < NR; ++r) {
+      xi[r] = X[r * n + i] * inv[i];
+      X[r * n + i] = xi[r];
+    }
+    for_each_ancestor(d.L_pattern, i, [&](int j, int e) {
+      const S lij = Li[e];
+      for (int r = 0; r < NR; ++r) X[r * n + j] -= lij * xi[r];
+    });
+  });
+}
+
+// ltl_solve_t_fixed for nr = 1..6 rows (a loop constraint's)
+template <class S, class Each>
+ROBODYN_INLINE void ltl_solve_t_rows(const DataTpl<S>& d, S* X, int nr, Each&& each) {
+  switch (nr) {
+    case 1: return ltl_solve_t_fixed<1>(d, X, each);
+    case 2: return ltl_solve_t_fixed<2>(d, X, each);
+    case 3: return ltl_solve_t_fixed<3>(d, X, each);
+    case 4: return ltl_solve_t_fixed<4>(d, X, each);
+    case 5: return ltl_solve_t_fixed<5>(d, X, each);
+    default: return ltl_solve_t_fixed<6>(d, X, each);
   }
 }
 
-// x := L^-1 x for ltl_factor's L, x (nv,): from the root to the tips.
+// x := L^-T x, x (nv,)
 template <class S>
-void ltl_solve_l(const Model& m, const DataTpl<S>& d, S* x) {
-  const auto& L = d.H;
-  const int* lambda = m.vparent.data();
-  for (int i = 0; i < m.nv; ++i) {
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) x[i] -= L(i, j) * x[j];
-    x[i] /= L(i, i);
+void ltl_solve_t(const DataTpl<S>& d, S* x) {
+  ltl_solve_t_fixed<1>(d, x, [&](auto f) {
+    for (int i = d.nv - 1; i >= 0; --i) f(i);
+  });
+}
+
+// x := L^-1 x, x (nv,): L x = y from the root to the tips
+template <class S>
+void ltl_solve_l(const DataTpl<S>& d, S* x) {
+  const S* L = d.L.data();
+  for (int i = 0; i < d.nv; ++i) {
+    const S* Li = L + d.L_pattern.row_start[i];
+    S xi = x[i];
+    for_each_ancestor(d.L_pattern, i, [&](int j, int e) { xi -= Li[e] * x[j]; });
+    x[i] = xi * d.L_inv_diag[i];
   }
 }
 
-// x := M^-1 x with M = L' L (RBDA Table 6.4): L' y = x from the tips, then L x = y from the
-// root; x (nv,)
+// x := M^-1 x (RBDA Table 6.4), x (nv,)
 template <class S>
-void ltl_solve(const Model& m, const DataTpl<S>& d, S* x) {
-  ltl_solve_t(m, d, x);
-  ltl_solve_l(m, d, x);
+void ltl_solve(const DataTpl<S>& d, S* x) {
+  ltl_solve_t(d, x);
+  ltl_solve_l(d, x);
 }
 
-// B := M^-1 B (negate: -M^-1 B) for B (nv, nv) row-major, the two passes of ltl_solve on
-// whole rows (contiguous: the inner loops vectorise); inv[i] = 1 / L(i, i). O(nv sum of
-// depths) instead of the O(nv^3) of a dense factor.
+// B := M^-1 B (negate: -M^-1 B) for B (nv, nv) row-major, its columns the right-hand sides:
+// the two passes of ltl_solve on whole rows (contiguous: the inner loops vectorise),
+// O(nv sum of depths) instead of the O(nv^3) of a dense factor.
 template <class S>
-void ltl_solve_rows(const Model& m, const DataTpl<S>& d, const S* inv, S* B, bool negate) {
-  const auto& L = d.H;
-  const int* lambda = m.vparent.data();
-  const int n = m.nv;
+void ltl_solve_columns(const DataTpl<S>& d, S* B, bool negate) {
+  const int n = d.nv;
+  const S* L = d.L.data();
+  const S* inv = d.L_inv_diag.data();
   if (negate)
     for (int k = 0; k < n * n; ++k) B[k] = -B[k];
   for (int i = n - 1; i >= 0; --i) {
+    const S* Li = L + d.L_pattern.row_start[i];
     S* bi = B + i * n;
     for (int c = 0; c < n; ++c) bi[c] *= inv[i];
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) {
-      const S lij = L(i, j);
+    for_each_ancestor(d.L_pattern, i, [&](int j, int e) {
+      const S lij = Li[e];
       S* bj = B + j * n;
       for (int c = 0; c < n; ++c) bj[c] -= lij * bi[c];
-    }
+    });
   }
   for (int i = 0; i < n; ++i) {
+    const S* Li = L + d.L_pattern.row_start[i];
     S* bi = B + i * n;
-    for (int j = lambda[i]; j >= 0; j = lambda[j]) {
-      const S lij = L(i, j);
+    for_each_ancestor(d.L_pattern, i, [&](int j, int e) {
+      const S lij = Li[e];
       const S* bj = B + j * n;
       for (int c = 0; c < n; ++c) bi[c] -= lij * bj[c];
-    }
+    });
     for (int c = 0; c < n; ++c) bi[c] *= inv[i];
   }
+}
+
+// ---------------------------------------------------------------- 6x6 L diag(D) L'
+
+// x > 0: a pivot of the factorisation is usable (simd.hpp's D2: in both lanes)
+template <class S>
+inline bool positive(const S& x) {
+  return x > S(0);
+}
+
+// In-place L diag(D) L' of a symmetric positive definite 6x6 matrix: L (unit, strictly lower)
+// and D (diagonal) overwrite the lower triangle of A. Returns false when a pivot is not
+// positive.
+template <class S>
+bool ldlt6(Eigen::Matrix<S, 6, 6>& A) {
+  ROBODYN_UNROLL
+  for (int j = 0; j < 6; ++j) {
+    S dj = A(j, j);
+    ROBODYN_UNROLL
+    for (int k = 0; k < j; ++k) dj -= A(j, k) * A(k, j);
+    if (!positive(dj)) return false;
+    A(j, j) = dj;
+    const S inv = S(1) / dj;
+    ROBODYN_UNROLL
+    for (int i = j + 1; i < 6; ++i) {
+      // A(j, i) (upper) keeps L(i, k) D(k) for the next columns; A(i, j) = L(i, j)
+      S x = A(i, j);
+      ROBODYN_UNROLL
+      for (int k = 0; k < j; ++k) x -= A(i, k) * A(k, j);
+      A(j, i) = x;
+      A(i, j) = x * inv;
+    }
+  }
+  return true;
+}
+
+// x = (L diag(D) L')^-1 x for ldlt6's factor
+template <class S>
+void ldlt6_solve(const Eigen::Matrix<S, 6, 6>& F, Eigen::Matrix<S, 6, 1>& x) {
+  ROBODYN_UNROLL
+  for (int i = 1; i < 6; ++i)
+    ROBODYN_UNROLL
+    for (int k = 0; k < i; ++k) x[i] -= F(i, k) * x[k];
+  ROBODYN_UNROLL
+  for (int i = 0; i < 6; ++i) x[i] /= F(i, i);
+  ROBODYN_UNROLL
+  for (int i = 4; i >= 0; --i)
+    ROBODYN_UNROLL
+    for (int k = i + 1; k < 6; ++k) x[i] -= F(k, i) * x[k];
 }
 
 }  // namespace detail
 
-// A = L L' in place on the lower triangle of the n x n row-major A (its strict upper triangle
-// is not read). Returns -1, or the first row j whose pivot is not above rtol times A(j, j)
-// (A(j, j) minus the squares of row j's entries left of the diagonal: the squared distance of
-// row j from the span of the rows before it, relative to its own squared length), where A is
-// (numerically) singular; then A is partly overwritten.
-template <class S>
+// ---------------------------------------------------------------- dense A = L L'
+
+// The storage of an n x n matrix: entry (i, j) at i n + j (RowMajor) or j n + i (ColMajor)
+enum class Storage { RowMajor, ColMajor };
+
+template <Storage O>
+ROBODYN_INLINE int dense_at(int n, int i, int j) {
+  return O == Storage::RowMajor ? i * n + j : j * n + i;
+}
+
+// A = L L' in place on the lower triangle of the n x n matrix A (its strict upper triangle is
+// not read). Returns -1, or the first row j whose pivot is not positive, or (rtol > 0) not
+// above rtol times A(j, j) (A(j, j) minus the squares of row j's entries left of the diagonal:
+// the squared distance of row j from the span of the rows before it, relative to its own
+// squared length), where A is (numerically) singular; then A is partly overwritten.
+template <Storage O = Storage::RowMajor, class S>
 int llt_factor(S* A, int n, double rtol) {
   using std::sqrt;
+  auto a = [&](int i, int j) -> S& { return A[dense_at<O>(n, i, j)]; };
   for (int j = 0; j < n; ++j) {
-    S* aj = A + j * n;
-    const S ajj = aj[j];
-    S djj = ajj;
-    for (int k = 0; k < j; ++k) djj -= aj[k] * aj[k];
-    if (!(djj > S(rtol) * ajj) || !(djj > S(0))) return j;
+    S djj = a(j, j);
+    for (int k = 0; k < j; ++k) djj -= a(j, k) * a(j, k);
+    if (rtol > 0 && !(djj > S(rtol) * a(j, j))) return j;
+    if (!(djj > S(0))) return j;
     const S ljj = sqrt(djj);
-    aj[j] = ljj;
+    a(j, j) = ljj;
     const S inv = S(1) / ljj;
     for (int i = j + 1; i < n; ++i) {
-      S* ai = A + i * n;
-      S x = ai[j];
-      for (int k = 0; k < j; ++k) x -= ai[k] * aj[k];
-      ai[j] = x * inv;
+      S x = a(i, j);
+      for (int k = 0; k < j; ++k) x -= a(i, k) * a(j, k);
+      a(i, j) = x * inv;
     }
   }
   return -1;
 }
 
-// b := (L L')^-1 b for llt_factor's L (n x n row-major, lower triangle), b (n,)
-template <class S>
+// b := (L L')^-1 b for llt_factor's L (n x n, lower triangle), b (n,)
+template <Storage O = Storage::RowMajor, class S>
 void llt_solve(const S* L, int n, S* b) {
+  auto l = [&](int i, int j) { return L[dense_at<O>(n, i, j)]; };
   for (int i = 0; i < n; ++i) {
     S x = b[i];
-    for (int k = 0; k < i; ++k) x -= L[i * n + k] * b[k];
-    b[i] = x / L[i * n + i];
+    for (int k = 0; k < i; ++k) x -= l(i, k) * b[k];
+    b[i] = x / l(i, i);
   }
   for (int i = n - 1; i >= 0; --i) {
     S x = b[i];
-    for (int k = i + 1; k < n; ++k) x -= L[k * n + i] * b[k];
-    b[i] = x / L[i * n + i];
+    for (int k = i + 1; k < n; ++k) x -= l(k, i) * b[k];
+    b[i] = x / l(i, i);
   }
+}
+
+// b := H^-1 b by H = L L' in place on the lower triangle of d.H (the mass matrix, column-major),
+// b (nv,). false when H is not positive definite.
+template <class S>
+bool cholesky_solve(DataTpl<S>& d, S* b) {
+  d.H_pattern = false;  // the factor fills in
+  if (llt_factor<Storage::ColMajor>(d.H.data(), d.nv, 0.0) >= 0) return false;
+  llt_solve<Storage::ColMajor>(d.H.data(), d.nv, b);
+  return true;
 }
 
 }  // namespace robodyn

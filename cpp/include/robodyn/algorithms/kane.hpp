@@ -29,6 +29,7 @@
 #pragma once
 
 #include "robodyn/algorithms/crba.hpp"
+#include "robodyn/algorithms/factorization.hpp"
 #include "robodyn/algorithms/kinematics.hpp"
 #include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"

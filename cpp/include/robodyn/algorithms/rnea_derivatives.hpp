@@ -182,8 +182,9 @@ void rnea_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd, co
 // Derivatives of forward dynamics qdd = FD(q, qd, tau) (all terms of rnea):
 //   dqdd/dq = -M^-1 dtau/dq, dqdd/dqd = -M^-1 dtau/dqd at qdd = FD(q, qd, tau), dqdd/dtau = M^-1
 // (M with armature; dq a tangent vector with a free-flyer, as in rnea_derivatives), all by the
-// sparse factor M = L' L (ltl_factor, left in d.H). dq, dqd, dtau: (nv, nv) row-major; qdd:
-// (nv,) the accelerations (may be d.scratch). Returns false when M is not positive definite.
+// tree-sparse factor M = L' L (factorization.hpp's ltl_factor, into d.L). dq, dqd, dtau:
+// (nv, nv) row-major; qdd: (nv,) the accelerations (may be d.scratch). Returns false when M
+// is not positive definite.
 template <class S>
 bool forward_dynamics_derivatives(const Model& m, DataTpl<S>& d, const S* q, const S* qd,
                                   const S* tau, S* qdd, S* dq, S* dqd, S* dtau) {
@@ -194,15 +195,13 @@ bool forward_dynamics_derivatives(const Model& m, DataTpl<S>& d, const S* q, con
   forward_dynamics_rhs(m, qd, tau, d.scratch.data());
   for (int k = 0; k < n; ++k) qdd[k] = d.scratch[k];
   if (!detail::ltl_factor(m, d)) return false;
-  detail::ltl_solve(m, d, qdd);
+  detail::ltl_solve(d, qdd);
   rnea_derivatives(m, d, q, qd, qdd, dq, dqd);
-  S* inv = d.L_inv_diag.data();  // 1 / L(i, i)
-  for (int i = 0; i < n; ++i) inv[i] = S(1) / d.H(i, i);
   for (int k = 0; k < n * n; ++k) dtau[k] = S(0);
   for (int k = 0; k < n; ++k) dtau[k * n + k] = S(1);
-  detail::ltl_solve_rows(m, d, inv, dq, true);
-  detail::ltl_solve_rows(m, d, inv, dqd, true);
-  detail::ltl_solve_rows(m, d, inv, dtau, false);
+  detail::ltl_solve_columns(d, dq, true);
+  detail::ltl_solve_columns(d, dqd, true);
+  detail::ltl_solve_columns(d, dtau, false);
   return true;
 }
 

@@ -2,10 +2,9 @@
 // (constraints/loop.hpp).
 //
 //   M qdd + h = tau + J' lam,   J qdd = -gamma - kd J v - kp phi = rhs
-// through M's tree-sparse factor M = L' L (factorization.hpp's ltl_factor, here on packed
-// rows: ltl_factor_packed) and the Schur complement
-// A = J M^-1 J' = Y Y', Y = J L^-1 (rows L^-T J'): with z = L^-T (tau - h), the unconstrained
-// acceleration gives J qdd_free = Y z, and A lam = rhs - Y z = r; then
+// through M's tree-sparse factor M = L' L (factorization.hpp's ltl_factor) and the Schur
+// complement A = J M^-1 J' = Y Y', Y = J L^-1 (rows L^-T J'): with z = L^-T (tau - h), the
+// unconstrained acceleration gives J qdd_free = Y z, and A lam = rhs - Y z = r; then
 // qdd = L^-1 (z + Y' lam). mu = 0 solves A lam = r by A's Cholesky factor and refuses a
 // rank-deficient A; mu > 0 runs the proximal point iterations on the multipliers
 // (Carpentier, Budhiraja & Mansard, RSS 2021), (A + mu I) lam_k+1 = r + mu lam_k from lam_0 = 0,
@@ -34,44 +33,6 @@ constexpr double kConstraintRankRtol = 1e-10;
 
 namespace detail {
 
-// M = L' L (factorization.hpp's ltl_factor: the same operations on each entry, in the same
-// order) into cd.L, its rows packed (ConstraintModel::anc_start): row k holds L(k, j) for k's
-// ancestor coordinates j, increasing, then L(k, k). The ancestors of an ancestor i of k are
-// the ancestors of k before i, so row i has the pattern of the first entries of row k up to
-// i, and the update of row i by row k is one contiguous loop. M is read from the lower
-// triangle of d.H (crba_lower; column-major, M(k, j) at H[j nv + k]), which is left as it
-// was. false when M is not positive definite.
-template <class S>
-bool ltl_factor_packed(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
-                       ConstraintDataTpl<S>& cd) {
-  using std::sqrt;
-  const int n = m.nv;
-  const S* H = d.H.data();
-  S* L = cd.L.data();
-  const int* anc = cm.anc.data();
-  const int* start = cm.anc_start.data();
-  for (int k = 0; k < n; ++k)
-    for (int e = start[k]; e < start[k + 1]; ++e) L[e] = H[anc[e] * n + k];
-  for (int k = n - 1; k >= 0; --k) {
-    S* Lk = L + start[k];
-    const int dk = start[k + 1] - start[k] - 1;  // k's ancestors
-    if (!(Lk[dk] > S(0))) return false;
-    const S lkk = sqrt(Lk[dk]);
-    Lk[dk] = lkk;
-    const S inv = S(1) / lkk;
-    for (int t = 0; t < dk; ++t) Lk[t] *= inv;
-    // row i of every ancestor i = anc[start[k] + t]: its t ancestors and itself
-    const S* __restrict lk = Lk;
-    const int* row = cm.anc_row.data() + start[k];
-    for (int t = 0; t < dk; ++t) {
-      const S lki = lk[t];
-      S* __restrict Li = L + row[t];
-      for (int u = 0; u <= t; ++u) Li[u] -= lki * lk[u];
-    }
-  }
-  return true;
-}
-
 // f(k) for every velocity coordinate k of the loop's support, the bodies on the paths of its
 // two bodies to the root (the common part once), from the tips to the root (k decreasing:
 // parent[i] < i, so the larger of the two bodies is never an ancestor of the other). A row of
@@ -95,87 +56,16 @@ ROBODYN_INLINE void for_each_support_coordinate(const Model& m, const LoopModel&
   for (; a > 0; a = m.parent[a]) body(a);
 }
 
-// X := X L^-1 for NR rows (stride n, row-major; L' y = x from the tips to the root on each
-// row) of ltl_factor_packed's L, over the coordinates `each` visits in decreasing order (the
-// rows zero elsewhere); inv[i] = 1 / L(i, i). Each L(i, j) is loaded once for the NR rows.
-template <int NR, class S, class Each>
-ROBODYN_INLINE void ltl_solve_t_fixed(const Model& m, const ConstraintModel& cm,
-                                      const ConstraintDataTpl<S>& cd, const S* inv, S* X,
-                                      Each&& each) {
-  const int n = m.nv;
-  each([&](int i) {
-    const S* Li = cd.L.data() + cm.anc_start[i];
-    const int* r0 = cm.runs.data() + 3 * cm.run_start[i];
-    const int* r1 = cm.runs.data() + 3 * cm.run_start[i + 1];
-    S xi[NR];
-    for (int r = 0; r < NR; ++r) {
-      xi[r] = X[r * n + i] * inv[i];
-      X[r * n + i] = xi[r];
-    }
-    for (const int* s = r0; s != r1; s += 3) {
-      const int o = s[2];
-      for (int j = s[0]; j <= s[1]; ++j) {
-        const S lij = Li[o + j];
-        for (int r = 0; r < NR; ++r) X[r * n + j] -= lij * xi[r];
-      }
-    }
-  });
-}
-
-// ltl_solve_t_fixed for nr = 1..6 rows (a loop's)
-template <class S, class Each>
-ROBODYN_INLINE void ltl_solve_t_over(const Model& m, const ConstraintModel& cm,
-                                     const ConstraintDataTpl<S>& cd, const S* inv, S* X, int nr,
-                                     Each&& each) {
-  switch (nr) {
-    case 1: return ltl_solve_t_fixed<1>(m, cm, cd, inv, X, each);
-    case 2: return ltl_solve_t_fixed<2>(m, cm, cd, inv, X, each);
-    case 3: return ltl_solve_t_fixed<3>(m, cm, cd, inv, X, each);
-    case 4: return ltl_solve_t_fixed<4>(m, cm, cd, inv, X, each);
-    case 5: return ltl_solve_t_fixed<5>(m, cm, cd, inv, X, each);
-    default: return ltl_solve_t_fixed<6>(m, cm, cd, inv, X, each);
-  }
-}
-
-// x := L^-T x over every coordinate (x (nv,), dense)
-template <class S>
-void ltl_solve_t_rows(const Model& m, const ConstraintModel& cm, const ConstraintDataTpl<S>& cd,
-                      const S* inv, S* x) {
-  ltl_solve_t_over(m, cm, cd, inv, x, 1, [&](auto f) {
-    for (int i = m.nv - 1; i >= 0; --i) f(i);
-  });
-}
-
-// x := L^-1 x (root to tips) for ltl_factor_packed's L
-template <class S>
-void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const ConstraintDataTpl<S>& cd,
-                      const S* inv, S* x) {
-  const int n = m.nv;
-  for (int i = 0; i < n; ++i) {
-    const S* Li = cd.L.data() + cm.anc_start[i];
-    const int* r0 = cm.runs.data() + 3 * cm.run_start[i];
-    const int* r1 = cm.runs.data() + 3 * cm.run_start[i + 1];
-    S xi = x[i];
-    for (const int* s = r0; s != r1; s += 3) {
-      const int o = s[2];
-      for (int j = s[0]; j <= s[1]; ++j) xi -= Li[o + j] * x[j];
-    }
-    x[i] = xi * inv[i];
-  }
-}
-
-// M's factor into cd.L, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
+// M's factor into d.L, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
 // not positive definite. A loop's rows of J and Y are zero outside its support
 // (for_each_support_coordinate): the solves and products run over the supports alone.
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                       ConstraintDataTpl<S>& cd, const S* q) {
   crba_lower(m, d, q);
-  if (!ltl_factor_packed(m, cm, d, cd)) return false;
+  if (!ltl_factor(m, d)) return false;
   constraint_jacobian(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
-  S* inv = d.L_inv_diag.data();  // 1 / L(i, i)
-  for (int i = 0; i < nv; ++i) inv[i] = S(1) / cd.L[cm.anc_start[i + 1] - 1];
   // (Y's entries off the supports are the zeros it was made with: never written)
   const S* J = cd.J.data();
   S* Y = cd.Y.data();
@@ -187,7 +77,7 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
     support([&](int k) {
       for (int i = r0; i < r1; ++i) Y[i * nv + k] = J[i * nv + k];
     });
-    ltl_solve_t_over(m, cm, cd, inv, Y + r0 * nv, r1 - r0, support);
+    ltl_solve_t_rows(d, Y + r0 * nv, r1 - r0, support);
     // this loop's rows of A = Y Y' left of the diagonal: with the rows of each loop l2 <= l,
     // the sum over the coordinates both loops' supports share (a row is zero outside its own)
     for (size_t l2 = 0; l2 <= l; ++l2) {
@@ -240,7 +130,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   bias_torques(m, d, q, v, z);
   forward_dynamics_rhs(m, v, tau, z);
   if (!detail::schur_complement(m, cm, d, cd, q)) return ConstraintStatus::MassNotPositive;
-  detail::ltl_solve_t_rows(m, cm, cd, d.L_inv_diag.data(), z);
+  detail::ltl_solve_t(d, z);
   // r = -gamma - kd J v - kp phi - Y z
   // (the frames and axes of schur_complement's constraint_jacobian)
   detail::loop_bias(m, cm, cd, v);
@@ -288,7 +178,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
       for (int k = r0; k < r1; ++k) z[i] += Y[k * nv + i] * cd.lam[k];
     });
   }
-  detail::ltl_solve_l_rows(m, cm, cd, d.L_inv_diag.data(), z);
+  detail::ltl_solve_l(d, z);
   for (int i = 0; i < nv; ++i) qdd[i] = z[i];
   for (int k = 0; k < nc; ++k) lam[k] = cd.lam[k];
   return ConstraintStatus::Ok;

@@ -54,15 +54,6 @@ struct ConstraintModel {
   std::vector<int> start;            // first row of each loop in the stacked rows, loops + 1
   int m = 0;                         // rows in all
   bool baumgarte = false;            // some loop has a non-zero gain
-  std::vector<int> run_start, runs;  // the ancestor coordinates of velocity coordinate k
-                                     // (Model::vparent's chain) as runs of consecutive
-                                     // indices, nearest first: triples (lo, hi, o) at
-                                     // runs[3 run_start[k] ..  3 run_start[k + 1]), o + j the
-                                     // entry of j in a packed row of L that holds it
-  std::vector<int> anc_start, anc;   // row k of M's packed factor (ConstraintDataTpl::L):
-                                     // entries anc_start[k] .. anc_start[k + 1], for the
-                                     // coordinates anc[e] (k's ancestors, increasing, then k)
-  std::vector<int> anc_row;          // anc_start[anc[e]]: where the row of anc[e] starts
   std::vector<int> support_bodies;   // the bodies on the paths of some loop's two bodies to
                                      // the root (the supports), increasing
   std::vector<int> shared_start, shared_runs;  // the coordinates in the supports (the paths
@@ -113,28 +104,6 @@ inline ConstraintModel make_constraint_model(const Model& model, std::vector<Loo
       }
       cm.shared_start.push_back(static_cast<int>(cm.shared_runs.size() / 2));
     }
-  cm.anc_start.push_back(0);
-  for (int k = 0; k < model.nv; ++k) {
-    const size_t first = cm.anc.size();
-    for (int j = k; j >= 0; j = model.vparent[j]) cm.anc.push_back(j);
-    std::reverse(cm.anc.begin() + first, cm.anc.end());
-    cm.anc_start.push_back(static_cast<int>(cm.anc.size()));
-  }
-  cm.run_start.push_back(0);
-  for (int k = 0; k < model.nv; ++k) {
-    int count = 0;
-    for (int j = model.vparent[k]; j >= 0;) {
-      const int hi = j;
-      while (model.vparent[j] == j - 1 && j > 0) j = j - 1;
-      cm.runs.push_back(j);
-      cm.runs.push_back(hi);
-      cm.runs.push_back(cm.anc_start[j + 1] - cm.anc_start[j] - 1 - j);
-      ++count;
-      j = model.vparent[j];
-    }
-    cm.run_start.push_back(cm.run_start.back() + count);
-  }
-  for (const int j : cm.anc) cm.anc_row.push_back(cm.anc_start[j]);
   return cm;
 }
 
@@ -151,7 +120,7 @@ struct ConstraintDataTpl {
       : Sw(model.nv, V6::Zero()), Vw(model.n + 1, V6::Zero()), Aw(model.n + 1, V6::Zero()),
         Ra(cm.loops.size(), M3::Identity()), pa(cm.loops.size(), V3::Zero()),
         Rb(cm.loops.size(), M3::Identity()), pb(cm.loops.size(), V3::Zero()),
-        L(VecX::Zero(cm.anc.size())), J(MatR::Zero(cm.m, model.nv)),
+        J(MatR::Zero(cm.m, model.nv)),
         Y(MatR::Zero(cm.m, model.nv)),
         A(MatR::Zero(cm.m, cm.m)), F(MatR::Zero(cm.m, cm.m)),
         phi(VecX::Zero(cm.m)), gamma(VecX::Zero(cm.m)), Jv(VecX::Zero(cm.m)),
@@ -165,7 +134,6 @@ struct ConstraintDataTpl {
   AVec<V3> pa;          //   world origin of frame 1
   AVec<M3> Rb;          //   world rotation of frame 2
   AVec<V3> pb;          //   world origin of frame 2
-  VecX L;               // M = L' L, L's rows packed (ConstraintModel::anc_start)
   MatR J;               // (m, nv) constraint Jacobian
   MatR Y;               // (m, nv) rows L^-T J' (M = L' L): J M^-1 J' = Y Y'
   MatR A;               // (m, m) J M^-1 J'

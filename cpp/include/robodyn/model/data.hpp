@@ -123,7 +123,17 @@ struct DataTpl {
                          // column c of H (joint k), [moment; force], in the coordinates of the
                          // body the pass has reached (one column per component: they vectorise)
   VecX scratch;          // (nv,) scratch (bias torques, right-hand sides, accelerations)
-  VecX L_inv_diag;       // (nv,) forward_dynamics_derivatives: 1 / L(i, i) of H's factor
+  TreeFactorPattern L_pattern;  // where L's entries are (model.hpp); made with L
+  VecX L;                // M = L' L, the tree-sparse factor of H (factorization.hpp's ltl_factor),
+                         // its rows packed (L_pattern), (L_pattern.size(),). Sized when the Data
+                         // is made for nv <= kEagerMassMatrix, else by the first ltl_factor
+  VecX L_inv_diag;       // (nv,) 1 / L(i, i)
+  void size_factor(const Model& m) {
+    if (L_pattern.row_start.empty()) {
+      L_pattern = tree_factor_pattern(m);
+      L.setZero(L_pattern.size());
+    }
+  }
   M6 D_free;             // aba, free-flyer: its D = IA factorised as L diag L' (L unit lower:
                          // below the diagonal; diag on it; diag L' above it)
   V6 u_free;             // aba, free-flyer: its u = tau - pA, then qdd
@@ -156,6 +166,7 @@ DataTpl<S>::DataTpl(const Model& m)
       L_inv_diag(VecX::Zero(m.nv)),
       D_free(M6::Zero()), u_free(V6::Zero()) {
   H_pattern = H.rows() == m.nv;  // zeroed above
+  if (m.nv <= kEagerMassMatrix) size_factor(m);
   // the parent-to-body translation of a revolute joint is the constant pc: valid at every
   // cache level (prismatic joints and a free-flyer write theirs at level 1)
   for (int i = 1; i <= m.n; ++i)

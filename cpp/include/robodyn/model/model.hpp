@@ -148,7 +148,7 @@ struct Model {
   std::vector<int> vparent;           // size nv: the parent velocity coordinate of each (the
                                       // previous one inside a free-flyer, else the last one of
                                       // the parent body's joint; -1 on the world): M's tree
-                                      // sparsity (forward_dynamics_derivatives' L'L factor)
+                                      // sparsity (TreeFactorPattern)
   std::vector<double> mass;           // kg
   std::vector<Vec3> h;                // mass * com, internal frame (kg m)
   std::vector<std::array<bool, 3>> h_nz;   // which components of h are non-zero
@@ -170,6 +170,25 @@ struct Model {
   std::vector<std::string> joint_names, link_names;  // n joints; n + extra frames links
 
 };
+
+// M's tree sparsity as the packed rows of its factor M = L' L (algorithms/factorization.hpp):
+// L(k, j) != 0 only for j = k or an ancestor coordinate j of k (Model::vparent's chain), so row
+// k holds L(k, j) for k's ancestors j, increasing, then L(k, k): entries row_start[k] ..
+// row_start[k + 1] of the packed L. The ancestors of an ancestor i of k are the ancestors of k
+// before i, so row i is the first entries of row k up to i. Size O(nv + runs): a Data makes it
+// only when an algorithm factorises M (DataTpl::size_factor), as L itself.
+struct TreeFactorPattern {
+  std::vector<int> row_start;        // size nv+1
+  std::vector<int> run_start, runs;  // k's ancestors as runs of consecutive coordinates, the
+                                     // nearest first: triples (lo, hi, o) at runs[3 run_start[k]
+                                     // .. 3 run_start[k + 1]); o + j is j's entry in the packed
+                                     // row of any coordinate with j as an ancestor
+  int size() const { return row_start.empty() ? 0 : row_start.back(); }  // entries of L
+  int diagonal(int k) const { return row_start[k + 1] - 1; }  // L(k, k)'s entry
+};
+
+// The pattern of m's mass matrix factor; O(nv + runs) time and memory.
+TreeFactorPattern tree_factor_pattern(const Model& m);
 
 // Validates the bodies and frames and builds the model. Throws std::invalid_argument with a
 // message naming the body and the reason (non-finite numbers, negative mass, non-physical

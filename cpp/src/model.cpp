@@ -2,6 +2,7 @@
 #include "robodyn/model/model.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -543,6 +544,12 @@ TreeFactorPattern tree_factor_pattern(const Model& m) {
     run_lo[k] = k > 0 && j == k - 1 ? run_lo[k - 1] : k;
     p.row_start[k + 1] = p.row_start[k] + depth[k] + 1;
   }
+  for (int k = 0; k < m.nv; ++k) {
+    const size_t first = p.col.size();
+    for (int j = k; j >= 0; j = m.vparent[j]) p.col.push_back(j);
+    std::reverse(p.col.begin() + first, p.col.end());
+  }
+  for (const int j : p.col) p.col_row.push_back(p.row_start[j]);
   // j's entry in a row holding it is its depth: o + j = depth[j] for every j of a run
   p.run_start.assign(m.nv + 1, 0);
   for (int k = 0; k < m.nv; ++k) {

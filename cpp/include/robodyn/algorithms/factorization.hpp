@@ -50,13 +50,11 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
   const TreeFactorPattern& p = d.L_pattern;
   const int n = m.nv;
   const int* start = p.row_start.data();
+  const int* col = p.col.data();
   const S* H = d.H.data();
   S* L = d.L.data();
-  for (int k = 0; k < n; ++k) {
-    S* Lk = L + start[k];
-    for_each_ancestor(p, k, [&](int j, int e) { Lk[e] = H[j * n + k]; });
-    L[p.diagonal(k)] = H[k * n + k];
-  }
+  for (int k = 0; k < n; ++k)
+    for (int e = start[k]; e < start[k + 1]; ++e) L[e] = H[col[e] * n + k];
   for (int k = n - 1; k >= 0; --k) {
     S* __restrict lk = L + start[k];
     const int dk = start[k + 1] - start[k] - 1;  // k's ancestors
@@ -66,11 +64,13 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
     const S inv = S(1) / lkk;
     d.L_inv_diag[k] = inv;
     for (int t = 0; t < dk; ++t) lk[t] *= inv;
-    for_each_ancestor(p, k, [&](int i, int t) {
+    // the row of each ancestor: its t ancestors and itself
+    const int* row = p.col_row.data() + start[k];
+    for (int t = 0; t < dk; ++t) {
       const S lki = lk[t];
-      S* __restrict li = L + start[i];
+      S* __restrict li = L + row[t];
       for (int u = 0; u <= t; ++u) li[u] -= lki * lk[u];
-    });
+    }
   }
   return true;
 }
@@ -137,35 +137,40 @@ void ltl_solve(const DataTpl<S>& d, S* x) {
   ltl_solve_l(d, x);
 }
 
-// B := M^-1 B (negate: -M^-1 B) for B (nv, nv) row-major, its columns the right-hand sides:
-// the two passes of ltl_solve on whole rows (contiguous: the inner loops vectorise),
-// O(nv sum of depths) instead of the O(nv^3) of a dense factor.
-template <class S>
-void ltl_solve_columns(const DataTpl<S>& d, S* B, bool negate) {
+// B := M^-1 B for each of the NB blocks B (nv, nv) row-major, their columns the right-hand
+// sides: the two passes of ltl_solve on whole rows (contiguous: the inner loops vectorise),
+// the blocks side by side so that each L(i, j) is loaded once. O(nv sum of depths) instead of
+// the O(nv^3) of a dense factor.
+template <int NB, class S>
+void ltl_solve_columns(const DataTpl<S>& d, S* const (&B)[NB]) {
   const int n = d.nv;
   const S* L = d.L.data();
   const S* inv = d.L_inv_diag.data();
-  if (negate)
-    for (int k = 0; k < n * n; ++k) B[k] = -B[k];
   for (int i = n - 1; i >= 0; --i) {
     const S* Li = L + d.L_pattern.row_start[i];
-    S* bi = B + i * n;
-    for (int c = 0; c < n; ++c) bi[c] *= inv[i];
+    for (int b = 0; b < NB; ++b)
+      for (int c = 0; c < n; ++c) B[b][i * n + c] *= inv[i];
     for_each_ancestor(d.L_pattern, i, [&](int j, int e) {
       const S lij = Li[e];
-      S* bj = B + j * n;
-      for (int c = 0; c < n; ++c) bj[c] -= lij * bi[c];
+      for (int b = 0; b < NB; ++b) {
+        const S* __restrict bi = B[b] + i * n;
+        S* __restrict bj = B[b] + j * n;
+        for (int c = 0; c < n; ++c) bj[c] -= lij * bi[c];
+      }
     });
   }
   for (int i = 0; i < n; ++i) {
     const S* Li = L + d.L_pattern.row_start[i];
-    S* bi = B + i * n;
     for_each_ancestor(d.L_pattern, i, [&](int j, int e) {
       const S lij = Li[e];
-      const S* bj = B + j * n;
-      for (int c = 0; c < n; ++c) bi[c] -= lij * bj[c];
+      for (int b = 0; b < NB; ++b) {
+        S* __restrict bi = B[b] + i * n;
+        const S* __restrict bj = B[b] + j * n;
+        for (int c = 0; c < n; ++c) bi[c] -= lij * bj[c];
+      }
     });
-    for (int c = 0; c < n; ++c) bi[c] *= inv[i];
+    for (int b = 0; b < NB; ++b)
+      for (int c = 0; c < n; ++c) B[b][i * n + c] *= inv[i];
   }
 }
 

@@ -197,11 +197,14 @@ bool forward_dynamics_derivatives(const Model& m, DataTpl<S>& d, const S* q, con
   if (!detail::ltl_factor(m, d)) return false;
   detail::ltl_solve(d, qdd);
   rnea_derivatives(m, d, q, qd, qdd, dq, dqd);
-  for (int k = 0; k < n * n; ++k) dtau[k] = S(0);
+  for (int k = 0; k < n * n; ++k) {
+    dq[k] = -dq[k];
+    dqd[k] = -dqd[k];
+    dtau[k] = S(0);
+  }
   for (int k = 0; k < n; ++k) dtau[k * n + k] = S(1);
-  detail::ltl_solve_columns(d, dq, true);
-  detail::ltl_solve_columns(d, dqd, true);
-  detail::ltl_solve_columns(d, dtau, false);
+  S* const blocks[3] = {dq, dqd, dtau};
+  detail::ltl_solve_columns(d, blocks);
   return true;
 }
 

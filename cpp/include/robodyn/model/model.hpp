@@ -175,10 +175,13 @@ struct Model {
 // L(k, j) != 0 only for j = k or an ancestor coordinate j of k (Model::vparent's chain), so row
 // k holds L(k, j) for k's ancestors j, increasing, then L(k, k): entries row_start[k] ..
 // row_start[k + 1] of the packed L. The ancestors of an ancestor i of k are the ancestors of k
-// before i, so row i is the first entries of row k up to i. Size O(nv + runs): a Data makes it
-// only when an algorithm factorises M (DataTpl::size_factor), as L itself.
+// before i, so row i is the first entries of row k up to i. The size of L: a Data makes it
+// only when an algorithm factorises M (DataTpl::size_factor), with L.
 struct TreeFactorPattern {
   std::vector<int> row_start;        // size nv+1
+  std::vector<int> col;              // per entry of L: its column (k's ancestors, then k)
+  std::vector<int> col_row;          // per entry of L: row_start[col[e]], where its column's
+                                     // row starts
   std::vector<int> run_start, runs;  // k's ancestors as runs of consecutive coordinates, the
                                      // nearest first: triples (lo, hi, o) at runs[3 run_start[k]
                                      // .. 3 run_start[k + 1]); o + j is j's entry in the packed
@@ -187,7 +190,7 @@ struct TreeFactorPattern {
   int diagonal(int k) const { return row_start[k + 1] - 1; }  // L(k, k)'s entry
 };
 
-// The pattern of m's mass matrix factor; O(nv + runs) time and memory.
+// The pattern of m's mass matrix factor; time and memory O(entries of L).
 TreeFactorPattern tree_factor_pattern(const Model& m);
 
 // Validates the bodies and frames and builds the model. Throws std::invalid_argument with a

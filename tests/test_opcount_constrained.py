@@ -21,7 +21,7 @@ def pose(p=(0, 0, 0)):
 
 
 # constrained_counts(system) of test_legged_robots (docs/opcounts.md)
-LEGGED_COUNTS = {"talos_data": {"mul": 11498, "add": 9818, "trig": 110},
+LEGGED_COUNTS = {"talos_data": {"mul": 11172, "add": 9614, "trig": 110},
                  "solo_description": {"mul": 5121, "add": 4249, "trig": 51}}
 
 

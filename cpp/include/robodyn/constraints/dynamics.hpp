@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "robodyn/algorithms/crba.hpp"
 #include "robodyn/algorithms/factorization.hpp"
@@ -95,34 +96,37 @@ ROBODYN_INLINE void for_each_support_coordinate(const Model& m, const LoopModel&
   for (; a > 0; a = m.parent[a]) body(a);
 }
 
-// X := X L^-1 for NR rows (stride n, row-major; L' y = x from the tips to the root on each
-// row) of ltl_factor_packed's L, over the coordinates `each` visits in decreasing order (the
-// rows zero elsewhere); inv[i] = 1 / L(i, i). Each L(i, j) is loaded once for the NR rows.
+// X := X L^-1 for NR rows (L' y = x from the tips to the root on each row) of
+// ltl_factor_packed's L, the rows stored coordinate-major (entry (r, j) at X[j NR + r]), over
+// the coordinates `each` visits in decreasing order (the rows zero elsewhere); inv[i] =
+// 1 / L(i, i). Each L(i, j) is loaded once for the NR rows, whose entries j are contiguous.
 template <int NR, class S, class Each>
 ROBODYN_INLINE void ltl_solve_t_fixed(const Model& m, const ConstraintModel& cm,
                                       const ConstraintDataTpl<S>& cd, const S* inv, S* X,
                                       Each&& each) {
-  const int n = m.nv;
+  (void)m;
   each([&](int i) {
     const S* Li = cd.L.data() + cm.anc_start[i];
     const int* r0 = cm.runs.data() + 3 * cm.run_start[i];
     const int* r1 = cm.runs.data() + 3 * cm.run_start[i + 1];
+    S* X_i = X + i * NR;
     S xi[NR];
     for (int r = 0; r < NR; ++r) {
-      xi[r] = X[r * n + i] * inv[i];
-      X[r * n + i] = xi[r];
+      xi[r] = X_i[r] * inv[i];
+      X_i[r] = xi[r];
     }
     for (const int* s = r0; s != r1; s += 3) {
       const int o = s[2];
       for (int j = s[0]; j <= s[1]; ++j) {
         const S lij = Li[o + j];
-        for (int r = 0; r < NR; ++r) X[r * n + j] -= lij * xi[r];
+        S* X_j = X + j * NR;
+        for (int r = 0; r < NR; ++r) X_j[r] -= lij * xi[r];
       }
     }
   });
 }
 
-// ltl_solve_t_fixed for nr = 1..6 rows (a loop's)
+// ltl_solve_t_fixed for nr = 1..6 rows (a loop's; coordinate-major)
 template <class S, class Each>
 ROBODYN_INLINE void ltl_solve_t_over(const Model& m, const ConstraintModel& cm,
                                      const ConstraintDataTpl<S>& cd, const S* inv, S* X, int nr,
@@ -164,6 +168,40 @@ void ltl_solve_l_rows(const Model& m, const ConstraintModel& cm, const Constrain
   }
 }
 
+// f(std::integral_constant<int, n>) for a loop's row count n = 1..6
+template <class F>
+ROBODYN_INLINE void with_rows(int n, F&& f) {
+  switch (n) {
+    case 1: return f(std::integral_constant<int, 1>());
+    case 2: return f(std::integral_constant<int, 2>());
+    case 3: return f(std::integral_constant<int, 3>());
+    case 4: return f(std::integral_constant<int, 4>());
+    case 5: return f(std::integral_constant<int, 5>());
+    default: return f(std::integral_constant<int, 6>());
+  }
+}
+
+// the block of A = Y Y' of loops l (NA rows, Ya) and l2 (NB rows, Yb; coordinate-major as
+// cd.Y) into A (row-major, nc columns) from row and column 0 of the block: each entry the sum
+// over the coordinates both supports share, the runs (lo, hi) [s0, s1), increasing; kLower
+// (l2 = l): the lower triangle only
+template <int NA, int NB, bool kLower, class S>
+ROBODYN_INLINE void schur_block(const S* Ya, const S* Yb, const int* s0, const int* s1, S* A,
+                                int nc) {
+  S x[NA][NB];
+  for (int a = 0; a < NA; ++a)
+    for (int b = 0; b < (kLower ? a + 1 : NB); ++b) x[a][b] = S(0);
+  for (const int* s = s0; s != s1; s += 2)
+    for (int k = s[0]; k <= s[1]; ++k) {
+      const S* ya = Ya + k * NA;
+      const S* yb = Yb + k * NB;
+      for (int a = 0; a < NA; ++a)
+        for (int b = 0; b < (kLower ? a + 1 : NB); ++b) x[a][b] += ya[a] * yb[b];
+    }
+  for (int a = 0; a < NA; ++a)
+    for (int b = 0; b < (kLower ? a + 1 : NB); ++b) A[a * nc + b] = x[a][b];
+}
+
 // M's factor into cd.L, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
 // not positive definite. A loop's rows of J and Y are zero outside its support
 // (for_each_support_coordinate): the solves and products run over the supports alone.
@@ -182,29 +220,31 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
   S* A = cd.A.data();
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
-    const int r0 = cm.start[l], r1 = cm.start[l + 1];
+    const int r0 = cm.start[l], r1 = cm.start[l + 1], na = r1 - r0;
+    S* Yl = Y + r0 * nv;  // this loop's rows, coordinate-major
     auto support = [&](auto f) { for_each_support_coordinate(m, c, f); };
     support([&](int k) {
-      for (int i = r0; i < r1; ++i) Y[i * nv + k] = J[i * nv + k];
+      for (int i = r0; i < r1; ++i) Yl[k * na + i - r0] = J[i * nv + k];
     });
-    ltl_solve_t_over(m, cm, cd, inv, Y + r0 * nv, r1 - r0, support);
+    ltl_solve_t_over(m, cm, cd, inv, Yl, na, support);
     // this loop's rows of A = Y Y' left of the diagonal: with the rows of each loop l2 <= l,
     // the sum over the coordinates both loops' supports share (a row is zero outside its own)
     for (size_t l2 = 0; l2 <= l; ++l2) {
       const size_t p = l * (l + 1) / 2 + l2;
       const int* s0 = cm.shared_runs.data() + 2 * cm.shared_start[p];
       const int* s1 = cm.shared_runs.data() + 2 * cm.shared_start[p + 1];
-      for (int i = r0; i < r1; ++i) {
-        const S* yi = Y + i * nv;
-        const int j1 = l2 == l ? i + 1 : cm.start[l2 + 1];
-        for (int j = cm.start[l2]; j < j1; ++j) {
-          const S* yj = Y + j * nv;
-          S x(0);
-          for (const int* s = s0; s != s1; s += 2)
-            for (int k = s[0]; k <= s[1]; ++k) x += yi[k] * yj[k];
-          A[i * nc + j] = x;
+      const int c0 = cm.start[l2], nb = cm.start[l2 + 1] - c0;
+      S* Ab = A + r0 * nc + c0;
+      with_rows(na, [&](auto NA) {
+        constexpr int kA = decltype(NA)::value;
+        if (l2 == l) {
+          schur_block<kA, kA, true>(Yl, Yl, s0, s1, Ab, nc);
+          return;
         }
-      }
+        with_rows(nb, [&](auto NB) {
+          schur_block<kA, decltype(NB)::value, false>(Yl, Y + c0 * nv, s0, s1, Ab, nc);
+        });
+      });
     }
   }
   for (int i = 0; i < nc; ++i)
@@ -248,7 +288,8 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   const S* Y = cd.Y.data();
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
-    const int r0 = cm.start[l], r1 = cm.start[l + 1];
+    const int r0 = cm.start[l], r1 = cm.start[l + 1], na = r1 - r0;
+    const S* Yl = Y + r0 * nv;  // (coordinate-major)
     for (int k = r0; k < r1; ++k) {
       S x = -cd.gamma[k];
       if (c.kd != 0) x -= S(c.kd) * cd.Jv[k];
@@ -256,7 +297,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
       cd.r[k] = x;
     }
     detail::for_each_support_coordinate(m, c, [&](int i) {
-      for (int k = r0; k < r1; ++k) cd.r[k] -= Y[k * nv + i] * z[i];
+      for (int k = 0; k < na; ++k) cd.r[r0 + k] -= Yl[i * na + k] * z[i];
     });
   }
   // the multipliers
@@ -283,9 +324,10 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   }
   // qdd = L^-1 (z + Y' lam)
   for (size_t l = 0; l < cm.loops.size(); ++l) {
-    const int r0 = cm.start[l], r1 = cm.start[l + 1];
+    const int r0 = cm.start[l], na = cm.start[l + 1] - r0;
+    const S* Yl = Y + r0 * nv;
     detail::for_each_support_coordinate(m, cm.loops[l], [&](int i) {
-      for (int k = r0; k < r1; ++k) z[i] += Y[k * nv + i] * cd.lam[k];
+      for (int k = 0; k < na; ++k) z[i] += Yl[i * na + k] * cd.lam[r0 + k];
     });
   }
   detail::ltl_solve_l_rows(m, cm, cd, d.L_inv_diag.data(), z);

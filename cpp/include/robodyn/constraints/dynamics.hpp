@@ -23,6 +23,7 @@
 #include "robodyn/constraints/loop.hpp"
 #include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
+#include "robodyn/scalar/simd.hpp"
 #include "robodyn/spatial/joint.hpp"
 #include "robodyn/spatial/spatial.hpp"
 
@@ -73,6 +74,15 @@ bool ltl_factor_packed(const Model& m, const ConstraintModel& cm, const DataTpl<
   return true;
 }
 
+// the last common body of the paths of the loop's two bodies to the root (0: the world)
+inline int common_ancestor(const Model& m, const LoopModel& c) {
+  int a = c.body1, b = c.body2;
+  while (a != b) {
+    if (a > b) a = m.parent[a]; else b = m.parent[b];
+  }
+  return a;
+}
+
 // f(k) for every velocity coordinate k of the loop's support, the bodies on the paths of its
 // two bodies to the root (the common part once), from the tips to the root (k decreasing:
 // parent[i] < i, so the larger of the two bodies is never an ancestor of the other). A row of
@@ -115,6 +125,26 @@ ROBODYN_INLINE void ltl_solve_t_fixed(const Model& m, const ConstraintModel& cm,
       xi[r] = X_i[r] * inv[i];
       X_i[r] = xi[r];
     }
+#if ROBODYN_HAVE_D2
+    if constexpr (std::is_same<S, double>::value && NR > 1) {
+      // (double: rows r, r + 1 in the lanes of a D2, the same operations on each entry)
+      constexpr int kPairs = NR / 2;
+      D2 x2[kPairs];
+      for (int p = 0; p < kPairs; ++p) x2[p] = load_pair(xi + 2 * p);
+      for (const int* s = r0; s != r1; s += 3) {
+        const int o = s[2];
+        for (int j = s[0]; j <= s[1]; ++j) {
+          const double lij = Li[o + j];
+          const D2 l(lij);
+          double* X_j = X + j * NR;
+          for (int p = 0; p < kPairs; ++p)
+            store_pair(X_j + 2 * p, load_pair(X_j + 2 * p) - l * x2[p]);
+          if (NR % 2) X_j[NR - 1] -= lij * xi[NR - 1];
+        }
+      }
+      return;
+    }
+#endif
     for (const int* s = r0; s != r1; s += 3) {
       const int o = s[2];
       for (int j = s[0]; j <= s[1]; ++j) {
@@ -202,20 +232,19 @@ ROBODYN_INLINE void schur_block(const S* Ya, const S* Yb, const int* s0, const i
     for (int b = 0; b < (kLower ? a + 1 : NB); ++b) A[a * nc + b] = x[a][b];
 }
 
-// M's factor into cd.L, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
-// not positive definite. A loop's rows of J and Y are zero outside its support
+// M's factor into cd.L, cd.Y = rows L^-T J' (J's rows written there, not into cd.J) and
+// cd.A = Y Y' (both triangles); false when M is not positive definite. A loop's rows of J and Y are zero outside its support
 // (for_each_support_coordinate): the solves and products run over the supports alone.
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                       ConstraintDataTpl<S>& cd, const S* q) {
   crba_lower(m, d, q);
   if (!ltl_factor_packed(m, cm, d, cd)) return false;
-  constraint_jacobian(m, cm, d, cd, q);
+  constraint_frames(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
   S* inv = d.L_inv_diag.data();  // 1 / L(i, i)
   for (int i = 0; i < nv; ++i) inv[i] = S(1) / cd.L[cm.anc_start[i + 1] - 1];
   // (Y's entries off the supports are the zeros it was made with: never written)
-  const S* J = cd.J.data();
   S* Y = cd.Y.data();
   S* A = cd.A.data();
   for (size_t l = 0; l < cm.loops.size(); ++l) {
@@ -223,9 +252,12 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
     const int r0 = cm.start[l], r1 = cm.start[l + 1], na = r1 - r0;
     S* Yl = Y + r0 * nv;  // this loop's rows, coordinate-major
     auto support = [&](auto f) { for_each_support_coordinate(m, c, f); };
-    support([&](int k) {
-      for (int i = r0; i < r1; ++i) Yl[k * na + i - r0] = J[i * nv + k];
-    });
+    // its rows of J (zero on the common part of the two paths), L^-T on each
+    for (int a = common_ancestor(m, c); a > 0; a = m.parent[a])
+      for (int k = m.iv[a]; k < m.iv[a] + joint_nv(m.type[a]); ++k)
+        for (int r = 0; r < na; ++r) Yl[k * na + r] = S(0);
+    jacobian_columns(m, cm, cd, l,
+                     [&](int k, const V6T<S>& x) { put_rows(c, x, Yl + k * na); });
     ltl_solve_t_over(m, cm, cd, inv, Yl, na, support);
     // this loop's rows of A = Y Y' left of the diagonal: with the rows of each loop l2 <= l,
     // the sum over the coordinates both loops' supports share (a row is zero outside its own)
@@ -282,7 +314,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   if (!detail::schur_complement(m, cm, d, cd, q)) return ConstraintStatus::MassNotPositive;
   detail::ltl_solve_t_rows(m, cm, cd, d.L_inv_diag.data(), z);
   // r = -gamma - kd J v - kp phi - Y z
-  // (the frames and axes of schur_complement's constraint_jacobian)
+  // (the frames and axes of schur_complement's constraint_frames)
   detail::loop_bias(m, cm, cd, v);
   if (cm.baumgarte) detail::loop_residual(cm, cd, cd.phi.data());
   const S* Y = cd.Y.data();

@@ -302,40 +302,61 @@ void constraint_residual(const Model& m, const ConstraintModel& cm, DataTpl<S>& 
   detail::loop_residual(cm, cd, out);
 }
 
+namespace detail {
+
+// the frames and joint axes the constraint kinematics read: support_poses, loop_frames,
+// world_axes
+template <class S>
+void constraint_frames(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
+                       ConstraintDataTpl<S>& cd, const S* q) {
+  support_poses(m, cm, d, cd, q);
+  loop_frames(cm, cd);
+  world_axes(m, cm, cd);
+}
+
+// f(k, x) for every velocity coordinate k on loop l's two paths up to their common ancestor
+// (constraint_frames done), x its column of J's rows [Ra' s_ang; Ra' (s_lin + s_ang x pb)]
+// (the kinds of rows the loop has, only), negated on body b's path
+template <class S, class F>
+ROBODYN_INLINE void jacobian_columns(const Model& m, const ConstraintModel& cm,
+                                     const ConstraintDataTpl<S>& cd, size_t l, F&& f) {
+  const LoopModel& c = cm.loops[l];
+  const M3T<S> RaT = cd.Ra[l].transpose();
+  const V3T<S>& pb = cd.pb[l];
+  int a = c.body1, b = c.body2;
+  while (a != b) {
+    const bool on_a = a > b;
+    const int j = on_a ? a : b;
+    for (int k = m.iv[j]; k < m.iv[j] + joint_nv(m.type[j]); ++k) {
+      const V6T<S>& s = cd.Sw[k];
+      const V3T<S> w = s.template head<3>();
+      V6T<S> x;
+      if (c.angular()) x.template head<3>() = RaT * w;
+      if (c.linear())
+        x.template tail<3>() = RaT * (V3T<S>(s.template tail<3>()) + cross<S>(w, pb));
+      if (!on_a) x = -x;
+      f(k, x);
+    }
+    if (on_a) a = m.parent[a]; else b = m.parent[b];
+  }
+}
+
+}  // namespace detail
+
 // J(q) into cd.J, (m, nv): row block of loop l = its rows of
 // [Ra' s_ang; Ra' (s_lin + s_ang x pb)] for every axis s on body a's path to the root, minus
 // the same for body b's path (the common part cancels and stays zero).
 template <class S>
 void constraint_jacobian(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                          ConstraintDataTpl<S>& cd, const S* q) {
-  detail::support_poses(m, cm, d, cd, q);
-  detail::loop_frames(cm, cd);
-  detail::world_axes(m, cm, cd);
+  detail::constraint_frames(m, cm, d, cd, q);
   const int nv = m.nv;
   // (J's entries off the paths are the zeros it was made with: never written)
   for (size_t l = 0; l < cm.loops.size(); ++l) {
-    const LoopModel& c = cm.loops[l];
-    const M3T<S> RaT = cd.Ra[l].transpose();
-    const V3T<S>& pb = cd.pb[l];
     S* rows = cd.J.data() + cm.start[l] * nv;
-    // the two paths up to their common ancestor
-    int a = c.body1, b = c.body2;
-    while (a != b) {
-      const bool on_a = a > b;
-      const int j = on_a ? a : b;
-      for (int k = m.iv[j]; k < m.iv[j] + joint_nv(m.type[j]); ++k) {
-        const V6T<S>& s = cd.Sw[k];
-        const V3T<S> w = s.template head<3>();
-        // (the kinds of rows the loop has, only)
-        V6T<S> x;
-        if (c.angular()) x.template head<3>() = RaT * w;
-        if (c.linear())
-          x.template tail<3>() = RaT * (V3T<S>(s.template tail<3>()) + cross<S>(w, pb));
-        if (!on_a) x = -x;
-        detail::put_rows(c, x, rows + k, nv);
-      }
-      if (on_a) a = m.parent[a]; else b = m.parent[b];
-    }
+    detail::jacobian_columns(m, cm, cd, l, [&](int k, const V6T<S>& x) {
+      detail::put_rows(cm.loops[l], x, rows + k, nv);
+    });
   }
 }
 
@@ -393,9 +414,7 @@ void loop_bias(const Model& m, const ConstraintModel& cm, ConstraintDataTpl<S>& 
 template <class S>
 void constraint_bias(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                      ConstraintDataTpl<S>& cd, const S* q, const S* v) {
-  detail::support_poses(m, cm, d, cd, q);
-  detail::loop_frames(cm, cd);
-  detail::world_axes(m, cm, cd);
+  detail::constraint_frames(m, cm, d, cd, q);
   detail::loop_bias(m, cm, cd, v);
 }
 

@@ -21,7 +21,7 @@ def pose(p=(0, 0, 0)):
 
 
 # constrained_counts(system) of test_legged_robots (docs/opcounts.md)
-LEGGED_COUNTS = {"talos_data": {"mul": 11466, "add": 9818, "trig": 110},
+LEGGED_COUNTS = {"talos_data": {"mul": 11140, "add": 9614, "trig": 110},
                  "solo_description": {"mul": 5108, "add": 4249, "trig": 51}}
 
 

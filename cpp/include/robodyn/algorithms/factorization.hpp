@@ -16,6 +16,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <type_traits>
 
 #include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
@@ -75,29 +76,48 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
   return true;
 }
 
-// X := X L^-1 for NR right-hand sides, the rows of X (row-major, stride nv), over the
-// coordinates `each` visits in decreasing order (the rows are zero elsewhere: a constraint's
-// support); L' y = x from the tips to the root, each L(i, j) loaded once for the NR rows.
+// X := X L^-1 for NR right-hand sides, the rows of X stored coordinate-major (entry (r, j)
+// at X[j NR + r]: the NR entries of a coordinate contiguous), over the coordinates `each`
+// visits in decreasing order (the rows are zero elsewhere: a constraint's support); L' y = x
+// from the tips to the root, each L(i, j) loaded once for the NR rows (double: pairs of rows
+// in the two lanes of a D2, the same operations on each entry).
 template <int NR, class S, class Each>
 ROBODYN_INLINE void ltl_solve_t_fixed(const DataTpl<S>& d, S* X, Each&& each) {
-  const int n = d.nv;
   const S* L = d.L.data();
   const S* inv = d.L_inv_diag.data();
   each([&](int i) {
     const S* Li = L + d.L_pattern.row_start[i];
+    S* X_i = X + i * NR;
     S xi[NR];
     for (int r = 0; r < NR; ++r) {
-      xi[r] = X[r * n + i] * inv[i];
-      X[r * n + i] = xi[r];
+      xi[r] = X_i[r] * inv[i];
+      X_i[r] = xi[r];
     }
+#if ROBODYN_HAVE_D2
+    if constexpr (std::is_same<S, double>::value && NR > 1) {
+      constexpr int kPairs = NR / 2;
+      D2 x2[kPairs];
+      for (int p = 0; p < kPairs; ++p) x2[p] = load_pair(xi + 2 * p);
+      for_each_ancestor(d.L_pattern, i, [&](int j, int e) {
+        const double lij = Li[e];
+        const D2 l(lij);
+        double* X_j = X + j * NR;
+        for (int p = 0; p < kPairs; ++p)
+          store_pair(X_j + 2 * p, load_pair(X_j + 2 * p) - l * x2[p]);
+        if (NR % 2) X_j[NR - 1] -= lij * xi[NR - 1];
+      });
+      return;
+    }
+#endif
     for_each_ancestor(d.L_pattern, i, [&](int j, int e) {
       const S lij = Li[e];
-      for (int r = 0; r < NR; ++r) X[r * n + j] -= lij * xi[r];
+      S* X_j = X + j * NR;
+      for (int r = 0; r < NR; ++r) X_j[r] -= lij * xi[r];
     });
   });
 }
 
-// ltl_solve_t_fixed for nr = 1..6 rows (a loop constraint's)
+// ltl_solve_t_fixed for nr = 1..6 rows (a loop constraint's; coordinate-major)
 template <class S, class Each>
 ROBODYN_INLINE void ltl_solve_t_rows(const DataTpl<S>& d, S* X, int nr, Each&& each) {
   switch (nr) {

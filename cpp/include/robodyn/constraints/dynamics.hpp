@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "robodyn/algorithms/crba.hpp"
 #include "robodyn/algorithms/factorization.hpp"
@@ -32,6 +33,15 @@ enum class ConstraintStatus { Ok, MassNotPositive, RankDeficient };
 constexpr double kConstraintRankRtol = 1e-10;
 
 namespace detail {
+
+// the last common body of the paths of the loop's two bodies to the root (0: the world)
+inline int common_ancestor(const Model& m, const LoopModel& c) {
+  int a = c.body1, b = c.body2;
+  while (a != b) {
+    if (a > b) a = m.parent[a]; else b = m.parent[b];
+  }
+  return a;
+}
 
 // f(k) for every velocity coordinate k of the loop's support, the bodies on the paths of its
 // two bodies to the root (the common part once), from the tips to the root (k decreasing:
@@ -56,45 +66,84 @@ ROBODYN_INLINE void for_each_support_coordinate(const Model& m, const LoopModel&
   for (; a > 0; a = m.parent[a]) body(a);
 }
 
-// M's factor into d.L, cd.Y = rows L^-T J' and cd.A = Y Y' (both triangles); false when M is
-// not positive definite. A loop's rows of J and Y are zero outside its support
-// (for_each_support_coordinate): the solves and products run over the supports alone.
+// f(std::integral_constant<int, n>) for a loop's row count n = 1..6
+template <class F>
+ROBODYN_INLINE void with_rows(int n, F&& f) {
+  switch (n) {
+    case 1: return f(std::integral_constant<int, 1>());
+    case 2: return f(std::integral_constant<int, 2>());
+    case 3: return f(std::integral_constant<int, 3>());
+    case 4: return f(std::integral_constant<int, 4>());
+    case 5: return f(std::integral_constant<int, 5>());
+    default: return f(std::integral_constant<int, 6>());
+  }
+}
+
+// the block of A = Y Y' of loops l (NA rows, Ya) and l2 (NB rows, Yb; coordinate-major as
+// cd.Y) into A (row-major, nc columns) from row and column 0 of the block: each entry the sum
+// over the coordinates both supports share, the runs (lo, hi) [s0, s1), increasing; kLower
+// (l2 = l): the lower triangle only
+template <int NA, int NB, bool kLower, class S>
+ROBODYN_INLINE void schur_block(const S* Ya, const S* Yb, const int* s0, const int* s1, S* A,
+                                int nc) {
+  S x[NA][NB];
+  for (int a = 0; a < NA; ++a)
+    for (int b = 0; b < (kLower ? a + 1 : NB); ++b) x[a][b] = S(0);
+  for (const int* s = s0; s != s1; s += 2)
+    for (int k = s[0]; k <= s[1]; ++k) {
+      const S* ya = Ya + k * NA;
+      const S* yb = Yb + k * NB;
+      for (int a = 0; a < NA; ++a)
+        for (int b = 0; b < (kLower ? a + 1 : NB); ++b) x[a][b] += ya[a] * yb[b];
+    }
+  for (int a = 0; a < NA; ++a)
+    for (int b = 0; b < (kLower ? a + 1 : NB); ++b) A[a * nc + b] = x[a][b];
+}
+
+// M's factor into d.L, cd.Y = rows L^-T J' (J's rows written there, not into cd.J) and
+// cd.A = Y Y' (both triangles); false when M is not positive definite. A loop's rows of J and
+// Y are zero outside its support (for_each_support_coordinate): the solves and products run
+// over the supports alone.
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                       ConstraintDataTpl<S>& cd, const S* q) {
   crba_lower(m, d, q);
   if (!ltl_factor(m, d)) return false;
-  constraint_jacobian(m, cm, d, cd, q);
+  constraint_frames(m, cm, d, cd, q);
   const int nv = m.nv, nc = cm.m;
   // (Y's entries off the supports are the zeros it was made with: never written)
-  const S* J = cd.J.data();
   S* Y = cd.Y.data();
   S* A = cd.A.data();
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
-    const int r0 = cm.start[l], r1 = cm.start[l + 1];
+    const int r0 = cm.start[l], r1 = cm.start[l + 1], na = r1 - r0;
+    S* Yl = Y + r0 * nv;  // this loop's rows, coordinate-major
     auto support = [&](auto f) { for_each_support_coordinate(m, c, f); };
-    support([&](int k) {
-      for (int i = r0; i < r1; ++i) Y[i * nv + k] = J[i * nv + k];
-    });
-    ltl_solve_t_rows(d, Y + r0 * nv, r1 - r0, support);
+    // its rows of J (zero on the common part of the two paths), L^-T on each
+    for (int a = common_ancestor(m, c); a > 0; a = m.parent[a])
+      for (int k = m.iv[a]; k < m.iv[a] + joint_nv(m.type[a]); ++k)
+        for (int r = 0; r < na; ++r) Yl[k * na + r] = S(0);
+    jacobian_columns(m, cm, cd, l,
+                     [&](int k, const V6T<S>& x) { put_rows(c, x, Yl + k * na); });
+    ltl_solve_t_rows(d, Yl, na, support);
     // this loop's rows of A = Y Y' left of the diagonal: with the rows of each loop l2 <= l,
     // the sum over the coordinates both loops' supports share (a row is zero outside its own)
     for (size_t l2 = 0; l2 <= l; ++l2) {
       const size_t p = l * (l + 1) / 2 + l2;
       const int* s0 = cm.shared_runs.data() + 2 * cm.shared_start[p];
       const int* s1 = cm.shared_runs.data() + 2 * cm.shared_start[p + 1];
-      for (int i = r0; i < r1; ++i) {
-        const S* yi = Y + i * nv;
-        const int j1 = l2 == l ? i + 1 : cm.start[l2 + 1];
-        for (int j = cm.start[l2]; j < j1; ++j) {
-          const S* yj = Y + j * nv;
-          S x(0);
-          for (const int* s = s0; s != s1; s += 2)
-            for (int k = s[0]; k <= s[1]; ++k) x += yi[k] * yj[k];
-          A[i * nc + j] = x;
+      const int c0 = cm.start[l2], nb = cm.start[l2 + 1] - c0;
+      S* Ab = A + r0 * nc + c0;
+      with_rows(na, [&](auto NA) {
+        constexpr int kA = decltype(NA)::value;
+        if (l2 == l) {
+          schur_block<kA, kA, true>(Yl, Yl, s0, s1, Ab, nc);
+          return;
         }
-      }
+        with_rows(nb, [&](auto NB) {
+          schur_block<kA, decltype(NB)::value, false>(Yl, Y + c0 * nv, s0, s1, Ab, nc);
+        });
+      });
     }
   }
   for (int i = 0; i < nc; ++i)
@@ -132,13 +181,14 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   if (!detail::schur_complement(m, cm, d, cd, q)) return ConstraintStatus::MassNotPositive;
   detail::ltl_solve_t(d, z);
   // r = -gamma - kd J v - kp phi - Y z
-  // (the frames and axes of schur_complement's constraint_jacobian)
+  // (the frames and axes of schur_complement's constraint_frames)
   detail::loop_bias(m, cm, cd, v);
   if (cm.baumgarte) detail::loop_residual(cm, cd, cd.phi.data());
   const S* Y = cd.Y.data();
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
-    const int r0 = cm.start[l], r1 = cm.start[l + 1];
+    const int r0 = cm.start[l], r1 = cm.start[l + 1], na = r1 - r0;
+    const S* Yl = Y + r0 * nv;  // (coordinate-major)
     for (int k = r0; k < r1; ++k) {
       S x = -cd.gamma[k];
       if (c.kd != 0) x -= S(c.kd) * cd.Jv[k];
@@ -146,7 +196,7 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
       cd.r[k] = x;
     }
     detail::for_each_support_coordinate(m, c, [&](int i) {
-      for (int k = r0; k < r1; ++k) cd.r[k] -= Y[k * nv + i] * z[i];
+      for (int k = 0; k < na; ++k) cd.r[r0 + k] -= Yl[i * na + k] * z[i];
     });
   }
   // the multipliers
@@ -173,9 +223,10 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   }
   // qdd = L^-1 (z + Y' lam)
   for (size_t l = 0; l < cm.loops.size(); ++l) {
-    const int r0 = cm.start[l], r1 = cm.start[l + 1];
+    const int r0 = cm.start[l], na = cm.start[l + 1] - r0;
+    const S* Yl = Y + r0 * nv;
     detail::for_each_support_coordinate(m, cm.loops[l], [&](int i) {
-      for (int k = r0; k < r1; ++k) z[i] += Y[k * nv + i] * cd.lam[k];
+      for (int k = 0; k < na; ++k) z[i] += Yl[i * na + k] * cd.lam[r0 + k];
     });
   }
   detail::ltl_solve_l(d, z);

@@ -118,10 +118,11 @@ struct ConstraintDataTpl {
 
   ConstraintDataTpl(const Model& model, const ConstraintModel& cm)
       : Sw(model.nv, V6::Zero()), Vw(model.n + 1, V6::Zero()), Aw(model.n + 1, V6::Zero()),
+        Rw(model.n + 1, M3::Identity()), pw(model.n + 1, V3::Zero()),
         Ra(cm.loops.size(), M3::Identity()), pa(cm.loops.size(), V3::Zero()),
         Rb(cm.loops.size(), M3::Identity()), pb(cm.loops.size(), V3::Zero()),
         J(MatR::Zero(cm.m, model.nv)),
-        Y(MatR::Zero(cm.m, model.nv)),
+        Y(VecX::Zero(cm.m * model.nv)),
         A(MatR::Zero(cm.m, cm.m)), F(MatR::Zero(cm.m, cm.m)),
         phi(VecX::Zero(cm.m)), gamma(VecX::Zero(cm.m)), Jv(VecX::Zero(cm.m)),
         r(VecX::Zero(cm.m)), lam(VecX::Zero(cm.m)), b(VecX::Zero(cm.m)),
@@ -129,13 +130,18 @@ struct ConstraintDataTpl {
 
   AVec<V6> Sw;          // (nv) joint axes of the velocity coordinates, world axes
   AVec<V6> Vw, Aw;      // (n+1) body spatial velocities and their qdd = 0 rates, world axes
-                        // (Sw, Vw, Aw: of ConstraintModel::support_bodies; the others unused)
+  AVec<M3> Rw;          // (n+1) body poses in the world: rotation (body to world axes),
+  AVec<V3> pw;          //   origin (world)
+                        // (Sw, Vw, Aw, Rw, pw: of ConstraintModel::support_bodies and the
+                        // world, body 0; the others unused)
   AVec<M3> Ra;          // per loop: world rotation of frame 1
   AVec<V3> pa;          //   world origin of frame 1
   AVec<M3> Rb;          //   world rotation of frame 2
   AVec<V3> pb;          //   world origin of frame 2
   MatR J;               // (m, nv) constraint Jacobian
-  MatR Y;               // (m, nv) rows L^-T J' (M = L' L): J M^-1 J' = Y Y'
+  VecX Y;               // (m nv) rows L^-T J' (M = L' L): J M^-1 J' = Y Y'; loop l's block at
+                        // start[l] nv, coordinate-major (entry (row r, coordinate k) at
+                        // k nrows + r)
   MatR A;               // (m, m) J M^-1 J'
   MatR F;               // (m, m) factor of A (+ mu I), lower triangle
   VecX phi, gamma, Jv;  // (m) residual, bias acceleration, constraint velocity (Jv: the
@@ -177,25 +183,55 @@ V3T<S> log3(const M3T<S>& R) {
   return t * u;
 }
 
-// the world poses of every loop's frames (update_kinematics at level 3 done)
+// the world poses of cm.support_bodies into cd.Rw, cd.pw from the joint transforms of
+// update_kinematics at level 1 (the other bodies' poses are not needed): R_i = R_p Rc Rz(q)
+// with R_p Rc by Rc's kind (free for a signed permutation) and Rz(q) turning two columns,
+// p_i = p_p + R_p r_i
 template <class S>
-void loop_frames(const ConstraintModel& cm, const DataTpl<S>& d, ConstraintDataTpl<S>& cd) {
-  for (size_t l = 0; l < cm.loops.size(); ++l) {
-    const LoopModel& c = cm.loops[l];
-    cd.Ra[l] = d.world_R[c.body1] * c.R1.template cast<S>();
-    cd.pa[l] = d.world_p[c.body1] + d.world_R[c.body1] * c.p1.template cast<S>();
-    cd.Rb[l] = d.world_R[c.body2] * c.R2.template cast<S>();
-    cd.pb[l] = d.world_p[c.body2] + d.world_R[c.body2] * c.p2.template cast<S>();
+void support_poses(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
+                   ConstraintDataTpl<S>& cd, const S* q) {
+  update_kinematics(m, d, q, 1);
+  for (const int i : cm.support_bodies) {
+    const int p = m.parent[i];
+    const M3T<S>& Rp = cd.Rw[p];
+    M3T<S>& R = cd.Rw[i];
+    if (m.type[i] == JointType::FreeFlyer) {
+      R = Rp * d.Xup_E[i];  // (Rc R(quat), level 1)
+    } else {
+      // R_p Rc row by row: (Rc' row)'
+      M3T<S> W;
+      for (int r = 0; r < 3; ++r)
+        W.row(r) = rotcT<S>(m.Rc[i], V3T<S>(Rp.row(r).transpose())).transpose();
+      if (m.type[i] == JointType::Revolute) {
+        const S c = d.cos_q[i], s = d.sin_q[i];
+        R.col(0) = W.col(0) * c + W.col(1) * s;
+        R.col(1) = W.col(1) * c - W.col(0) * s;
+        R.col(2) = W.col(2);
+      } else {
+        R = W;
+      }
+    }
+    cd.pw[i] = cd.pw[p] + Rp * d.Xup_r[i];
   }
 }
 
-// the world axes of the joints of cm.support_bodies into cd.Sw (update_kinematics at level 3
-// done)
+// the world poses of every loop's frames (support_poses done)
 template <class S>
-void world_axes(const Model& m, const ConstraintModel& cm, const DataTpl<S>& d,
-                ConstraintDataTpl<S>& cd) {
+void loop_frames(const ConstraintModel& cm, ConstraintDataTpl<S>& cd) {
+  for (size_t l = 0; l < cm.loops.size(); ++l) {
+    const LoopModel& c = cm.loops[l];
+    cd.Ra[l] = cd.Rw[c.body1] * c.R1.template cast<S>();
+    cd.pa[l] = cd.pw[c.body1] + cd.Rw[c.body1] * c.p1.template cast<S>();
+    cd.Rb[l] = cd.Rw[c.body2] * c.R2.template cast<S>();
+    cd.pb[l] = cd.pw[c.body2] + cd.Rw[c.body2] * c.p2.template cast<S>();
+  }
+}
+
+// the world axes of the joints of cm.support_bodies into cd.Sw (support_poses done)
+template <class S>
+void world_axes(const Model& m, const ConstraintModel& cm, ConstraintDataTpl<S>& cd) {
   for (const int i : cm.support_bodies)
-    joint_axes_world<S>(m.type[i], d.world_R[i], d.world_p[i], &cd.Sw[m.iv[i]]);
+    joint_axes_world<S>(m.type[i], cd.Rw[i], cd.pw[i], &cd.Sw[m.iv[i]]);
 }
 
 // the loop's six rows of x (frame 1 axes), its selected ones written to out
@@ -229,10 +265,51 @@ void loop_residual(const ConstraintModel& cm, const ConstraintDataTpl<S>& cd, S*
 template <class S>
 void constraint_residual(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                          ConstraintDataTpl<S>& cd, const S* q, S* out) {
-  update_kinematics(m, d, q, 3);
-  detail::loop_frames(cm, d, cd);
+  detail::support_poses(m, cm, d, cd, q);
+  detail::loop_frames(cm, cd);
   detail::loop_residual(cm, cd, out);
 }
+
+namespace detail {
+
+// the frames and joint axes the constraint kinematics read: support_poses, loop_frames,
+// world_axes
+template <class S>
+void constraint_frames(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
+                       ConstraintDataTpl<S>& cd, const S* q) {
+  support_poses(m, cm, d, cd, q);
+  loop_frames(cm, cd);
+  world_axes(m, cm, cd);
+}
+
+// f(k, x) for every velocity coordinate k on loop l's two paths up to their common ancestor
+// (constraint_frames done), x its column of J's rows [Ra' s_ang; Ra' (s_lin + s_ang x pb)]
+// (the kinds of rows the loop has, only), negated on body b's path
+template <class S, class F>
+ROBODYN_INLINE void jacobian_columns(const Model& m, const ConstraintModel& cm,
+                                     const ConstraintDataTpl<S>& cd, size_t l, F&& f) {
+  const LoopModel& c = cm.loops[l];
+  const M3T<S> RaT = cd.Ra[l].transpose();
+  const V3T<S>& pb = cd.pb[l];
+  int a = c.body1, b = c.body2;
+  while (a != b) {
+    const bool on_a = a > b;
+    const int j = on_a ? a : b;
+    for (int k = m.iv[j]; k < m.iv[j] + joint_nv(m.type[j]); ++k) {
+      const V6T<S>& s = cd.Sw[k];
+      const V3T<S> w = s.template head<3>();
+      V6T<S> x;
+      if (c.angular()) x.template head<3>() = RaT * w;
+      if (c.linear())
+        x.template tail<3>() = RaT * (V3T<S>(s.template tail<3>()) + cross<S>(w, pb));
+      if (!on_a) x = -x;
+      f(k, x);
+    }
+    if (on_a) a = m.parent[a]; else b = m.parent[b];
+  }
+}
+
+}  // namespace detail
 
 // J(q) into cd.J, (m, nv): row block of loop l = its rows of
 // [Ra' s_ang; Ra' (s_lin + s_ang x pb)] for every axis s on body a's path to the root, minus
@@ -240,34 +317,14 @@ void constraint_residual(const Model& m, const ConstraintModel& cm, DataTpl<S>& 
 template <class S>
 void constraint_jacobian(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                          ConstraintDataTpl<S>& cd, const S* q) {
-  update_kinematics(m, d, q, 3);
-  detail::loop_frames(cm, d, cd);
-  detail::world_axes(m, cm, d, cd);
+  detail::constraint_frames(m, cm, d, cd, q);
   const int nv = m.nv;
   // (J's entries off the paths are the zeros it was made with: never written)
   for (size_t l = 0; l < cm.loops.size(); ++l) {
-    const LoopModel& c = cm.loops[l];
-    const M3T<S> RaT = cd.Ra[l].transpose();
-    const V3T<S>& pb = cd.pb[l];
     S* rows = cd.J.data() + cm.start[l] * nv;
-    // the two paths up to their common ancestor
-    int a = c.body1, b = c.body2;
-    while (a != b) {
-      const bool on_a = a > b;
-      const int j = on_a ? a : b;
-      for (int k = m.iv[j]; k < m.iv[j] + joint_nv(m.type[j]); ++k) {
-        const V6T<S>& s = cd.Sw[k];
-        const V3T<S> w = s.template head<3>();
-        // (the kinds of rows the loop has, only)
-        V6T<S> x;
-        if (c.angular()) x.template head<3>() = RaT * w;
-        if (c.linear())
-          x.template tail<3>() = RaT * (V3T<S>(s.template tail<3>()) + cross<S>(w, pb));
-        if (!on_a) x = -x;
-        detail::put_rows(c, x, rows + k, nv);
-      }
-      if (on_a) a = m.parent[a]; else b = m.parent[b];
-    }
+    detail::jacobian_columns(m, cm, cd, l, [&](int k, const V6T<S>& x) {
+      detail::put_rows(cm.loops[l], x, rows + k, nv);
+    });
   }
 }
 
@@ -325,9 +382,7 @@ void loop_bias(const Model& m, const ConstraintModel& cm, ConstraintDataTpl<S>& 
 template <class S>
 void constraint_bias(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                      ConstraintDataTpl<S>& cd, const S* q, const S* v) {
-  update_kinematics(m, d, q, 3);
-  detail::loop_frames(cm, d, cd);
-  detail::world_axes(m, cm, d, cd);
+  detail::constraint_frames(m, cm, d, cd, q);
   detail::loop_bias(m, cm, cd, v);
 }
 

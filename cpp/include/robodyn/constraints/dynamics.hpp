@@ -101,7 +101,7 @@ ROBODYN_INLINE void schur_block(const S* Ya, const S* Yb, const int* s0, const i
 }
 
 // M's factor into d.L, cd.Y = rows L^-T J' (J's rows written there, not into cd.J) and
-// cd.A = Y Y' (both triangles); false when M is not positive definite. A loop's rows of J and
+// cd.A = Y Y' (its lower triangle: the strict upper one is not written); false when M is not positive definite. A loop's rows of J and
 // Y are zero outside its support (for_each_support_coordinate): the solves and products run
 // over the supports alone.
 template <class S>
@@ -146,8 +146,120 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
       });
     }
   }
-  for (int i = 0; i < nc; ++i)
-    for (int j = 0; j < i; ++j) A[j * nc + i] = A[i * nc + j];
+  return true;
+}
+
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define ROBODYN_UNROLL_ALL _Pragma("GCC unroll 16")
+#elif defined(__clang__)
+#define ROBODYN_UNROLL_ALL _Pragma("unroll")
+#else
+#define ROBODYN_UNROLL_ALL
+#endif
+
+// f(std::integral_constant<int, n>) for n = 1..N (n in that range)
+template <int N, class F>
+ROBODYN_INLINE void with_size(int n, F&& f) {
+  if constexpr (N == 1) {
+    f(std::integral_constant<int, 1>());
+  } else {
+    if (n == N) return f(std::integral_constant<int, N>());
+    with_size<N - 1>(n, f);
+  }
+}
+
+// llt_factor and llt_solve (factorization.hpp; row-major) for a size n that is an int or a
+// std::integral_constant (then the loops are unrolled)
+template <class S, class N>
+ROBODYN_INLINE int llt_factor_sized(S* A, N size, double rtol) {
+  using std::sqrt;
+  const int n = size;
+  ROBODYN_UNROLL_ALL
+  for (int j = 0; j < n; ++j) {
+    S djj = A[j * n + j];
+    ROBODYN_UNROLL_ALL
+    for (int k = 0; k < j; ++k) djj -= A[j * n + k] * A[j * n + k];
+    if (rtol > 0 && !(djj > S(rtol) * A[j * n + j])) return j;
+    if (!(djj > S(0))) return j;
+    const S ljj = sqrt(djj);
+    A[j * n + j] = ljj;
+    const S inv = S(1) / ljj;
+    ROBODYN_UNROLL_ALL
+    for (int i = j + 1; i < n; ++i) {
+      S x = A[i * n + j];
+      ROBODYN_UNROLL_ALL
+      for (int k = 0; k < j; ++k) x -= A[i * n + k] * A[j * n + k];
+      A[i * n + j] = x * inv;
+    }
+  }
+  return -1;
+}
+
+template <class S, class N>
+ROBODYN_INLINE void llt_solve_sized(const S* L, N size, S* b) {
+  const int n = size;
+  ROBODYN_UNROLL_ALL
+  for (int i = 0; i < n; ++i) {
+    S x = b[i];
+    ROBODYN_UNROLL_ALL
+    for (int k = 0; k < i; ++k) x -= L[i * n + k] * b[k];
+    b[i] = x / L[i * n + i];
+  }
+  ROBODYN_UNROLL_ALL
+  for (int i = n - 1; i >= 0; --i) {
+    S x = b[i];
+    ROBODYN_UNROLL_ALL
+    for (int k = i + 1; k < n; ++k) x -= L[k * n + i] * b[k];
+    b[i] = x / L[i * n + i];
+  }
+}
+
+// the multipliers lam of A lam = r (cd.A's lower triangle, cd.r; n = cm.m rows, an int or a
+// std::integral_constant): mu = 0 by A's Cholesky factor, mu > 0 the proximal iterations;
+// the iterations run and the error A lam - r into cd. false: A is rank deficient (cd.bad_row)
+template <class S, class N>
+ROBODYN_INLINE bool solve_multipliers(ConstraintDataTpl<S>& cd, N size, double mu,
+                                      int max_iter, double tol) {
+  using std::abs;
+  const int n = size;
+  const S* A = cd.A.data();
+  S* F = cd.F.data();
+  const S* r = cd.r.data();
+  S* b = cd.b.data();
+  S* lam = cd.lam.data();
+  ROBODYN_UNROLL_ALL
+  for (int i = 0; i < n; ++i)
+    ROBODYN_UNROLL_ALL
+    for (int j = 0; j <= i; ++j) F[i * n + j] = A[i * n + j];
+  ROBODYN_UNROLL_ALL
+  for (int k = 0; k < n; ++k) F[k * n + k] += S(mu);
+  cd.bad_row = llt_factor_sized(F, size, mu > 0 ? 0.0 : kConstraintRankRtol);
+  if (cd.bad_row >= 0) return false;
+  ROBODYN_UNROLL_ALL
+  for (int k = 0; k < n; ++k) lam[k] = S(0);
+  cd.iterations = 0;
+  for (int it = 0; it < max_iter; ++it) {
+    ROBODYN_UNROLL_ALL
+    for (int k = 0; k < n; ++k) b[k] = r[k] + S(mu) * lam[k];
+    llt_solve_sized(F, size, b);
+    ROBODYN_UNROLL_ALL
+    for (int k = 0; k < n; ++k) lam[k] = b[k];
+    ++cd.iterations;
+    // the constraint acceleration error A lam - r
+    S err(0);
+    ROBODYN_UNROLL_ALL
+    for (int i = 0; i < n; ++i) {
+      S x = -r[i];
+      ROBODYN_UNROLL_ALL
+      for (int j = 0; j <= i; ++j) x += A[i * n + j] * lam[j];
+      ROBODYN_UNROLL_ALL
+      for (int j = i + 1; j < n; ++j) x += A[j * n + i] * lam[j];  // (A symmetric)
+      if (abs(x) > err) err = abs(x);
+    }
+    cd.error = static_cast<double>(err);
+    if (mu == 0 || err < S(tol)) break;
+  }
   return true;
 }
 
@@ -159,7 +271,10 @@ template <class S>
 bool operational_space_inverse_inertia(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                                        ConstraintDataTpl<S>& cd, const S* q, S* out) {
   if (!detail::schur_complement(m, cm, d, cd, q)) return false;
-  for (int k = 0; k < cm.m * cm.m; ++k) out[k] = cd.A.data()[k];
+  const int nc = cm.m;
+  const S* A = cd.A.data();
+  for (int i = 0; i < nc; ++i)
+    for (int j = 0; j < nc; ++j) out[i * nc + j] = j <= i ? A[i * nc + j] : A[j * nc + i];
   return true;
 }
 
@@ -199,28 +314,19 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
       for (int k = 0; k < na; ++k) cd.r[r0 + k] -= Yl[i * na + k] * z[i];
     });
   }
-  // the multipliers
-  cd.F = cd.A;
-  for (int k = 0; k < nc; ++k) cd.F(k, k) += S(mu);
-  cd.bad_row = llt_factor(cd.F.data(), nc, mu > 0 ? 0.0 : kConstraintRankRtol);
-  if (cd.bad_row >= 0) return ConstraintStatus::RankDeficient;
-  cd.lam.setZero();
-  cd.iterations = 0;
-  for (int it = 0; it < max_iter; ++it) {
-    for (int k = 0; k < nc; ++k) cd.b[k] = cd.r[k] + S(mu) * cd.lam[k];
-    llt_solve(cd.F.data(), nc, cd.b.data());
-    cd.lam = cd.b;
-    ++cd.iterations;
-    // the constraint acceleration error A lam - r
-    S err(0);
-    for (int i = 0; i < nc; ++i) {
-      S x = -cd.r[i];
-      for (int j = 0; j < nc; ++j) x += cd.A(i, j) * cd.lam[j];
-      if (abs(x) > err) err = abs(x);
+  // the multipliers: A's size a compile-time constant for double up to 12 rows (the loops
+  // unrolled; the same operations in the same order)
+  bool ok = true;
+  if constexpr (std::is_same_v<S, double>) {
+    if (nc <= 12) {
+      detail::with_size<12>(nc, [&](auto n) { ok = detail::solve_multipliers(cd, n, mu, max_iter, tol); });
+    } else {
+      ok = detail::solve_multipliers(cd, nc, mu, max_iter, tol);
     }
-    cd.error = static_cast<double>(err);
-    if (mu == 0 || err < S(tol)) break;
+  } else {
+    ok = detail::solve_multipliers(cd, nc, mu, max_iter, tol);
   }
+  if (!ok) return ConstraintStatus::RankDeficient;
   // qdd = L^-1 (z + Y' lam)
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const int r0 = cm.start[l], na = cm.start[l + 1] - r0;

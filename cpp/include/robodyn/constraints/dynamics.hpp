@@ -101,7 +101,7 @@ ROBODYN_INLINE void schur_block(const S* Ya, const S* Yb, const int* s0, const i
 }
 
 // M's factor into d.L, cd.Y = rows L^-T J' (J's rows written there, not into cd.J) and
-// cd.A = Y Y' (its lower triangle: the strict upper one is not written); false when M is not positive definite. A loop's rows of J and
+// cd.A = Y Y' (both triangles); false when M is not positive definite. A loop's rows of J and
 // Y are zero outside its support (for_each_support_coordinate): the solves and products run
 // over the supports alone.
 template <class S>
@@ -146,6 +146,8 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
       });
     }
   }
+  for (int i = 0; i < nc; ++i)
+    for (int j = 0; j < i; ++j) A[j * nc + i] = A[i * nc + j];
   return true;
 }
 
@@ -215,7 +217,7 @@ ROBODYN_INLINE void llt_solve_sized(const S* L, N size, S* b) {
   }
 }
 
-// the multipliers lam of A lam = r (cd.A's lower triangle, cd.r; n = cm.m rows, an int or a
+// the multipliers lam of A lam = r (cd.A, cd.r; n = cm.m rows, an int or a
 // std::integral_constant): mu = 0 by A's Cholesky factor, mu > 0 the proximal iterations;
 // the iterations run and the error A lam - r into cd. false: A is rank deficient (cd.bad_row)
 template <class S, class N>
@@ -229,9 +231,7 @@ ROBODYN_INLINE bool solve_multipliers(ConstraintDataTpl<S>& cd, N size, double m
   S* b = cd.b.data();
   S* lam = cd.lam.data();
   ROBODYN_UNROLL_ALL
-  for (int i = 0; i < n; ++i)
-    ROBODYN_UNROLL_ALL
-    for (int j = 0; j <= i; ++j) F[i * n + j] = A[i * n + j];
+  for (int k = 0; k < n * n; ++k) F[k] = A[k];
   ROBODYN_UNROLL_ALL
   for (int k = 0; k < n; ++k) F[k * n + k] += S(mu);
   cd.bad_row = llt_factor_sized(F, size, mu > 0 ? 0.0 : kConstraintRankRtol);
@@ -252,9 +252,7 @@ ROBODYN_INLINE bool solve_multipliers(ConstraintDataTpl<S>& cd, N size, double m
     for (int i = 0; i < n; ++i) {
       S x = -r[i];
       ROBODYN_UNROLL_ALL
-      for (int j = 0; j <= i; ++j) x += A[i * n + j] * lam[j];
-      ROBODYN_UNROLL_ALL
-      for (int j = i + 1; j < n; ++j) x += A[j * n + i] * lam[j];  // (A symmetric)
+      for (int j = 0; j < n; ++j) x += A[i * n + j] * lam[j];
       if (abs(x) > err) err = abs(x);
     }
     cd.error = static_cast<double>(err);
@@ -271,10 +269,7 @@ template <class S>
 bool operational_space_inverse_inertia(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                                        ConstraintDataTpl<S>& cd, const S* q, S* out) {
   if (!detail::schur_complement(m, cm, d, cd, q)) return false;
-  const int nc = cm.m;
-  const S* A = cd.A.data();
-  for (int i = 0; i < nc; ++i)
-    for (int j = 0; j < nc; ++j) out[i * nc + j] = j <= i ? A[i * nc + j] : A[j * nc + i];
+  for (int k = 0; k < cm.m * cm.m; ++k) out[k] = cd.A.data()[k];
   return true;
 }
 

@@ -142,7 +142,7 @@ struct ConstraintDataTpl {
   VecX Y;               // (m nv) rows L^-T J' (M = L' L): J M^-1 J' = Y Y'; loop l's block at
                         // start[l] nv, coordinate-major (entry (row r, coordinate k) at
                         // k nrows + r)
-  MatR A;               // (m, m) J M^-1 J', its lower triangle (the strict upper one unset)
+  MatR A;               // (m, m) J M^-1 J'
   MatR F;               // (m, m) factor of A (+ mu I), lower triangle
   VecX phi, gamma, Jv;  // (m) residual, bias acceleration, constraint velocity (Jv: the
                         // rows of the loops with a velocity gain kd)

@@ -151,7 +151,6 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
   return true;
 }
 
-
 #if defined(__GNUC__) && !defined(__clang__)
 #define ROBODYN_UNROLL_ALL _Pragma("GCC unroll 16")
 #elif defined(__clang__)
@@ -313,8 +312,9 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   // unrolled; the same operations in the same order)
   bool ok = true;
   if constexpr (std::is_same_v<S, double>) {
-    if (nc <= 12) {
-      detail::with_size<12>(nc, [&](auto n) { ok = detail::solve_multipliers(cd, n, mu, max_iter, tol); });
+    if (nc >= 1 && nc <= 12) {
+      detail::with_size<12>(
+          nc, [&](auto n) { ok = detail::solve_multipliers(cd, n, mu, max_iter, tol); });
     } else {
       ok = detail::solve_multipliers(cd, nc, mu, max_iter, tol);
     }

@@ -256,24 +256,30 @@ ROBODYN_INLINE int dense_at(int n, int i, int j) {
 }
 
 // A = L L' in place on the lower triangle of the n x n matrix A (its strict upper triangle is
-// not read). Returns -1, or the first row j whose pivot is not positive, or (rtol > 0) not
-// above rtol times A(j, j) (A(j, j) minus the squares of row j's entries left of the diagonal:
-// the squared distance of row j from the span of the rows before it, relative to its own
-// squared length), where A is (numerically) singular; then A is partly overwritten.
-template <Storage O = Storage::RowMajor, class S>
-int llt_factor(S* A, int n, double rtol) {
+// not read); n an int, or a std::integral_constant (then the loops unroll: the constraints'
+// multipliers, up to 12 rows). Returns -1, or the first row j whose pivot is not positive, or
+// (rtol > 0) not above rtol times A(j, j) (A(j, j) minus the squares of row j's entries left of
+// the diagonal: the squared distance of row j from the span of the rows before it, relative to
+// its own squared length), where A is (numerically) singular; then A is partly overwritten.
+template <Storage O = Storage::RowMajor, class S, class N>
+ROBODYN_INLINE int llt_factor(S* A, N size, double rtol) {
   using std::sqrt;
+  const int n = size;
   auto a = [&](int i, int j) -> S& { return A[dense_at<O>(n, i, j)]; };
+  ROBODYN_UNROLL_ALL
   for (int j = 0; j < n; ++j) {
     S djj = a(j, j);
+    ROBODYN_UNROLL_ALL
     for (int k = 0; k < j; ++k) djj -= a(j, k) * a(j, k);
     if (rtol > 0 && !(djj > S(rtol) * a(j, j))) return j;
     if (!(djj > S(0))) return j;
     const S ljj = sqrt(djj);
     a(j, j) = ljj;
     const S inv = S(1) / ljj;
+    ROBODYN_UNROLL_ALL
     for (int i = j + 1; i < n; ++i) {
       S x = a(i, j);
+      ROBODYN_UNROLL_ALL
       for (int k = 0; k < j; ++k) x -= a(i, k) * a(j, k);
       a(i, j) = x * inv;
     }
@@ -281,17 +287,22 @@ int llt_factor(S* A, int n, double rtol) {
   return -1;
 }
 
-// b := (L L')^-1 b for llt_factor's L (n x n, lower triangle), b (n,)
-template <Storage O = Storage::RowMajor, class S>
-void llt_solve(const S* L, int n, S* b) {
+// b := (L L')^-1 b for llt_factor's L (n x n, lower triangle), b (n,); n as for llt_factor
+template <Storage O = Storage::RowMajor, class S, class N>
+ROBODYN_INLINE void llt_solve(const S* L, N size, S* b) {
+  const int n = size;
   auto l = [&](int i, int j) { return L[dense_at<O>(n, i, j)]; };
+  ROBODYN_UNROLL_ALL
   for (int i = 0; i < n; ++i) {
     S x = b[i];
+    ROBODYN_UNROLL_ALL
     for (int k = 0; k < i; ++k) x -= l(i, k) * b[k];
     b[i] = x / l(i, i);
   }
+  ROBODYN_UNROLL_ALL
   for (int i = n - 1; i >= 0; --i) {
     S x = b[i];
+    ROBODYN_UNROLL_ALL
     for (int k = i + 1; k < n; ++k) x -= l(k, i) * b[k];
     b[i] = x / l(i, i);
   }

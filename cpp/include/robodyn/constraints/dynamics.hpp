@@ -23,6 +23,7 @@
 #include "robodyn/model/data.hpp"
 #include "robodyn/model/model.hpp"
 #include "robodyn/spatial/joint.hpp"
+#include "robodyn/spatial/link.hpp"
 #include "robodyn/spatial/spatial.hpp"
 
 namespace robodyn {
@@ -151,14 +152,6 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
   return true;
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define ROBODYN_UNROLL_ALL _Pragma("GCC unroll 16")
-#elif defined(__clang__)
-#define ROBODYN_UNROLL_ALL _Pragma("unroll")
-#else
-#define ROBODYN_UNROLL_ALL
-#endif
-
 // f(std::integral_constant<int, n>) for n = 1..N (n in that range)
 template <int N, class F>
 ROBODYN_INLINE void with_size(int n, F&& f) {
@@ -167,52 +160,6 @@ ROBODYN_INLINE void with_size(int n, F&& f) {
   } else {
     if (n == N) return f(std::integral_constant<int, N>());
     with_size<N - 1>(n, f);
-  }
-}
-
-// llt_factor and llt_solve (factorization.hpp; row-major) for a size n that is an int or a
-// std::integral_constant (then the loops are unrolled)
-template <class S, class N>
-ROBODYN_INLINE int llt_factor_sized(S* A, N size, double rtol) {
-  using std::sqrt;
-  const int n = size;
-  ROBODYN_UNROLL_ALL
-  for (int j = 0; j < n; ++j) {
-    S djj = A[j * n + j];
-    ROBODYN_UNROLL_ALL
-    for (int k = 0; k < j; ++k) djj -= A[j * n + k] * A[j * n + k];
-    if (rtol > 0 && !(djj > S(rtol) * A[j * n + j])) return j;
-    if (!(djj > S(0))) return j;
-    const S ljj = sqrt(djj);
-    A[j * n + j] = ljj;
-    const S inv = S(1) / ljj;
-    ROBODYN_UNROLL_ALL
-    for (int i = j + 1; i < n; ++i) {
-      S x = A[i * n + j];
-      ROBODYN_UNROLL_ALL
-      for (int k = 0; k < j; ++k) x -= A[i * n + k] * A[j * n + k];
-      A[i * n + j] = x * inv;
-    }
-  }
-  return -1;
-}
-
-template <class S, class N>
-ROBODYN_INLINE void llt_solve_sized(const S* L, N size, S* b) {
-  const int n = size;
-  ROBODYN_UNROLL_ALL
-  for (int i = 0; i < n; ++i) {
-    S x = b[i];
-    ROBODYN_UNROLL_ALL
-    for (int k = 0; k < i; ++k) x -= L[i * n + k] * b[k];
-    b[i] = x / L[i * n + i];
-  }
-  ROBODYN_UNROLL_ALL
-  for (int i = n - 1; i >= 0; --i) {
-    S x = b[i];
-    ROBODYN_UNROLL_ALL
-    for (int k = i + 1; k < n; ++k) x -= L[k * n + i] * b[k];
-    b[i] = x / L[i * n + i];
   }
 }
 
@@ -233,7 +180,7 @@ ROBODYN_INLINE bool solve_multipliers(ConstraintDataTpl<S>& cd, N size, double m
   for (int k = 0; k < n * n; ++k) F[k] = A[k];
   ROBODYN_UNROLL_ALL
   for (int k = 0; k < n; ++k) F[k * n + k] += S(mu);
-  cd.bad_row = llt_factor_sized(F, size, mu > 0 ? 0.0 : kConstraintRankRtol);
+  cd.bad_row = llt_factor(F, size, mu > 0 ? 0.0 : kConstraintRankRtol);
   if (cd.bad_row >= 0) return false;
   ROBODYN_UNROLL_ALL
   for (int k = 0; k < n; ++k) lam[k] = S(0);
@@ -241,7 +188,7 @@ ROBODYN_INLINE bool solve_multipliers(ConstraintDataTpl<S>& cd, N size, double m
   for (int it = 0; it < max_iter; ++it) {
     ROBODYN_UNROLL_ALL
     for (int k = 0; k < n; ++k) b[k] = r[k] + S(mu) * lam[k];
-    llt_solve_sized(F, size, b);
+    llt_solve(F, size, b);
     ROBODYN_UNROLL_ALL
     for (int k = 0; k < n; ++k) lam[k] = b[k];
     ++cd.iterations;

@@ -36,6 +36,14 @@
 #else
 #define ROBODYN_UNROLL
 #endif
+// loops whose counts are compile-time constants up to 16 (a factorisation of a fixed size)
+#if defined(__GNUC__) && !defined(__clang__)
+#define ROBODYN_UNROLL_ALL _Pragma("GCC unroll 16")
+#elif defined(__clang__)
+#define ROBODYN_UNROLL_ALL _Pragma("unroll")
+#else
+#define ROBODYN_UNROLL_ALL
+#endif
 
 namespace robodyn {
 

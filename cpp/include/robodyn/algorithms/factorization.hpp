@@ -117,17 +117,22 @@ ROBODYN_INLINE void ltl_solve_t_fixed(const DataTpl<S>& d, S* X, Each&& each) {
   });
 }
 
+// f(std::integral_constant<int, n>) for n = 1..N (n in that range): a size known at run time
+// turned into a compile-time one
+template <int N, class F>
+ROBODYN_INLINE void with_size(int n, F&& f) {
+  if constexpr (N == 1) {
+    f(std::integral_constant<int, 1>());
+  } else {
+    if (n == N) return f(std::integral_constant<int, N>());
+    with_size<N - 1>(n, f);
+  }
+}
+
 // ltl_solve_t_fixed for nr = 1..6 rows (a loop constraint's; coordinate-major)
 template <class S, class Each>
 ROBODYN_INLINE void ltl_solve_t_rows(const DataTpl<S>& d, S* X, int nr, Each&& each) {
-  switch (nr) {
-    case 1: return ltl_solve_t_fixed<1>(d, X, each);
-    case 2: return ltl_solve_t_fixed<2>(d, X, each);
-    case 3: return ltl_solve_t_fixed<3>(d, X, each);
-    case 4: return ltl_solve_t_fixed<4>(d, X, each);
-    case 5: return ltl_solve_t_fixed<5>(d, X, each);
-    default: return ltl_solve_t_fixed<6>(d, X, each);
-  }
+  with_size<6>(nr, [&](auto R) { ltl_solve_t_fixed<decltype(R)::value>(d, X, each); });
 }
 
 // x := L^-T x, x (nv,)

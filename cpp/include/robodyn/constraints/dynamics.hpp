@@ -67,19 +67,6 @@ ROBODYN_INLINE void for_each_support_coordinate(const Model& m, const LoopModel&
   for (; a > 0; a = m.parent[a]) body(a);
 }
 
-// f(std::integral_constant<int, n>) for a loop's row count n = 1..6
-template <class F>
-ROBODYN_INLINE void with_rows(int n, F&& f) {
-  switch (n) {
-    case 1: return f(std::integral_constant<int, 1>());
-    case 2: return f(std::integral_constant<int, 2>());
-    case 3: return f(std::integral_constant<int, 3>());
-    case 4: return f(std::integral_constant<int, 4>());
-    case 5: return f(std::integral_constant<int, 5>());
-    default: return f(std::integral_constant<int, 6>());
-  }
-}
-
 // the block of A = Y Y' of loops l (NA rows, Ya) and l2 (NB rows, Yb; coordinate-major as
 // cd.Y) into A (row-major, nc columns) from row and column 0 of the block: each entry the sum
 // over the coordinates both supports share, the runs (lo, hi) [s0, s1), increasing; kLower
@@ -135,13 +122,13 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
       const int* s1 = cm.shared_runs.data() + 2 * cm.shared_start[p + 1];
       const int c0 = cm.start[l2], nb = cm.start[l2 + 1] - c0;
       S* Ab = A + r0 * nc + c0;
-      with_rows(na, [&](auto NA) {
+      with_size<6>(na, [&](auto NA) {
         constexpr int kA = decltype(NA)::value;
         if (l2 == l) {
           schur_block<kA, kA, true>(Yl, Yl, s0, s1, Ab, nc);
           return;
         }
-        with_rows(nb, [&](auto NB) {
+        with_size<6>(nb, [&](auto NB) {
           schur_block<kA, decltype(NB)::value, false>(Yl, Y + c0 * nv, s0, s1, Ab, nc);
         });
       });
@@ -150,17 +137,6 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
   for (int i = 0; i < nc; ++i)
     for (int j = 0; j < i; ++j) A[j * nc + i] = A[i * nc + j];
   return true;
-}
-
-// f(std::integral_constant<int, n>) for n = 1..N (n in that range)
-template <int N, class F>
-ROBODYN_INLINE void with_size(int n, F&& f) {
-  if constexpr (N == 1) {
-    f(std::integral_constant<int, 1>());
-  } else {
-    if (n == N) return f(std::integral_constant<int, N>());
-    with_size<N - 1>(n, f);
-  }
 }
 
 // the multipliers lam of A lam = r (cd.A, cd.r; n = cm.m rows, an int or a

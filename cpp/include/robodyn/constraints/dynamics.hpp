@@ -12,7 +12,6 @@
 // consistent singular A they converge to the minimum-norm multipliers.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <type_traits>
 

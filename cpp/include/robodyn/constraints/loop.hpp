@@ -19,7 +19,6 @@
 #pragma once
 
 #include <Eigen/Core>
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>

@@ -187,7 +187,6 @@ struct TreeFactorPattern {
                                      // .. 3 run_start[k + 1]); o + j is j's entry in the packed
                                      // row of any coordinate with j as an ancestor
   int size() const { return row_start.empty() ? 0 : row_start.back(); }  // entries of L
-  int diagonal(int k) const { return row_start[k + 1] - 1; }  // L(k, k)'s entry
 };
 
 // The pattern of m's mass matrix factor; time and memory O(entries of L).

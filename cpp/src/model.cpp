@@ -544,12 +544,15 @@ TreeFactorPattern tree_factor_pattern(const Model& m) {
     run_lo[k] = k > 0 && j == k - 1 ? run_lo[k - 1] : k;
     p.row_start[k + 1] = p.row_start[k] + depth[k] + 1;
   }
+  std::vector<int> col;  // each entry's column: k's ancestors (root first), then k
   for (int k = 0; k < m.nv; ++k) {
-    const size_t first = p.col.size();
-    for (int j = k; j >= 0; j = m.vparent[j]) p.col.push_back(j);
-    std::reverse(p.col.begin() + first, p.col.end());
+    const size_t first = col.size();
+    for (int j = k; j >= 0; j = m.vparent[j]) col.push_back(j);
+    std::reverse(col.begin() + first, col.end());
+    for (size_t e = first; e < col.size(); ++e)
+      p.h_at.push_back(static_cast<std::ptrdiff_t>(col[e]) * m.nv + k);
   }
-  for (const int j : p.col) p.col_row.push_back(p.row_start[j]);
+  for (const int j : col) p.col_row.push_back(p.row_start[j]);
   // j's entry in a row holding it is its depth: o + j = depth[j] for every j of a run
   p.run_start.assign(m.nv + 1, 0);
   for (int k = 0; k < m.nv; ++k) {

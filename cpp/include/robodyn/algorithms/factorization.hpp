@@ -40,6 +40,20 @@ ROBODYN_INLINE void for_each_ancestor(const TreeFactorPattern& p, int k, F&& f) 
     for (int j = s[0]; j <= s[1]; ++j) f(j, s[2] + j);
 }
 
+// y[u] -= a x[u] for u < n (y and x apart; double: two entries at a time in a D2's lanes, the
+// same operations on each)
+template <class S>
+ROBODYN_INLINE void sub_scaled(S* __restrict y, S a, const S* __restrict x, int n) {
+  int u = 0;
+#if ROBODYN_HAVE_D2
+  if constexpr (std::is_same<S, double>::value) {
+    const D2 a2(a);
+    for (; u + 1 < n; u += 2) store_pair(y + u, load_pair(y + u) - a2 * load_pair(x + u));
+  }
+#endif
+  for (; u < n; ++u) y[u] -= a * x[u];
+}
+
 // M = L' L (RBDA Table 6.3) into d.L from the lower triangle of d.H (column-major: M(k, j) at
 // H[j nv + k]), which is left as it was; 1 / L(k, k) into d.L_inv_diag. From the tips to the
 // root: row k scaled by its pivot updates the row of each ancestor i of k, whose entries are
@@ -51,11 +65,10 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
   const TreeFactorPattern& p = d.L_pattern;
   const int n = m.nv;
   const int* start = p.row_start.data();
-  const int* col = p.col.data();
+  const std::ptrdiff_t* h_at = p.h_at.data();
   const S* H = d.H.data();
   S* L = d.L.data();
-  for (int k = 0; k < n; ++k)
-    for (int e = start[k]; e < start[k + 1]; ++e) L[e] = H[col[e] * n + k];
+  for (int e = 0, ne = p.size(); e < ne; ++e) L[e] = H[h_at[e]];
   for (int k = n - 1; k >= 0; --k) {
     S* __restrict lk = L + start[k];
     const int dk = start[k + 1] - start[k] - 1;  // k's ancestors
@@ -67,11 +80,7 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
     for (int t = 0; t < dk; ++t) lk[t] *= inv;
     // the row of each ancestor: its t ancestors and itself
     const int* row = p.col_row.data() + start[k];
-    for (int t = 0; t < dk; ++t) {
-      const S lki = lk[t];
-      S* __restrict li = L + row[t];
-      for (int u = 0; u <= t; ++u) li[u] -= lki * lk[u];
-    }
+    for (int t = 0; t < dk; ++t) sub_scaled(L + row[t], lk[t], lk, t + 1);
   }
   return true;
 }
@@ -127,12 +136,6 @@ ROBODYN_INLINE void with_size(int n, F&& f) {
     if (n == N) return f(std::integral_constant<int, N>());
     with_size<N - 1>(n, f);
   }
-}
-
-// ltl_solve_t_fixed for nr = 1..6 rows (a loop constraint's; coordinate-major)
-template <class S, class Each>
-ROBODYN_INLINE void ltl_solve_t_rows(const DataTpl<S>& d, S* X, int nr, Each&& each) {
-  with_size<6>(nr, [&](auto R) { ltl_solve_t_fixed<decltype(R)::value>(d, X, each); });
 }
 
 // x := L^-T x, x (nv,)

@@ -103,16 +103,19 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
   S* A = cd.A.data();
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
-    const int r0 = cm.start[l], r1 = cm.start[l + 1], na = r1 - r0;
+    const int r0 = cm.start[l], na = c.nrows;
     S* Yl = Y + r0 * nv;  // this loop's rows, coordinate-major
-    auto support = [&](auto f) { for_each_support_coordinate(m, c, f); };
     // its rows of J (zero on the common part of the two paths), L^-T on each
-    for (int a = common_ancestor(m, c); a > 0; a = m.parent[a])
-      for (int k = m.iv[a]; k < m.iv[a] + joint_nv(m.type[a]); ++k)
-        for (int r = 0; r < na; ++r) Yl[k * na + r] = S(0);
-    jacobian_columns(m, cm, cd, l,
-                     [&](int k, const V6T<S>& x) { put_rows(c, x, Yl + k * na); });
-    ltl_solve_t_rows(d, Yl, na, support);
+    with_size<6>(na, [&](auto NA) {
+      constexpr int kA = decltype(NA)::value;
+      for (int a = common_ancestor(m, c); a > 0; a = m.parent[a])
+        for (int k = m.iv[a]; k < m.iv[a] + joint_nv(m.type[a]); ++k)
+          for (int r = 0; r < kA; ++r) Yl[k * kA + r] = S(0);
+      jacobian_columns(m, cm, cd, l, [&](int k, const V6T<S>& x) {
+        for (int r = 0; r < kA; ++r) Yl[k * kA + r] = x[c.rows[r]];
+      });
+      ltl_solve_t_fixed<kA>(d, Yl, [&](auto f) { for_each_support_coordinate(m, c, f); });
+    });
     // this loop's rows of A = Y Y' left of the diagonal: with the rows of each loop l2 <= l,
     // the sum over the coordinates both loops' supports share (a row is zero outside its own)
     for (size_t l2 = 0; l2 <= l; ++l2) {
@@ -215,19 +218,24 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   // (the frames and axes of schur_complement's constraint_frames)
   detail::loop_bias(m, cm, cd, v);
   if (cm.baumgarte) detail::loop_residual(cm, cd, cd.phi.data());
+  // (per loop, its row count a compile-time constant: the rows' sums in registers)
   const S* Y = cd.Y.data();
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
-    const int r0 = cm.start[l], r1 = cm.start[l + 1], na = r1 - r0;
+    const int r0 = cm.start[l];
     const S* Yl = Y + r0 * nv;  // (coordinate-major)
-    for (int k = r0; k < r1; ++k) {
-      S x = -cd.gamma[k];
-      if (c.kd != 0) x -= S(c.kd) * cd.Jv[k];
-      if (c.kp != 0) x -= S(c.kp) * cd.phi[k];
-      cd.r[k] = x;
-    }
-    detail::for_each_support_coordinate(m, c, [&](int i) {
-      for (int k = 0; k < na; ++k) cd.r[r0 + k] -= Yl[i * na + k] * z[i];
+    detail::with_size<6>(c.nrows, [&](auto NA) {
+      constexpr int na = decltype(NA)::value;
+      S x[na];
+      for (int k = 0; k < na; ++k) {
+        x[k] = -cd.gamma[r0 + k];
+        if (c.kd != 0) x[k] -= S(c.kd) * cd.Jv[r0 + k];
+        if (c.kp != 0) x[k] -= S(c.kp) * cd.phi[r0 + k];
+      }
+      detail::for_each_support_coordinate(m, c, [&](int i) {
+        for (int k = 0; k < na; ++k) x[k] -= Yl[i * na + k] * z[i];
+      });
+      for (int k = 0; k < na; ++k) cd.r[r0 + k] = x[k];
     });
   }
   // the multipliers: A's size a compile-time constant for double up to 12 rows (the loops
@@ -246,10 +254,18 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   if (!ok) return ConstraintStatus::RankDeficient;
   // qdd = L^-1 (z + Y' lam)
   for (size_t l = 0; l < cm.loops.size(); ++l) {
-    const int r0 = cm.start[l], na = cm.start[l + 1] - r0;
+    const LoopModel& c = cm.loops[l];
+    const int r0 = cm.start[l];
     const S* Yl = Y + r0 * nv;
-    detail::for_each_support_coordinate(m, cm.loops[l], [&](int i) {
-      for (int k = 0; k < na; ++k) z[i] += Yl[i * na + k] * cd.lam[r0 + k];
+    detail::with_size<6>(c.nrows, [&](auto NA) {
+      constexpr int na = decltype(NA)::value;
+      S lam_l[na];
+      for (int k = 0; k < na; ++k) lam_l[k] = cd.lam[r0 + k];
+      detail::for_each_support_coordinate(m, c, [&](int i) {
+        S x = z[i];
+        for (int k = 0; k < na; ++k) x += Yl[i * na + k] * lam_l[k];
+        z[i] = x;
+      });
     });
   }
   detail::ltl_solve_l(d, z);

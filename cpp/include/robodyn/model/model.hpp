@@ -20,6 +20,7 @@
 
 #include <Eigen/Core>
 #include <array>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -179,9 +180,10 @@ struct Model {
 // only when an algorithm factorises M (DataTpl::size_factor), with L.
 struct TreeFactorPattern {
   std::vector<int> row_start;        // size nv+1
-  std::vector<int> col;              // per entry of L: its column (k's ancestors, then k)
-  std::vector<int> col_row;          // per entry of L: row_start[col[e]], where its column's
-                                     // row starts
+  std::vector<std::ptrdiff_t> h_at;  // per entry of L, (k, j): where M(k, j) is in the
+                                     // column-major nv x nv H, j nv + k
+  std::vector<int> col_row;          // per entry of L, (k, j): row_start[j], where j's row
+                                     // starts
   std::vector<int> run_start, runs;  // k's ancestors as runs of consecutive coordinates, the
                                      // nearest first: triples (lo, hi, o) at runs[3 run_start[k]
                                      // .. 3 run_start[k + 1]); o + j is j's entry in the packed

@@ -250,6 +250,30 @@ def test_forward_dynamics_equals_a_dense_kkt_solve(which, rng):
         close(system.operational_space_inverse_inertia(q), J @ Minv @ J.T, 1e-9)
 
 
+@pytest.mark.parametrize("which", [0, 1])
+def test_iterations_and_error_of_the_last_call(which, rng):
+    """The core's iterations and error after forward_dynamics: one proximal step (mu > 0,
+    max_iter = 1) leaves (A + mu I) lam = r, so A lam - r = -mu lam and the error is
+    mu max |lam|; mu = 0 solves once and its error (computed on request from the Schur
+    complement's lower triangle) is at round-off, not the step's before it."""
+    name, system = dynamic_systems(rng)[which]
+    core = system._core
+    q, v, tau = random_state(system.robot, rng)
+    mu = 0.5
+    lam = system.forward_dynamics(q, v, tau, mu=mu, max_iter=1)[1]
+    assert core.iterations == 1
+    close(core.error, mu * np.abs(lam).max(), 1e-9)
+    qdd, lam = system.forward_dynamics(q, v, tau)
+    assert core.iterations == 1
+    J, gamma = system.jacobian(q), system.bias_acceleration(q, v)
+    scale = max(1.0, np.abs(gamma).max(), np.abs(J @ qdd).max())
+    assert core.error < 1e-10 * scale
+    # converged proximal iterations agree with the direct solve
+    qdd2, lam2 = system.forward_dynamics(q, v, tau, mu=1e-3, max_iter=200, tol=1e-12)
+    assert 1 < core.iterations < 200 and core.error < 1e-12
+    close(lam2, lam, 1e-6)
+
+
 def test_forward_dynamics_on_two_branches_equals_a_dense_kkt_solve(rng):
     """Loops to the world from two branches of a floating tree (their supports share the base
     and no joint), one of linear rows only, one of angular rows only with Baumgarte gains:

@@ -324,7 +324,7 @@ void register_constraints(py::module_& mod, ModelOf model_of) {
         return s.data().iterations;
       }, "proximal iterations of the last forward_dynamics row")
       .def_property_readonly("error", [](const ConstraintSystem& s) {
-        return s.data().error;
+        return constraint_acceleration_error(s.cm_, s.data());
       }, "max |constraint acceleration error| after the last forward_dynamics row")
       .def(
           "residual",

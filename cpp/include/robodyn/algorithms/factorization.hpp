@@ -54,6 +54,19 @@ ROBODYN_INLINE void sub_scaled(S* __restrict y, S a, const S* __restrict x, int 
   for (; u < n; ++u) y[u] -= a * x[u];
 }
 
+// x[u] *= a for u < n (double: two at a time, as sub_scaled)
+template <class S>
+ROBODYN_INLINE void scale(S* x, S a, int n) {
+  int u = 0;
+#if ROBODYN_HAVE_D2
+  if constexpr (std::is_same<S, double>::value) {
+    const D2 a2(a);
+    for (; u + 1 < n; u += 2) store_pair(x + u, load_pair(x + u) * a2);
+  }
+#endif
+  for (; u < n; ++u) x[u] *= a;
+}
+
 // M = L' L (RBDA Table 6.3) into d.L from the lower triangle of d.H (column-major: M(k, j) at
 // H[j nv + k]), which is left as it was; 1 / L(k, k) into d.L_inv_diag. From the tips to the
 // root: row k scaled by its pivot updates the row of each ancestor i of k, whose entries are

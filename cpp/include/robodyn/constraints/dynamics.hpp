@@ -88,7 +88,7 @@ ROBODYN_INLINE void schur_block(const S* Ya, const S* Yb, const int* s0, const i
 }
 
 // M's factor into d.L, cd.Y = rows L^-T J' (J's rows written there, not into cd.J) and
-// cd.A = Y Y' (both triangles); false when M is not positive definite. A loop's rows of J and
+// cd.A = Y Y' (its lower triangle; the upper one is not written); false when M is not positive definite. A loop's rows of J and
 // Y are zero outside its support (for_each_support_coordinate): the solves and products run
 // over the supports alone.
 template <class S>
@@ -136,18 +136,37 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
       });
     }
   }
-  for (int i = 0; i < nc; ++i)
-    for (int j = 0; j < i; ++j) A[j * nc + i] = A[i * nc + j];
   return true;
 }
 
-// the multipliers lam of A lam = r (cd.A, cd.r; n = cm.m rows, an int or a
-// std::integral_constant): mu = 0 by A's Cholesky factor, mu > 0 the proximal iterations;
-// the iterations run and the error A lam - r into cd. false: A is rank deficient (cd.bad_row)
+// max |A lam - r| (cd.A's lower triangle, cd.lam, cd.r; n rows): the constraint acceleration
+// error of the multipliers
+template <class S, class N>
+ROBODYN_INLINE S multiplier_error(const ConstraintDataTpl<S>& cd, N size) {
+  using std::abs;
+  const int n = size;
+  const S* A = cd.A.data();
+  const S* r = cd.r.data();
+  const S* lam = cd.lam.data();
+  S err(0);
+  ROBODYN_UNROLL_ALL
+  for (int i = 0; i < n; ++i) {
+    S x = -r[i];
+    ROBODYN_UNROLL_ALL
+    for (int j = 0; j < n; ++j) x += (j <= i ? A[i * n + j] : A[j * n + i]) * lam[j];
+    if (abs(x) > err) err = abs(x);
+  }
+  return err;
+}
+
+// the multipliers lam of A lam = r (cd.A's lower triangle, cd.r; n = cm.m rows, an int or a
+// std::integral_constant): mu = 0 by A's Cholesky factor, mu > 0 the proximal iterations,
+// each followed by the error A lam - r (cd.error; with mu = 0 it is left to
+// multiplier_error, on request); the iterations run into cd. false: A is rank deficient
+// (cd.bad_row)
 template <class S, class N>
 ROBODYN_INLINE bool solve_multipliers(ConstraintDataTpl<S>& cd, N size, double mu,
                                       int max_iter, double tol) {
-  using std::abs;
   const int n = size;
   const S* A = cd.A.data();
   S* F = cd.F.data();
@@ -155,11 +174,21 @@ ROBODYN_INLINE bool solve_multipliers(ConstraintDataTpl<S>& cd, N size, double m
   S* b = cd.b.data();
   S* lam = cd.lam.data();
   ROBODYN_UNROLL_ALL
-  for (int k = 0; k < n * n; ++k) F[k] = A[k];
-  ROBODYN_UNROLL_ALL
-  for (int k = 0; k < n; ++k) F[k * n + k] += S(mu);
+  for (int i = 0; i < n; ++i) {
+    ROBODYN_UNROLL_ALL
+    for (int j = 0; j <= i; ++j) F[i * n + j] = A[i * n + j];
+    F[i * n + i] += S(mu);
+  }
   cd.bad_row = llt_factor(F, size, mu > 0 ? 0.0 : kConstraintRankRtol);
   if (cd.bad_row >= 0) return false;
+  cd.error_known = mu > 0;
+  if (mu == 0) {
+    ROBODYN_UNROLL_ALL
+    for (int k = 0; k < n; ++k) lam[k] = r[k];
+    llt_solve(F, size, lam);
+    cd.iterations = 1;
+    return true;
+  }
   ROBODYN_UNROLL_ALL
   for (int k = 0; k < n; ++k) lam[k] = S(0);
   cd.iterations = 0;
@@ -170,17 +199,9 @@ ROBODYN_INLINE bool solve_multipliers(ConstraintDataTpl<S>& cd, N size, double m
     ROBODYN_UNROLL_ALL
     for (int k = 0; k < n; ++k) lam[k] = b[k];
     ++cd.iterations;
-    // the constraint acceleration error A lam - r
-    S err(0);
-    ROBODYN_UNROLL_ALL
-    for (int i = 0; i < n; ++i) {
-      S x = -r[i];
-      ROBODYN_UNROLL_ALL
-      for (int j = 0; j < n; ++j) x += A[i * n + j] * lam[j];
-      if (abs(x) > err) err = abs(x);
-    }
+    const S err = multiplier_error(cd, size);
     cd.error = static_cast<double>(err);
-    if (mu == 0 || err < S(tol)) break;
+    if (err < S(tol)) break;
   }
   return true;
 }
@@ -193,7 +214,9 @@ template <class S>
 bool operational_space_inverse_inertia(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                                        ConstraintDataTpl<S>& cd, const S* q, S* out) {
   if (!detail::schur_complement(m, cm, d, cd, q)) return false;
-  for (int k = 0; k < cm.m * cm.m; ++k) out[k] = cd.A.data()[k];
+  const int n = cm.m;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j <= i; ++j) out[i * n + j] = out[j * n + i] = cd.A.data()[i * n + j];
   return true;
 }
 
@@ -272,6 +295,13 @@ ConstraintStatus constrained_forward_dynamics(const Model& m, const ConstraintMo
   for (int i = 0; i < nv; ++i) qdd[i] = z[i];
   for (int k = 0; k < nc; ++k) lam[k] = cd.lam[k];
   return ConstraintStatus::Ok;
+}
+
+// max |J qdd + gamma + Baumgarte terms| (the constraint acceleration error) of the last
+// constrained_forward_dynamics run on cd
+template <class S>
+double constraint_acceleration_error(const ConstraintModel& cm, const ConstraintDataTpl<S>& cd) {
+  return cd.error_known ? cd.error : static_cast<double>(detail::multiplier_error(cd, cm.m));
 }
 
 }  // namespace robodyn

@@ -141,7 +141,7 @@ struct ConstraintDataTpl {
   VecX Y;               // (m nv) rows L^-T J' (M = L' L): J M^-1 J' = Y Y'; loop l's block at
                         // start[l] nv, coordinate-major (entry (row r, coordinate k) at
                         // k nrows + r)
-  MatR A;               // (m, m) J M^-1 J'
+  MatR A;               // (m, m) J M^-1 J', lower triangle
   MatR F;               // (m, m) factor of A (+ mu I), lower triangle
   VecX phi, gamma, Jv;  // (m) residual, bias acceleration, constraint velocity (Jv: the
                         // rows of the loops with a velocity gain kd)
@@ -149,7 +149,8 @@ struct ConstraintDataTpl {
   VecX lam, b;          // (m) multipliers, right-hand side of a proximal step
   VecX z;               // (nv) L^-T (tau - h), then L^-T (tau - h + J' lam)
   int iterations = 0;   // proximal iterations of the last forward dynamics
-  double error = 0;     // its final max |J qdd + gamma + Baumgarte terms|
+  double error = 0;     // its final max |J qdd + gamma + Baumgarte terms| when error_known
+  bool error_known = false;  // (with mu = 0 error is not computed: multiplier_error gives it)
   int bad_row = -1;     // the row where a rank-deficient J was found
 };
 
@@ -214,15 +215,21 @@ void support_poses(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
   }
 }
 
-// the world poses of every loop's frames (support_poses done)
+// the world poses of every loop's frames (support_poses done); a frame on the world is its
+// own pose
 template <class S>
 void loop_frames(const ConstraintModel& cm, ConstraintDataTpl<S>& cd) {
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
     cd.Ra[l] = cd.Rw[c.body1] * c.R1.template cast<S>();
     cd.pa[l] = cd.pw[c.body1] + cd.Rw[c.body1] * c.p1.template cast<S>();
-    cd.Rb[l] = cd.Rw[c.body2] * c.R2.template cast<S>();
-    cd.pb[l] = cd.pw[c.body2] + cd.Rw[c.body2] * c.p2.template cast<S>();
+    if (c.body2 == 0) {
+      cd.Rb[l] = c.R2.template cast<S>();
+      cd.pb[l] = c.p2.template cast<S>();
+    } else {
+      cd.Rb[l] = cd.Rw[c.body2] * c.R2.template cast<S>();
+      cd.pb[l] = cd.pw[c.body2] + cd.Rw[c.body2] * c.p2.template cast<S>();
+    }
   }
 }
 

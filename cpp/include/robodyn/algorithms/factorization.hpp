@@ -29,15 +29,23 @@ namespace detail {
 
 // ---------------------------------------------------------------- tree-sparse M = L' L
 
-// f(j, e) for every ancestor coordinate j of k, e its entry in k's packed row of L (and in the
-// row of every coordinate with j as an ancestor); runs of consecutive coordinates, the nearest
-// first
+// f(lo, hi, o) for every run of consecutive ancestor coordinates lo..hi of k, the nearest
+// first: o + j is j's entry in k's packed row of L (and in the row of every coordinate with j
+// as an ancestor)
 template <class F>
-ROBODYN_INLINE void for_each_ancestor(const TreeFactorPattern& p, int k, F&& f) {
+ROBODYN_INLINE void for_each_run(const TreeFactorPattern& p, int k, F&& f) {
   const int* s = p.runs.data() + 3 * p.run_start[k];
   const int* end = p.runs.data() + 3 * p.run_start[k + 1];
-  for (; s != end; s += 3)
-    for (int j = s[0]; j <= s[1]; ++j) f(j, s[2] + j);
+  for (; s != end; s += 3) f(s[0], s[1], s[2]);
+}
+
+// f(j, e) for every ancestor coordinate j of k, e its entry in k's packed row of L (by runs,
+// as for_each_run)
+template <class F>
+ROBODYN_INLINE void for_each_ancestor(const TreeFactorPattern& p, int k, F&& f) {
+  for_each_run(p, k, [&](int lo, int hi, int o) {
+    for (int j = lo; j <= hi; ++j) f(j, o + j);
+  });
 }
 
 // y[u] -= a x[u] for u < n (y and x apart; double: two entries at a time in a D2's lanes, the
@@ -151,12 +159,17 @@ ROBODYN_INLINE void with_size(int n, F&& f) {
   }
 }
 
-// x := L^-T x, x (nv,)
+// x := L^-T x, x (nv,): L' y = x from the tips to the root, each run of ancestors at once
 template <class S>
 void ltl_solve_t(const DataTpl<S>& d, S* x) {
-  ltl_solve_t_fixed<1>(d, x, [&](auto f) {
-    for (int i = d.nv - 1; i >= 0; --i) f(i);
-  });
+  const S* L = d.L.data();
+  for (int i = d.nv - 1; i >= 0; --i) {
+    const S* Li = L + d.L_pattern.row_start[i];
+    const S xi = x[i] * d.L_inv_diag[i];
+    x[i] = xi;
+    for_each_run(d.L_pattern, i,
+                 [&](int lo, int hi, int o) { sub_scaled(x + lo, xi, Li + o + lo, hi - lo + 1); });
+  }
 }
 
 // x := L^-1 x, x (nv,): L x = y from the root to the tips
@@ -166,7 +179,9 @@ void ltl_solve_l(const DataTpl<S>& d, S* x) {
   for (int i = 0; i < d.nv; ++i) {
     const S* Li = L + d.L_pattern.row_start[i];
     S xi = x[i];
-    for_each_ancestor(d.L_pattern, i, [&](int j, int e) { xi -= Li[e] * x[j]; });
+    for_each_run(d.L_pattern, i, [&](int lo, int hi, int o) {
+      for (int j = lo; j <= hi; ++j) xi -= Li[o + j] * x[j];
+    });
     x[i] = xi * d.L_inv_diag[i];
   }
 }

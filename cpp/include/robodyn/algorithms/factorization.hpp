@@ -62,19 +62,6 @@ ROBODYN_INLINE void sub_scaled(S* __restrict y, S a, const S* __restrict x, int 
   for (; u < n; ++u) y[u] -= a * x[u];
 }
 
-// x[u] *= a for u < n (double: two at a time, as sub_scaled)
-template <class S>
-ROBODYN_INLINE void scale(S* x, S a, int n) {
-  int u = 0;
-#if ROBODYN_HAVE_D2
-  if constexpr (std::is_same<S, double>::value) {
-    const D2 a2(a);
-    for (; u + 1 < n; u += 2) store_pair(x + u, load_pair(x + u) * a2);
-  }
-#endif
-  for (; u < n; ++u) x[u] *= a;
-}
-
 // M = L' L (RBDA Table 6.3) into d.L from the lower triangle of d.H (column-major: M(k, j) at
 // H[j nv + k]), which is left as it was; 1 / L(k, k) into d.L_inv_diag. From the tips to the
 // root: row k scaled by its pivot updates the row of each ancestor i of k, whose entries are
@@ -99,9 +86,21 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
     const S inv = S(1) / lkk;
     d.L_inv_diag[k] = inv;
     for (int t = 0; t < dk; ++t) lk[t] *= inv;
-    // the row of each ancestor: its t ancestors and itself
+    // the row of each ancestor: its t ancestors and itself. A free-flyer's six coordinates
+    // (0..5, each the parent of the next) are the first ancestors of every coordinate below
+    // them (its root-most ancestor 0, whose row starts at 0), their rows the packed triangle
+    // L[0..21): that update unrolled
     const int* row = p.col_row.data() + start[k];
-    for (int t = 0; t < dk; ++t) sub_scaled(L + row[t], lk[t], lk, t + 1);
+    int t0 = 0;
+    if (m.floating && dk >= 6 && row[0] == 0) {
+      ROBODYN_UNROLL_ALL
+      for (int t = 0; t < 6; ++t) {
+        ROBODYN_UNROLL_ALL
+        for (int u = 0; u <= t; ++u) L[t * (t + 1) / 2 + u] -= lk[t] * lk[u];
+      }
+      t0 = 6;
+    }
+    for (int t = t0; t < dk; ++t) sub_scaled(L + row[t], lk[t], lk, t + 1);
   }
   return true;
 }
@@ -128,13 +127,21 @@ ROBODYN_INLINE void ltl_solve_t_fixed(const DataTpl<S>& d, S* X, Each&& each) {
       constexpr int kPairs = NR / 2;
       D2 x2[kPairs];
       for (int p = 0; p < kPairs; ++p) x2[p] = load_pair(xi + 2 * p);
-      for_each_ancestor(d.L_pattern, i, [&](int j, int e) {
-        const double lij = Li[e];
-        const D2 l(lij);
-        double* X_j = X + j * NR;
-        for (int p = 0; p < kPairs; ++p)
-          store_pair(X_j + 2 * p, load_pair(X_j + 2 * p) - l * x2[p]);
-        if (NR % 2) X_j[NR - 1] -= lij * xi[NR - 1];
+      for_each_run(d.L_pattern, i, [&](int lo, int hi, int o) {
+        auto update = [&](int j) ROBODYN_INLINE_LAMBDA {
+          const double lij = Li[o + j];
+          const D2 l(lij);
+          double* X_j = X + j * NR;
+          for (int p = 0; p < kPairs; ++p)
+            store_pair(X_j + 2 * p, load_pair(X_j + 2 * p) - l * x2[p]);
+          if (NR % 2) X_j[NR - 1] -= lij * xi[NR - 1];
+        };
+        if (lo == 0 && hi == 5) {  // a free-flyer's coordinates: unrolled
+          ROBODYN_UNROLL_ALL
+          for (int j = 0; j < 6; ++j) update(j);
+        } else {
+          for (int j = lo; j <= hi; ++j) update(j);
+        }
       });
       return;
     }

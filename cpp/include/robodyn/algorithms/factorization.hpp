@@ -187,7 +187,12 @@ void ltl_solve_l(const DataTpl<S>& d, S* x) {
     const S* Li = L + d.L_pattern.row_start[i];
     S xi = x[i];
     for_each_run(d.L_pattern, i, [&](int lo, int hi, int o) {
-      for (int j = lo; j <= hi; ++j) xi -= Li[o + j] * x[j];
+      if (lo == 0 && hi == 5) {  // a free-flyer's coordinates: unrolled
+        ROBODYN_UNROLL_ALL
+        for (int j = 0; j < 6; ++j) xi -= Li[o + j] * x[j];
+      } else {
+        for (int j = lo; j <= hi; ++j) xi -= Li[o + j] * x[j];
+      }
     });
     x[i] = xi * d.L_inv_diag[i];
   }

@@ -21,8 +21,8 @@ def pose(p=(0, 0, 0)):
 
 
 # constrained_counts(system) of test_legged_robots (docs/opcounts.md)
-LEGGED_COUNTS = {"talos_data": {"mul": 11140, "add": 9614, "trig": 110},
-                 "solo_description": {"mul": 5108, "add": 4249, "trig": 51}}
+LEGGED_COUNTS = {"talos_data": {"mul": 10969, "add": 9536, "trig": 110},
+                 "solo_description": {"mul": 4937, "add": 4159, "trig": 51}}
 
 
 def planar(kind="axes", **kw):

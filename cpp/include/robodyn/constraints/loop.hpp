@@ -347,10 +347,9 @@ void loop_bias(const Model& m, const ConstraintModel& cm, ConstraintDataTpl<S>& 
     const int k0 = m.iv[i], nj = joint_nv(m.type[i]);
     V6T<S> V = cd.Vw[p];
     for (int k = k0; k < k0 + nj; ++k) V += cd.Sw[k] * v[k];
-    V6T<S> A = cd.Aw[p];
-    for (int k = k0; k < k0 + nj; ++k) A += crm<S>(V, cd.Sw[k]) * v[k];
+    // sum_k (V x s_k) v_k = V x (V - V_p) = V_p x V (none on a body of the world)
+    cd.Aw[i] = p == 0 ? V6T<S>(V6T<S>::Zero()) : V6T<S>(cd.Aw[p] + crm<S>(cd.Vw[p], V));
     cd.Vw[i] = V;
-    cd.Aw[i] = A;
   }
   for (size_t l = 0; l < cm.loops.size(); ++l) {
     const LoopModel& c = cm.loops[l];
@@ -384,7 +383,8 @@ void loop_bias(const Model& m, const ConstraintModel& cm, ConstraintDataTpl<S>& 
 
 // gamma(q, v) into cd.gamma and J v into cd.Jv (the rows of the loops with a velocity gain kd),
 // (m,): the body velocities and their qdd = 0 rates in world axes (V_i = V_p + sum s v,
-// A_i = A_p + sum (V_i x s) v), then per loop the formula at the top of this file.
+// A_i = A_p + sum (V_i x s) v = A_p + V_p x V_i), then per loop the formula at the top of this
+// file.
 template <class S>
 void constraint_bias(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                      ConstraintDataTpl<S>& cd, const S* q, const S* v) {

@@ -94,10 +94,7 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
     int t0 = 0;
     if (m.floating && dk >= 6 && row[0] == 0) {
       ROBODYN_UNROLL_ALL
-      for (int t = 0; t < 6; ++t) {
-        ROBODYN_UNROLL_ALL
-        for (int u = 0; u <= t; ++u) L[t * (t + 1) / 2 + u] -= lk[t] * lk[u];
-      }
+      for (int t = 0; t < 6; ++t) sub_scaled(L + t * (t + 1) / 2, lk[t], lk, t + 1);
       t0 = 6;
     }
     for (int t = t0; t < dk; ++t) sub_scaled(L + row[t], lk[t], lk, t + 1);

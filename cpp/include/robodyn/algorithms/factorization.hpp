@@ -48,6 +48,17 @@ ROBODYN_INLINE void for_each_ancestor(const TreeFactorPattern& p, int k, F&& f) 
   });
 }
 
+// f(j) for j = lo..hi, a run of for_each_run; a free-flyer's six coordinates (0..5) unrolled
+template <class F>
+ROBODYN_INLINE void for_each_in_run(int lo, int hi, F&& f) {
+  if (lo == 0 && hi == 5) {
+    ROBODYN_UNROLL_ALL
+    for (int j = 0; j < 6; ++j) f(j);
+  } else {
+    for (int j = lo; j <= hi; ++j) f(j);
+  }
+}
+
 // y[u] -= a x[u] for u < n (y and x apart; double: two entries at a time in a D2's lanes, the
 // same operations on each)
 template <class S>
@@ -125,20 +136,14 @@ ROBODYN_INLINE void ltl_solve_t_fixed(const DataTpl<S>& d, S* X, Each&& each) {
       D2 x2[kPairs];
       for (int p = 0; p < kPairs; ++p) x2[p] = load_pair(xi + 2 * p);
       for_each_run(d.L_pattern, i, [&](int lo, int hi, int o) {
-        auto update = [&](int j) ROBODYN_INLINE_LAMBDA {
+        for_each_in_run(lo, hi, [&](int j) ROBODYN_INLINE_LAMBDA {
           const double lij = Li[o + j];
           const D2 l(lij);
           double* X_j = X + j * NR;
           for (int p = 0; p < kPairs; ++p)
             store_pair(X_j + 2 * p, load_pair(X_j + 2 * p) - l * x2[p]);
           if (NR % 2) X_j[NR - 1] -= lij * xi[NR - 1];
-        };
-        if (lo == 0 && hi == 5) {  // a free-flyer's coordinates: unrolled
-          ROBODYN_UNROLL_ALL
-          for (int j = 0; j < 6; ++j) update(j);
-        } else {
-          for (int j = lo; j <= hi; ++j) update(j);
-        }
+        });
       });
       return;
     }
@@ -184,12 +189,7 @@ void ltl_solve_l(const DataTpl<S>& d, S* x) {
     const S* Li = L + d.L_pattern.row_start[i];
     S xi = x[i];
     for_each_run(d.L_pattern, i, [&](int lo, int hi, int o) {
-      if (lo == 0 && hi == 5) {  // a free-flyer's coordinates: unrolled
-        ROBODYN_UNROLL_ALL
-        for (int j = 0; j < 6; ++j) xi -= Li[o + j] * x[j];
-      } else {
-        for (int j = lo; j <= hi; ++j) xi -= Li[o + j] * x[j];
-      }
+      for_each_in_run(lo, hi, [&](int j) ROBODYN_INLINE_LAMBDA { xi -= Li[o + j] * x[j]; });
     });
     x[i] = xi * d.L_inv_diag[i];
   }

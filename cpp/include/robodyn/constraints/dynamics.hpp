@@ -88,9 +88,9 @@ ROBODYN_INLINE void schur_block(const S* Ya, const S* Yb, const int* s0, const i
 }
 
 // M's factor into d.L, cd.Y = rows L^-T J' (J's rows written there, not into cd.J) and
-// cd.A = Y Y' (its lower triangle; the upper one is not written); false when M is not positive definite. A loop's rows of J and
-// Y are zero outside its support (for_each_support_coordinate): the solves and products run
-// over the supports alone.
+// cd.A = Y Y' (its lower triangle; the upper one is not written); false when M is not
+// positive definite. A loop's rows of J and Y are zero outside its support
+// (for_each_support_coordinate): the solves and products run over the supports alone.
 template <class S>
 bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
                       ConstraintDataTpl<S>& cd, const S* q) {

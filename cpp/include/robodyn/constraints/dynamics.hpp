@@ -111,6 +111,8 @@ bool schur_complement(const Model& m, const ConstraintModel& cm, DataTpl<S>& d,
       for (int a = common_ancestor(m, c); a > 0; a = m.parent[a])
         for (int k = m.iv[a]; k < m.iv[a] + joint_nv(m.type[a]); ++k)
           for (int r = 0; r < kA; ++r) Yl[k * kA + r] = S(0);
+      // (put_rows with the row count a compile-time constant: put_rows' run-time count cost
+      // 1.3k instructions per call on Solo12)
       jacobian_columns(m, cm, cd, l, [&](int k, const V6T<S>& x) {
         for (int r = 0; r < kA; ++r) Yl[k * kA + r] = x[c.rows[r]];
       });
